@@ -1,0 +1,277 @@
+/**
+ * Number formatting and half-precision helpers for the value codec.
+ *
+ * - float64: the shortest decimal that reads back to the same double (what `String(x)` gives).
+ * - float32: the shortest decimal that reads back to the same float32 when parsed as a double and
+ *   rounded to float32 (`Math.fround(Number(s)) === v`; this is also what Python clients do:
+ *   `json.loads` then `numpy.float32`). So 0.1f prints `0.1`, not `0.10000000149011612`.
+ * - float16: the same rule for IEEE half precision, from a lazily built 64 Ki-entry table.
+ *
+ * Negative zero prints as `-0` (Python/HSDS print `-0.0`); non-finite values are the caller's job
+ * (wire-reference 0.6: `NaN`, `Infinity`, `-Infinity`, or `null` with `ignore_nan`).
+ */
+
+/** Exact powers of ten 10^0 .. 10^22 (all exactly representable as doubles). */
+const P10: number[] = Array.from({ length: 23 }, (_, i) => Number(`1e${i}`));
+
+/** The double nearest to D * 10^e (D a non-negative integer below 2^53), correctly rounded. */
+function decimalToDouble(D: number, e: number): number {
+  if (e >= 0) {
+    if (e <= 22) return D * P10[e];
+  } else if (e >= -22) {
+    return D / P10[-e];
+  }
+  return Number(`${D}e${e}`);
+}
+
+/** Reference (slow, simple) shortest float32 formatting: try 1..9 significant digits. */
+export function float32ToStringSlow(v: number): string {
+  if (v === 0) return 1 / v < 0 ? '-0' : '0';
+  for (let p = 1; p <= 9; p++) {
+    const y = Number(v.toPrecision(p));
+    if (Math.fround(y) === v) return String(y);
+  }
+  return String(v);
+}
+
+const ZEROS: string[] = Array.from({ length: 32 }, (_, i) => '0'.repeat(i));
+
+/**
+ * Format the decimal D * 10^e (D a positive integer) exactly as `Number.prototype.toString` would
+ * format the double nearest to it (ECMA-262 Number::toString): fixed notation for 1e-7 <= x < 1e21,
+ * otherwise `d.ddde+X` / `d.ddde-X`.
+ */
+export function formatDecimal(D: number, e: number): string {
+  while (D % 10 === 0) {
+    D /= 10;
+    e++;
+  }
+  const digits = String(D);
+  const k = digits.length;
+  const n = k + e; // position of the decimal point relative to the first digit
+  if (k <= n && n <= 21) return digits + ZEROS[n - k];
+  if (0 < n && n <= 21) return digits.slice(0, n) + '.' + digits.slice(n);
+  if (-6 < n && n <= 0) return '0.' + ZEROS[-n] + digits;
+  const x = n - 1;
+  const exp = x >= 0 ? 'e+' + x : 'e-' + -x;
+  return k === 1 ? digits + exp : digits[0] + '.' + digits.slice(1) + exp;
+}
+
+/**
+ * Result of the last `float32Digits` call: |v| = digits * 10^exp. (An object rather than exported
+ * `let`s: importers capture it once, so hot loops do no live-binding lookups.)
+ */
+export const float32Result = { digits: 0, exp: 0 };
+const R32 = float32Result;
+
+const f32 = new Float32Array(1);
+const u32 = new Uint32Array(f32.buffer);
+
+/** Correctly rounded doubles of 10^s for s in -64..64 (index s + 64). */
+const SCALE: number[] = Array.from({ length: 129 }, (_, i) => Number(`1e${i - 64}`));
+/** floor(log10(2^(be-127))) for biased float32 exponents be = 1..254. */
+const K_EST: number[] = Array.from({ length: 256 }, (_, be) => Math.floor((be - 127) * Math.LOG10E * Math.LN2));
+/** Half an ulp of float32 values with biased exponent be (index be; be = 0: subnormals). */
+const HALF_ULP: number[] = Array.from({ length: 256 }, (_, be) => 2 ** ((be === 0 ? 1 : be) - 151));
+/** Margin (in units of the 9-digit grid, where values are ~1e8..1e9) within which a candidate is verified exactly. */
+const EPS = 1e-5;
+
+let vCur = 0;
+let kCur = 0;
+
+/** Exact check: does D * 10^(kCur - 8 + j) read back to vCur as float32? */
+function verify(D: number, j: number): boolean {
+  return Math.fround(decimalToDouble(D, kCur - 8 + j)) === vCur;
+}
+
+/** Exactly: is vCur >= (a + 1/2) * 10^(kCur - 8 + j)? (BigInt; only for near-ties) */
+function atOrAboveMid(a: number, j: number): boolean {
+  f32[0] = vCur;
+  const bits = u32[0];
+  const be = bits >>> 23;
+  const mant = be ? (bits & 0x7fffff) | 0x800000 : bits & 0x7fffff;
+  const q = be ? be - 150 : -149;
+  const E = j + kCur - 8;
+  let L = BigInt(mant) * 2n;
+  let R = BigInt(2 * a + 1);
+  if (q >= 0) L <<= BigInt(q);
+  else R <<= BigInt(-q);
+  if (E >= 0) R *= 10n ** BigInt(E);
+  else L *= 10n ** BigInt(-E);
+  return L >= R;
+}
+
+/**
+ * Shortest decimal digits of the positive finite float32 `v`: sets `float32Result.digits` (an
+ * integer of at most 9 digits, no trailing zeros) and `.exp` so that the decimal digits * 10^exp reads back
+ * to v (`Math.fround(Number(...)) === v`), no decimal with fewer significant digits does, and among
+ * those of that length it is the nearest to v (ties: the larger, as `toPrecision`).
+ *
+ * Method (Ryu/Grisu idea in doubles): scale v by 10^(8-k) so that it becomes t with nine integer
+ * digits; the float32 rounding interval of v (half an ulp each side; a quarter below powers of two)
+ * becomes [tlo, thi], between ~6 and ~120 units wide. The shortest representation uses the largest
+ * step 10^j such that a multiple of 10^j lies inside; found by starting from the step the width
+ * guarantees and stepping up. All arithmetic is in doubles with errors < 1e-6 units; candidates
+ * within EPS of an interval end are checked exactly (`Math.fround` of the correctly rounded
+ * double D*10^e). Verified against the simple toPrecision search on millions of random bit
+ * patterns (test/unit/codec-float.test.ts).
+ */
+export function float32Digits(v: number): void {
+  f32[0] = v;
+  const bits = u32[0];
+  const be = bits >>> 23;
+  let k: number;
+  let pow2 = false;
+  if (be === 0) {
+    k = Math.floor(Math.log10(v));
+  } else {
+    k = K_EST[be];
+    pow2 = (bits & 0x7fffff) === 0 && be > 1;
+  }
+  let sc = SCALE[72 - k]; // 10^(8-k)
+  let t = v * sc;
+  if (t >= 1e9) {
+    k++;
+    sc = SCALE[72 - k];
+    t = v * sc;
+  } else if (t < 1e8) {
+    k--;
+    sc = SCALE[72 - k];
+    t = v * sc;
+  }
+  vCur = v;
+  kCur = k;
+  const hiGap = HALF_ULP[be] * sc;
+  const loGap = pow2 ? hiGap * 0.5 : hiGap;
+  const tlo = t - loGap;
+  const thi = t + hiGap;
+  const w = hiGap + loGap;
+  // the largest j whose step 10^j has a multiple in [tlo, thi]; the width guarantees j0
+  let j = w >= 100 ? 2 : w >= 10 ? 1 : 0;
+  if (!hasMultiple(tlo, thi, j)) {
+    while (j > 0 && !hasMultiple(tlo, thi, --j));
+  } else {
+    while (j < 8 && hasMultiple(tlo, thi, j + 1)) j++;
+  }
+  // the multiple of 10^j nearest to t that is inside
+  const step = P10[j];
+  const a = Math.floor(t / step);
+  const mid = (a + 0.5) * step;
+  const up = Math.abs(t - mid) < EPS ? atOrAboveMid(a, j) : t >= mid;
+  const near = up ? a + 1 : a;
+  // an integer of at most 10 digits (1e9 when rounding carried over): int32 arithmetic from here
+  let D = (inside(near * step, tlo, thi, j, near) ? near : up ? a : a + 1) | 0;
+  let e = k - 8 + j;
+  for (;;) {
+    const q = (D / 10) | 0;
+    if (q * 10 !== D) break;
+    D = q;
+    e++;
+  }
+  R32.digits = D;
+  R32.exp = e;
+}
+
+/** Is c = D * 10^j inside [tlo, thi] (in the float32 round-trip sense)? */
+function inside(c: number, tlo: number, thi: number, j: number, D: number): boolean {
+  if (c < tlo - EPS || c > thi + EPS) return false;
+  if (c > tlo + EPS && c < thi - EPS) return true;
+  return verify(D, j);
+}
+
+/** Does some multiple of 10^j lie inside [tlo, thi]? */
+function hasMultiple(tlo: number, thi: number, j: number): boolean {
+  const step = P10[j];
+  const m = Math.ceil((tlo - EPS) / step);
+  const c = m * step;
+  if (c > thi + EPS) return false;
+  if (inside(c, tlo, thi, j, m)) return true;
+  // c was at the lower end and failed the exact check: the next multiple may still fit
+  return c + step <= thi + EPS && inside(c + step, tlo, thi, j, m + 1);
+}
+
+/**
+ * Shortest decimal string (JS number syntax, as `String(number)` formats) that reads back to the
+ * float32 value `v` (finite, e.g. from `DataView.getFloat32` or `Math.fround`). See `float32Digits`.
+ */
+export function float32ToString(v: number): string {
+  if (v === 0) return 1 / v < 0 ? '-0' : '0';
+  if (v < 0) {
+    float32Digits(-v);
+    return '-' + formatDecimal(R32.digits, R32.exp);
+  }
+  float32Digits(v);
+  return formatDecimal(R32.digits, R32.exp);
+}
+
+/** Shortest round-trip form of a finite double; `-0` for negative zero. */
+export function float64ToString(v: number): string {
+  return v === 0 && 1 / v < 0 ? '-0' : String(v);
+}
+
+// ---------------------------------------------------------------------------------------------
+// IEEE 754 half precision (H5T_IEEE_F16LE/BE)
+
+/** The number a half-precision bit pattern stands for. */
+export function halfToNumber(h: number): number {
+  const sign = h & 0x8000 ? -1 : 1;
+  const exp = (h >> 10) & 0x1f;
+  const mant = h & 0x3ff;
+  if (exp === 0) return sign * mant * 2 ** -24;
+  if (exp === 31) return mant ? NaN : sign * Infinity;
+  return sign * (1024 + mant) * 2 ** (exp - 25);
+}
+
+/** Round half to even. */
+function roundEven(x: number): number {
+  const r = Math.round(x);
+  return r - x === 0.5 && r % 2 !== 0 ? r - 1 : r;
+}
+
+/** The half-precision bit pattern nearest to x (round to nearest even; overflow -> infinity). */
+export function numberToHalf(x: number): number {
+  if (x !== x) return 0x7e00;
+  const sign = x < 0 || (x === 0 && 1 / x < 0) ? 0x8000 : 0;
+  const a = Math.abs(x);
+  if (a >= 65520) return sign | 0x7c00;
+  if (a < 2 ** -14) return sign | roundEven(a * 2 ** 24); // subnormal (1024 rounds up to the smallest normal)
+  let e = Math.floor(Math.log2(a));
+  let p = 2 ** e;
+  if (a < p) p = 2 ** --e;
+  else if (a >= 2 * p) p = 2 ** ++e;
+  let m = roundEven((a / p - 1) * 1024);
+  if (m === 1024) {
+    m = 0;
+    e++;
+  }
+  if (e + 15 >= 31) return sign | 0x7c00;
+  return sign | ((e + 15) << 10) | m;
+}
+
+let halfStrings: string[] | undefined;
+
+/** Shortest decimal that reads back (double -> half, nearest even) to the half `h`; `NaN`/`Infinity`/`-Infinity` for non-finite. */
+export function float16ToString(h: number): string {
+  if (!halfStrings) {
+    halfStrings = new Array<string>(65536);
+    for (let bits = 0; bits < 65536; bits++) {
+      const v = halfToNumber(bits);
+      let s: string;
+      if (v !== v) s = 'NaN';
+      else if (!Number.isFinite(v)) s = v > 0 ? 'Infinity' : '-Infinity';
+      else if (v === 0) s = bits & 0x8000 ? '-0' : '0';
+      else {
+        s = String(v);
+        for (let p = 1; p <= 17; p++) {
+          const y = Number(v.toPrecision(p));
+          if (halfToNumber(numberToHalf(y)) === v) {
+            s = String(y);
+            break;
+          }
+        }
+      }
+      halfStrings[bits] = s;
+    }
+  }
+  return halfStrings[h & 0xffff];
+}

@@ -1,0 +1,257 @@
+/**
+ * A growable byte buffer for building JSON text without creating one JS string per number
+ * (the JSON value writer's hot path). Numbers are written as ASCII digits directly.
+ */
+import { float16ToString, float32Digits, float32Result } from './float.js';
+
+// module-local copies: no live-binding lookups in the hot loops
+const R32 = float32Result;
+const digits32Of = float32Digits;
+const half = float16ToString;
+
+export class TextSink {
+  buf: Buffer;
+  pos = 0;
+
+  constructor(capacity = 1024) {
+    this.buf = Buffer.allocUnsafe(Math.max(64, capacity));
+  }
+
+  /** Make room for `n` more bytes. */
+  ensure(n: number): void {
+    if (this.pos + n > this.buf.length) {
+      let cap = this.buf.length * 2;
+      while (cap < this.pos + n) cap *= 2;
+      const nb = Buffer.allocUnsafe(cap);
+      this.buf.copy(nb, 0, 0, this.pos);
+      this.buf = nb;
+    }
+  }
+
+  /** The text written so far (decoded as UTF-8), and reset. */
+  take(): string {
+    const s = this.buf.toString('utf8', 0, this.pos);
+    this.pos = 0;
+    return s;
+  }
+
+  /** The text written so far as latin1 (faster; only when everything written was ASCII), and reset. */
+  takeAscii(): string {
+    const s = this.buf.toString('latin1', 0, this.pos);
+    this.pos = 0;
+    return s;
+  }
+
+  /** A copy of the bytes written so far, and reset. */
+  takeBytes(): Buffer {
+    const b = Buffer.from(this.buf.subarray(0, this.pos));
+    this.pos = 0;
+    return b;
+  }
+
+  /** Append one byte (caller ensured room). */
+  byte(c: number): void {
+    this.buf[this.pos++] = c;
+  }
+
+  /** Append an ASCII string (ensures room). */
+  ascii(s: string): void {
+    const n = s.length;
+    this.ensure(n);
+    const b = this.buf;
+    let p = this.pos;
+    if (n > 32) {
+      p += b.write(s, p, 'latin1');
+    } else {
+      for (let i = 0; i < n; i++) b[p++] = s.charCodeAt(i);
+    }
+    this.pos = p;
+  }
+
+  /** Append any string as UTF-8 (ensures room). */
+  utf8(s: string): void {
+    this.ensure(s.length * 3);
+    this.pos += this.buf.write(s, this.pos, 'utf8');
+  }
+
+  /** Append `count` copies of byte c (ensures room). */
+  repeat(c: number, count: number): void {
+    this.ensure(count);
+    this.buf.fill(c, this.pos, this.pos + count);
+    this.pos += count;
+  }
+}
+
+const ZERO = 48;
+const DOT = 46;
+const MINUS = 45;
+
+/** Number of decimal digits of a non-negative integer below 2^53. */
+function numDigits(n: number): number {
+  if (n < 1e9) {
+    if (n < 1e4) return n < 10 ? 1 : n < 100 ? 2 : n < 1000 ? 3 : 4;
+    return n < 1e5 ? 5 : n < 1e6 ? 6 : n < 1e7 ? 7 : n < 1e8 ? 8 : 9;
+  }
+  let d = 10;
+  let p = 1e10;
+  while (n >= p && d < 16) {
+    d++;
+    p *= 10;
+  }
+  return d;
+}
+
+/**
+ * Append a safe integer (|n| < 2^53) in decimal. Caller ensured 17 bytes of room.
+ */
+export function writeInt(s: TextSink, n: number): void {
+  const b = s.buf;
+  let p = s.pos;
+  if (n < 0) {
+    b[p++] = MINUS;
+    n = -n;
+  }
+  if (n < 10) {
+    b[p++] = ZERO + n;
+    s.pos = p;
+    return;
+  }
+  const k = numDigits(n);
+  let q = p + k;
+  s.pos = q;
+  if (n <= 0x7fffffff) {
+    while (n >= 10) {
+      const d = (n / 10) | 0;
+      b[--q] = ZERO + n - d * 10;
+      n = d;
+    }
+  } else {
+    while (n >= 10) {
+      const d = Math.floor(n / 10);
+      b[--q] = ZERO + n - d * 10;
+      n = d;
+    }
+  }
+  b[--q] = ZERO + n;
+}
+
+/** Write the k decimal digits of the int32 D ending just before byte position q (right to left). */
+function digitsBackward(b: Buffer, q: number, D: number, k: number): void {
+  D |= 0;
+  while (k >= 2) {
+    const d = (D / 100) | 0;
+    const r = (D - d * 100) << 1;
+    b[--q] = PAIRS[r + 1];
+    b[--q] = PAIRS[r];
+    D = d;
+    k -= 2;
+  }
+  if (k === 1) b[--q] = ZERO + D;
+}
+
+/** "00".."99" as byte pairs. */
+const PAIRS = new Uint8Array(200);
+for (let i = 0; i < 100; i++) {
+  PAIRS[2 * i] = ZERO + ((i / 10) | 0);
+  PAIRS[2 * i + 1] = ZERO + (i % 10);
+}
+
+/**
+ * Append the decimal D * 10^e (D a positive integer without trailing zeros, at most 9 digits)
+ * formatted as `String(number)` would (ECMA-262 Number::toString). Caller ensured 32 bytes.
+ */
+function writeDecimal(s: TextSink, D: number, e: number): void {
+  const b = s.buf;
+  let p = s.pos;
+  D |= 0;
+  const k = numDigits(D);
+  const n = k + e;
+  if (k <= n && n <= 21) {
+    // integer: digits then zeros
+    digitsBackward(b, p + k, D, k);
+    p += k;
+    for (let i = k; i < n; i++) b[p++] = ZERO;
+  } else if (0 < n && n <= 21) {
+    // digits with a point after n of them
+    const f = k - n;
+    const div = P10I[f];
+    const hi = (D / div) | 0;
+    digitsBackward(b, p + n, hi, n);
+    b[p + n] = DOT;
+    digitsBackward(b, p + k + 1, D - hi * div, f);
+    p += k + 1;
+  } else if (-6 < n && n <= 0) {
+    b[p++] = ZERO;
+    b[p++] = DOT;
+    for (let i = n; i < 0; i++) b[p++] = ZERO;
+    digitsBackward(b, p + k, D, k);
+    p += k;
+  } else {
+    // exponential: d[.ddd]e(+|-)x
+    if (k === 1) {
+      b[p++] = ZERO + D;
+    } else {
+      const div = P10I[k - 1];
+      const hi = (D / div) | 0;
+      b[p++] = ZERO + hi;
+      b[p++] = DOT;
+      digitsBackward(b, p + k - 1, D - hi * div, k - 1);
+      p += k - 1;
+    }
+    let x = n - 1;
+    b[p++] = 101; // 'e'
+    if (x < 0) {
+      b[p++] = MINUS;
+      x = -x;
+    } else {
+      b[p++] = 43; // '+'
+    }
+    if (x >= 10) {
+      const d = (x / 10) | 0;
+      b[p++] = ZERO + d;
+      x -= d * 10;
+    }
+    b[p++] = ZERO + x;
+  }
+  s.pos = p;
+}
+
+const P10I = [1, 10, 100, 1000, 10000, 100000, 1000000, 10000000, 100000000, 1000000000];
+
+/** Append a finite float32 value in its shortest round-trip form (see `float32Digits`). Caller ensured 32 bytes. */
+export function writeFloat32(s: TextSink, v: number): void {
+  if (v === 0) {
+    if (1 / v < 0) s.buf[s.pos++] = MINUS;
+    s.buf[s.pos++] = ZERO;
+    return;
+  }
+  if (v < 0) {
+    s.buf[s.pos++] = MINUS;
+    v = -v;
+  }
+  digits32Of(v);
+  writeDecimal(s, R32.digits, R32.exp);
+}
+
+/** Append a finite double in its shortest round-trip form (`String(v)`; `-0` for negative zero). Caller ensured 32 bytes. */
+export function writeFloat64(s: TextSink, v: number): void {
+  if (Number.isSafeInteger(v)) {
+    if (v === 0 && 1 / v < 0) s.buf[s.pos++] = MINUS;
+    writeInt(s, v);
+    return;
+  }
+  const str = String(v);
+  const b = s.buf;
+  let p = s.pos;
+  for (let i = 0; i < str.length; i++) b[p++] = str.charCodeAt(i);
+  s.pos = p;
+}
+
+/** Append a finite half-precision value given by its bits, shortest round-trip form. Caller ensured 32 bytes. */
+export function writeFloat16(s: TextSink, bits: number): void {
+  const str = half(bits);
+  const b = s.buf;
+  let p = s.pos;
+  for (let i = 0; i < str.length; i++) b[p++] = str.charCodeAt(i);
+  s.pos = p;
+}

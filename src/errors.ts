@@ -1,0 +1,59 @@
+/**
+ * The one error type of h5store.
+ *
+ * Every layer throws `H5StoreError` with a semantic `code`; only the HTTP error middleware turns
+ * the code into a status (table `STATUS` below, from service spec section 7) and a JSON body.
+ * The store, codec and selection layers never mention HTTP statuses directly.
+ */
+
+/** Error code -> HTTP status (service spec section 7; 413/503 from the wire reference 0.7). */
+export const STATUS = {
+  BadRequest: 400,
+  Unauthorized: 401,
+  Forbidden: 403,
+  NotFound: 404,
+  MethodNotAllowed: 405,
+  NotAcceptable: 406,
+  Conflict: 409,
+  Gone: 410,
+  PayloadTooLarge: 413,
+  UnsupportedMediaType: 415,
+  Internal: 500,
+  NotImplemented: 501,
+  Unavailable: 503,
+} as const;
+
+export type ErrorCode = keyof typeof STATUS;
+
+/** A failure with a semantic code and a message meant for the client. */
+export class H5StoreError extends Error {
+  readonly code: ErrorCode;
+  /** Extra response headers (e.g. `Allow` for 405, `Retry-After` for 503). */
+  readonly headers?: Record<string, string>;
+  constructor(code: ErrorCode, message: string, headers?: Record<string, string>) {
+    super(message);
+    this.name = 'H5StoreError';
+    this.code = code;
+    this.headers = headers;
+  }
+  get status(): number {
+    return STATUS[this.code];
+  }
+}
+
+/** 400: malformed request (bad JSON, bad selection, bad type, wrong body size, ...). */
+export const badRequest = (msg: string) => new H5StoreError('BadRequest', msg);
+/** 404: the domain, object, link or attribute does not exist. */
+export const notFound = (msg: string) => new H5StoreError('NotFound', msg);
+/** 409: the resource exists already with different content. */
+export const conflict = (msg: string) => new H5StoreError('Conflict', msg);
+/** 410: the resource was deleted earlier in this server process. */
+export const gone = (msg: string) => new H5StoreError('Gone', msg);
+/** 403: the request is understood but not allowed (e.g. deleting the root group). */
+export const forbidden = (msg: string) => new H5StoreError('Forbidden', msg);
+/** 413: the response or request would exceed a configured limit. */
+export const tooLarge = (msg: string) => new H5StoreError('PayloadTooLarge', msg);
+/** 501: a feature that is not implemented yet. */
+export const notImplemented = (msg: string) => new H5StoreError('NotImplemented', msg);
+/** 500: an unexpected failure (bug or I/O problem). */
+export const internal = (msg: string) => new H5StoreError('Internal', msg);

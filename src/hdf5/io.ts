@@ -1,0 +1,562 @@
+/**
+ * Dataspaces, datasets and attributes: metadata, creation and value I/O in the wire format.
+ *
+ * Value buffers crossing this module are in the binary wire format (wire-reference 3.5); see
+ * `memory.ts` for the conversion of variable-length parts and references.
+ */
+import type { TypeJson } from '../codec/types.js';
+import * as C from './constants.js';
+import { ACPL_UTF8, G, H5, H5Aiterate2, type Hid, LCPL_UTF8 } from './lib.js';
+import { type RefCodec, hasIndirect, memSize, memToWire, wireToMem } from './memory.js';
+import { createType, describeType } from './types.js';
+
+// ---------------------------------------------------------------------------------------------
+// Dataspaces
+
+/** A dataspace's extent. `maxdims` uses `Infinity` for H5S_UNLIMITED. */
+export interface SpaceInfo {
+  cls: 'H5S_NULL' | 'H5S_SCALAR' | 'H5S_SIMPLE';
+  dims: number[];
+  maxdims: number[];
+}
+
+/** Describe an open dataspace. */
+export function describeSpace(sid: Hid): SpaceInfo {
+  const cls = H5.H5Sget_simple_extent_type(sid) as number;
+  if (cls === C.H5S_NULL) return { cls: 'H5S_NULL', dims: [], maxdims: [] };
+  if (cls === C.H5S_SCALAR) return { cls: 'H5S_SCALAR', dims: [], maxdims: [] };
+  const rank = H5.H5Sget_simple_extent_ndims(sid) as number;
+  const d = new BigUint64Array(Math.max(rank, 1));
+  const m = new BigUint64Array(Math.max(rank, 1));
+  H5.H5Sget_simple_extent_dims(sid, d, m);
+  const dims: number[] = [];
+  const maxdims: number[] = [];
+  for (let i = 0; i < rank; i++) {
+    dims.push(Number(d[i]));
+    maxdims.push(m[i] === C.H5S_UNLIMITED ? Infinity : Number(m[i]));
+  }
+  return { cls: 'H5S_SIMPLE', dims, maxdims };
+}
+
+/** Create a dataspace. `maxdims` entries may be `Infinity` (unlimited); omitted = fixed. */
+export function createSpace(space: SpaceInfo): Hid {
+  if (space.cls === 'H5S_NULL') return H5.H5Screate(C.H5S_NULL);
+  if (space.cls === 'H5S_SCALAR') return H5.H5Screate(C.H5S_SCALAR);
+  const dims = new BigUint64Array(space.dims.map((d) => BigInt(d)));
+  const max = space.maxdims.length
+    ? new BigUint64Array(space.maxdims.map((d) => (d === Infinity ? C.H5S_UNLIMITED : BigInt(d))))
+    : null;
+  return H5.H5Screate_simple(space.dims.length, dims, max);
+}
+
+/** A selection in a dataset's dataspace, as libhdf5 takes it. */
+export type SpaceSelection =
+  | { kind: 'all' }
+  | { kind: 'hyperslab'; start: number[]; step: number[]; count: number[] }
+  | { kind: 'points'; coords: BigUint64Array; count: number };
+
+function applySelection(sid: Hid, sel: SpaceSelection): void {
+  if (sel.kind === 'all') {
+    H5.H5Sselect_all(sid);
+  } else if (sel.kind === 'hyperslab') {
+    const start = new BigUint64Array(sel.start.map(BigInt));
+    const step = new BigUint64Array(sel.step.map(BigInt));
+    const count = new BigUint64Array(sel.count.map(BigInt));
+    H5.H5Sselect_hyperslab(sid, C.H5S_SELECT_SET, start, step, count, null);
+  } else if (sel.count === 0) {
+    H5.H5Sselect_none(sid);
+  } else {
+    H5.H5Sselect_elements(sid, C.H5S_SELECT_SET, BigInt(sel.count), sel.coords);
+  }
+}
+
+function memSpace(n: number): Hid {
+  return H5.H5Screate_simple(1, new BigUint64Array([BigInt(n)]), null);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Datasets
+
+/** Open dataset facts needed to answer GET /datasets/<id>. */
+export interface DatasetMeta {
+  type: TypeJson;
+  space: SpaceInfo;
+  creation: DatasetCreation;
+}
+
+/** A filter in a dataset's pipeline. */
+export interface FilterInfo {
+  id: number;
+  /** Filter name as recorded in the file (may be empty). */
+  name: string;
+  flags: number;
+  cdValues: number[];
+}
+
+/** What a dataset creation property list holds. */
+export interface DatasetCreation {
+  layout: number;
+  chunks?: number[];
+  filters: FilterInfo[];
+  /** `H5D_FILL_VALUE_*` status. */
+  fillStatus: number;
+  /** User-defined fill value in the wire format (absent unless fillStatus is user-defined). */
+  fillValue?: Buffer;
+  fillTime: number;
+  allocTime: number;
+  /** Attribute creation order tracked (h5py track_order). */
+  trackAttrOrder: boolean;
+}
+
+/** Read a dataset creation property list (fill value converted with the dataset's type). */
+export function describeCreation(dcpl: Hid, type: TypeJson, refs?: RefCodec): DatasetCreation {
+  const layout = H5.H5Pget_layout(dcpl) as number;
+  let chunks: number[] | undefined;
+  if (layout === C.H5D_CHUNKED) {
+    const d = new BigUint64Array(32);
+    const n = H5.H5Pget_chunk(dcpl, 32, d) as number;
+    chunks = Array.from(d.slice(0, Math.max(n, 0)), Number);
+  }
+  const filters: FilterInfo[] = [];
+  const nf = H5.H5Pget_nfilters(dcpl) as number;
+  for (let i = 0; i < nf; i++) {
+    const flags = [0];
+    const nelm = [32];
+    const cd = new Uint32Array(32);
+    const name = Buffer.alloc(256);
+    const cfg = [0];
+    const id = H5.H5Pget_filter2(dcpl, i, flags, nelm, cd, 256, name, cfg) as number;
+    const end = name.indexOf(0);
+    filters.push({
+      id,
+      name: name.toString('latin1', 0, end < 0 ? 256 : end),
+      flags: flags[0],
+      cdValues: Array.from(cd.slice(0, Math.min(nelm[0], 32))),
+    });
+  }
+  const status = [0];
+  H5.H5Pfill_value_defined(dcpl, status);
+  let fillValue: Buffer | undefined;
+  if (status[0] === C.H5D_FILL_VALUE_USER_DEFINED) {
+    fillValue = readFillValue(dcpl, type, refs);
+  }
+  const ft = [0];
+  H5.H5Pget_fill_time(dcpl, ft);
+  const at = [0];
+  H5.H5Pget_alloc_time(dcpl, at);
+  const ao = [0];
+  H5.H5Pget_attr_creation_order(dcpl, ao);
+  return {
+    layout,
+    chunks,
+    filters,
+    fillStatus: status[0],
+    fillValue,
+    fillTime: ft[0],
+    allocTime: at[0],
+    trackAttrOrder: (ao[0] & 1) !== 0,
+  };
+}
+
+function readFillValue(dcpl: Hid, type: TypeJson, refs?: RefCodec): Buffer {
+  const mt = createType(type);
+  try {
+    const mem = Buffer.alloc(Math.max(memSize(type), 1));
+    H5.H5Pget_fill_value(dcpl, mt, mem);
+    if (!hasIndirect(type)) return mem.subarray(0, memSize(type));
+    const wire = memToWire(mem, type, 1, refs);
+    const sid = H5.H5Screate(C.H5S_SCALAR);
+    try {
+      H5.H5Dvlen_reclaim(mt, sid, C.H5P_DEFAULT, mem);
+    } finally {
+      H5.H5Sclose(sid);
+    }
+    return wire;
+  } finally {
+    H5.H5Tclose(mt);
+  }
+}
+
+/**
+ * Type, dataspace and creation properties of an open dataset.
+ * @param committedId maps a committed datatype (by open type id) to its REST id
+ */
+export function describeDataset(did: Hid, committedId?: (tid: Hid) => string | undefined, refs?: RefCodec): DatasetMeta {
+  const tid = H5.H5Dget_type(did);
+  let type: TypeJson;
+  try {
+    type = describeType(tid, committedId);
+  } finally {
+    H5.H5Tclose(tid);
+  }
+  const sid = H5.H5Dget_space(did);
+  let space: SpaceInfo;
+  try {
+    space = describeSpace(sid);
+  } finally {
+    H5.H5Sclose(sid);
+  }
+  const dcpl = H5.H5Dget_create_plist(did);
+  try {
+    return { type, space, creation: describeCreation(dcpl, type, refs) };
+  } finally {
+    H5.H5Pclose(dcpl);
+  }
+}
+
+/** Type and dataspace only (cheap; for value reads). */
+export function datasetTypeAndSpace(did: Hid, committedId?: (tid: Hid) => string | undefined): { type: TypeJson; space: SpaceInfo } {
+  const tid = H5.H5Dget_type(did);
+  let type: TypeJson;
+  try {
+    type = describeType(tid, committedId);
+  } finally {
+    H5.H5Tclose(tid);
+  }
+  const sid = H5.H5Dget_space(did);
+  try {
+    return { type, space: describeSpace(sid) };
+  } finally {
+    H5.H5Sclose(sid);
+  }
+}
+
+/**
+ * Read `n` selected elements of a dataset into a wire-format Buffer.
+ * @param memType a type from `createType(type)` (the caller may reuse it across pages)
+ * @param into optional destination for fixed-size types (must be n*size bytes)
+ */
+export function readDataset(
+  did: Hid,
+  type: TypeJson,
+  memType: Hid,
+  sel: SpaceSelection,
+  n: number,
+  scalar: boolean,
+  refs?: RefCodec,
+  into?: Buffer,
+): Buffer {
+  if (n === 0) return Buffer.alloc(0);
+  const fsid = H5.H5Dget_space(did);
+  try {
+    if (!scalar) applySelection(fsid, sel);
+    const msid = scalar ? H5.H5Screate(C.H5S_SCALAR) : memSpace(n);
+    try {
+      const size = memSize(type);
+      if (!hasIndirect(type)) {
+        const buf = into ?? Buffer.allocUnsafe(n * size);
+        H5.H5Dread(did, memType, msid, fsid, C.H5P_DEFAULT, buf);
+        return buf;
+      }
+      const mem = Buffer.alloc(n * size);
+      H5.H5Dread(did, memType, msid, fsid, C.H5P_DEFAULT, mem);
+      try {
+        return memToWire(mem, type, n, refs);
+      } finally {
+        H5.H5Dvlen_reclaim(memType, msid, C.H5P_DEFAULT, mem);
+      }
+    } finally {
+      H5.H5Sclose(msid);
+    }
+  } finally {
+    H5.H5Sclose(fsid);
+  }
+}
+
+/**
+ * Write `n` elements in the wire format to the selected elements of a dataset.
+ * @throws H5StoreError BadRequest when `wire` does not hold exactly `n` elements.
+ */
+export function writeDataset(
+  did: Hid,
+  type: TypeJson,
+  memType: Hid,
+  sel: SpaceSelection,
+  n: number,
+  scalar: boolean,
+  wire: Buffer,
+  refs?: RefCodec,
+): void {
+  const { mem, keep } = wireToMem(wire, type, n, refs);
+  if (n === 0) return;
+  const fsid = H5.H5Dget_space(did);
+  try {
+    if (!scalar) applySelection(fsid, sel);
+    const msid = scalar ? H5.H5Screate(C.H5S_SCALAR) : memSpace(n);
+    try {
+      H5.H5Dwrite(did, memType, msid, fsid, C.H5P_DEFAULT, mem);
+    } finally {
+      H5.H5Sclose(msid);
+    }
+  } finally {
+    H5.H5Sclose(fsid);
+  }
+  keep.length = 0;
+}
+
+/** Creation properties of an open dataset (no fill value conversion). */
+export function describeCreationOf(did: Hid): DatasetCreation {
+  const dcpl = H5.H5Dget_create_plist(did);
+  try {
+    const tid = H5.H5Dget_type(did);
+    try {
+      return describeCreation(dcpl, describeType(tid));
+    } finally {
+      H5.H5Tclose(tid);
+    }
+  } finally {
+    H5.H5Pclose(dcpl);
+  }
+}
+
+/** Bytes per element in memory (pointer size for variable-length parts), for chunk sizing. */
+export function fixedOrPointerSize(type: TypeJson): number {
+  return memSize(type);
+}
+
+/** Open a dataset by name relative to `loc` (no external links). */
+export function openDataset(loc: Hid, name: string): Hid {
+  return H5.H5Dopen2(loc, name, C.H5P_DEFAULT);
+}
+
+/** `H5Dset_extent`. */
+export function setExtent(did: Hid, dims: number[]): void {
+  H5.H5Dset_extent(did, new BigUint64Array(dims.map(BigInt)));
+}
+
+/** Options for creating a dataset (see wire-reference 2.3 and 3.4). */
+export interface DatasetCreateOptions {
+  layout?: 'H5D_CONTIGUOUS' | 'H5D_CHUNKED' | 'H5D_COMPACT';
+  chunks?: number[];
+  /** Filters in pipeline order. */
+  filters?: { id: number; cdValues: number[]; optional?: boolean }[];
+  /** Fill value in the wire format. */
+  fillValue?: Buffer;
+  fillTime?: number;
+  allocTime?: number;
+  trackAttrOrder?: boolean;
+}
+
+/**
+ * Create a dataset, anonymous when `name` is undefined. `fileType` is an open datatype (a
+ * committed one is shared, not copied). Returns the open dataset id.
+ */
+export function createDataset(
+  loc: Hid,
+  name: string | undefined,
+  fileType: Hid,
+  type: TypeJson,
+  space: SpaceInfo,
+  opts: DatasetCreateOptions,
+  refs?: RefCodec,
+): Hid {
+  const dcpl = H5.H5Pcreate(G.P_DATASET_CREATE);
+  const sid = createSpace(space);
+  try {
+    if (opts.layout === 'H5D_COMPACT') H5.H5Pset_layout(dcpl, C.H5D_COMPACT);
+    else if (opts.layout === 'H5D_CONTIGUOUS') H5.H5Pset_layout(dcpl, C.H5D_CONTIGUOUS);
+    if (opts.chunks) H5.H5Pset_chunk(dcpl, opts.chunks.length, new BigUint64Array(opts.chunks.map(BigInt)));
+    for (const f of opts.filters ?? []) {
+      if (f.id === C.H5Z_FILTER_DEFLATE) H5.H5Pset_deflate(dcpl, f.cdValues[0] ?? 4);
+      else if (f.id === C.H5Z_FILTER_SHUFFLE) H5.H5Pset_shuffle(dcpl);
+      else if (f.id === C.H5Z_FILTER_FLETCHER32) H5.H5Pset_fletcher32(dcpl);
+      else if (f.id === C.H5Z_FILTER_NBIT) H5.H5Pset_nbit(dcpl);
+      else if (f.id === C.H5Z_FILTER_SCALEOFFSET) H5.H5Pset_scaleoffset(dcpl, f.cdValues[0], f.cdValues[1]);
+      else
+        H5.H5Pset_filter(
+          dcpl,
+          f.id,
+          f.optional ? C.H5Z_FLAG_OPTIONAL : C.H5Z_FLAG_MANDATORY,
+          BigInt(f.cdValues.length),
+          new Uint32Array(f.cdValues),
+        );
+    }
+    if (opts.fillValue) {
+      const mt = createType(type);
+      try {
+        const { mem, keep } = wireToMem(opts.fillValue, type, 1, refs);
+        H5.H5Pset_fill_value(dcpl, mt, mem);
+        keep.length = 0;
+      } finally {
+        H5.H5Tclose(mt);
+      }
+    }
+    if (opts.fillTime !== undefined) H5.H5Pset_fill_time(dcpl, opts.fillTime);
+    if (opts.allocTime !== undefined) H5.H5Pset_alloc_time(dcpl, opts.allocTime);
+    if (opts.trackAttrOrder) H5.H5Pset_attr_creation_order(dcpl, 3);
+    return name === undefined
+      ? H5.H5Dcreate_anon(loc, fileType, sid, dcpl, C.H5P_DEFAULT)
+      : H5.H5Dcreate2(loc, name, fileType, sid, LCPL_UTF8, dcpl, C.H5P_DEFAULT);
+  } finally {
+    H5.H5Sclose(sid);
+    H5.H5Pclose(dcpl);
+  }
+}
+
+/** Whether libhdf5 can use a filter here (built in, or a loadable plugin). */
+export function filterAvailable(id: number): boolean {
+  try {
+    if (!(H5.H5Zfilter_avail(id) as boolean)) return false;
+    const cfg = [0];
+    H5.H5Zget_filter_info(id, cfg);
+    return (cfg[0] & C.H5Z_FILTER_CONFIG_ENCODE_ENABLED) !== 0;
+  } catch {
+    return false;
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Committed datatypes
+
+/** Open a committed datatype object (from `H5Oopen*`) is already a datatype id; describe it. */
+export function describeCommitted(tid: Hid): TypeJson {
+  return describeType(tid);
+}
+
+/** Commit a datatype, anonymous when `name` is undefined. Returns the open datatype id. */
+export function commitType(loc: Hid, name: string | undefined, type: TypeJson): Hid {
+  const tid = createType(type);
+  try {
+    if (name === undefined) H5.H5Tcommit_anon(loc, tid, C.H5P_DEFAULT, C.H5P_DEFAULT);
+    else H5.H5Tcommit2(loc, name, tid, LCPL_UTF8, C.H5P_DEFAULT, C.H5P_DEFAULT);
+    return tid;
+  } catch (e) {
+    H5.H5Tclose(tid);
+    throw e;
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Attributes
+
+/** An attribute's name, type and dataspace. */
+export interface AttributeMeta {
+  name: string;
+  type: TypeJson;
+  space: SpaceInfo;
+  /** Creation order, when the owner tracks it. */
+  corder?: number;
+}
+
+/** Names of the attributes of an object, in name or creation order. */
+export function listAttributeNames(oid: Hid, order: 'name' | 'crt' = 'name'): string[] {
+  const names: string[] = [];
+  H5Aiterate2(
+    oid,
+    order === 'crt' ? C.H5_INDEX_CRT_ORDER : C.H5_INDEX_NAME,
+    C.H5_ITER_INC,
+    [0n],
+    (_loc: Hid, name: string) => {
+      names.push(name);
+      return 0;
+    },
+    null,
+  );
+  return names;
+}
+
+/** Whether the object has an attribute of this name. */
+export function attributeExists(oid: Hid, name: string): boolean {
+  return H5.H5Aexists(oid, name) as boolean;
+}
+
+/** Open an attribute by name (caller closes with `closeAttribute`). */
+export function openAttribute(oid: Hid, name: string): Hid {
+  return H5.H5Aopen(oid, name, C.H5P_DEFAULT);
+}
+
+/** Close an attribute id. */
+export function closeAttribute(aid: Hid): void {
+  H5.H5Aclose(aid);
+}
+
+/** Name, type and dataspace of an open attribute. */
+export function describeAttribute(aid: Hid, name: string, committedId?: (tid: Hid) => string | undefined): AttributeMeta {
+  const tid = H5.H5Aget_type(aid);
+  let type: TypeJson;
+  try {
+    type = describeType(tid, committedId);
+  } finally {
+    H5.H5Tclose(tid);
+  }
+  const sid = H5.H5Aget_space(aid);
+  try {
+    return { name, type, space: describeSpace(sid) };
+  } finally {
+    H5.H5Sclose(sid);
+  }
+}
+
+/** Read a whole attribute value in the wire format (`n` elements; 0 for H5S_NULL). */
+export function readAttribute(aid: Hid, type: TypeJson, n: number, refs?: RefCodec): Buffer {
+  if (n === 0) return Buffer.alloc(0);
+  const mt = createType(type);
+  try {
+    const size = memSize(type);
+    if (!hasIndirect(type)) {
+      const buf = Buffer.allocUnsafe(n * size);
+      H5.H5Aread(aid, mt, buf);
+      return buf;
+    }
+    const mem = Buffer.alloc(n * size);
+    H5.H5Aread(aid, mt, mem);
+    const sid = memSpace(n);
+    try {
+      return memToWire(mem, type, n, refs);
+    } finally {
+      H5.H5Dvlen_reclaim(mt, sid, C.H5P_DEFAULT, mem);
+      H5.H5Sclose(sid);
+    }
+  } finally {
+    H5.H5Tclose(mt);
+  }
+}
+
+/** Write a whole attribute value given in the wire format. */
+export function writeAttribute(aid: Hid, type: TypeJson, n: number, wire: Buffer, refs?: RefCodec): void {
+  const { mem, keep } = wireToMem(wire, type, n, refs);
+  if (n === 0) return;
+  const mt = createType(type);
+  try {
+    H5.H5Awrite(aid, mt, mem);
+  } finally {
+    H5.H5Tclose(mt);
+  }
+  keep.length = 0;
+}
+
+/**
+ * Create an attribute (the name must not exist). `fileType` is an open datatype (committed types
+ * are shared). Returns the open attribute id.
+ */
+export function createAttribute(oid: Hid, name: string, fileType: Hid, space: SpaceInfo): Hid {
+  const sid = createSpace(space);
+  try {
+    return H5.H5Acreate2(oid, name, fileType, sid, ACPL_UTF8, C.H5P_DEFAULT);
+  } finally {
+    H5.H5Sclose(sid);
+  }
+}
+
+/** Delete an attribute by name. */
+export function deleteAttribute(oid: Hid, name: string): void {
+  H5.H5Adelete(oid, name);
+}
+
+/** Rename an attribute. */
+export function renameAttribute(oid: Hid, from: string, to: string): void {
+  H5.H5Arename(oid, from, to);
+}
+
+/** Open a datatype: for building file types from an open committed type object id. */
+export function copyType(tid: Hid): Hid {
+  return H5.H5Tcopy(tid);
+}
+
+/** Close a datatype id. */
+export function closeType(tid: Hid): void {
+  H5.H5Tclose(tid);
+}
+
+/** Create the HDF5 type for a type JSON (caller closes). */
+export { createType, describeType };

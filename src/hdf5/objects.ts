@@ -1,0 +1,389 @@
+/**
+ * Files, objects, groups and links: thin typed wrappers over libhdf5 that return plain data.
+ *
+ * Addresses are `bigint` (haddr_t). Every id opened here is closed here unless the function
+ * returns it (then the caller closes it with `closeObject`/`closeFile`).
+ */
+import { H5StoreError, badRequest } from '../errors.js';
+import * as C from './constants.js';
+import {
+  G,
+  H5,
+  H5Literate,
+  H5Ovisit2,
+  Hdf5Error,
+  type Hid,
+  LAPL_NO_ELINK,
+  LCPL_UTF8,
+  peekCString,
+  viewMemory,
+} from './lib.js';
+
+export type ObjectKind = 'group' | 'dataset' | 'datatype';
+
+const KIND_BY_TYPE: Record<number, ObjectKind> = {
+  [C.H5O_TYPE_GROUP]: 'group',
+  [C.H5O_TYPE_DATASET]: 'dataset',
+  [C.H5O_TYPE_NAMED_DATATYPE]: 'datatype',
+};
+
+/** What `H5Oget_info2` tells about an object (times in seconds since the epoch; 0 = untracked). */
+export interface ObjectInfo {
+  addr: bigint;
+  kind: ObjectKind | undefined;
+  /** Number of hard links to the object. */
+  rc: number;
+  mtime: number;
+  ctime: number;
+  btime: number;
+  numAttrs: number;
+}
+
+const INFO_FIELDS = C.H5O_INFO_BASIC | C.H5O_INFO_TIME | C.H5O_INFO_NUM_ATTRS;
+const infoBuf = Buffer.alloc(160); // sizeof(H5O_info_t) in 1.10 (checked against the header)
+
+function decodeInfo(b: Buffer): ObjectInfo {
+  return {
+    addr: b.readBigUInt64LE(8),
+    kind: KIND_BY_TYPE[b.readInt32LE(16)],
+    rc: b.readUInt32LE(20),
+    mtime: Number(b.readBigInt64LE(32)),
+    ctime: Number(b.readBigInt64LE(40)),
+    btime: Number(b.readBigInt64LE(48)),
+    numAttrs: Number(b.readBigUInt64LE(56)),
+  };
+}
+
+/** `H5Oget_info2` on an open object. */
+export function objectInfo(oid: Hid): ObjectInfo {
+  H5.H5Oget_info2(oid, infoBuf, INFO_FIELDS);
+  return decodeInfo(infoBuf);
+}
+
+/** Address only (cheapest `H5Oget_info2`). */
+export function objectAddr(oid: Hid): bigint {
+  H5.H5Oget_info2(oid, infoBuf, C.H5O_INFO_BASIC);
+  return infoBuf.readBigUInt64LE(8);
+}
+
+/** `H5Oget_info_by_name2` for a link name in an open group (never follows external links). */
+export function objectInfoByName(loc: Hid, name: string): ObjectInfo {
+  H5.H5Oget_info_by_name2(loc, name, infoBuf, INFO_FIELDS, LAPL_NO_ELINK);
+  return decodeInfo(infoBuf);
+}
+
+/** Kind and address of the object a hard link names (basic fields only). */
+export function objectKindByName(loc: Hid, name: string): { addr: bigint; kind: ObjectKind | undefined } {
+  H5.H5Oget_info_by_name2(loc, name, infoBuf, C.H5O_INFO_BASIC, LAPL_NO_ELINK);
+  return { addr: infoBuf.readBigUInt64LE(8), kind: KIND_BY_TYPE[infoBuf.readInt32LE(16)] };
+}
+
+/**
+ * Open an object by its header address. The caller must have checked that `addr` is the
+ * address of an object of this file (DESIGN.md section 3): libhdf5 trusts it.
+ */
+export function openByAddr(fid: Hid, addr: bigint): Hid {
+  return H5.H5Oopen_by_addr(fid, addr);
+}
+
+/** Open an object by a link name relative to `loc` (one hard-link component, or "."). */
+export function openByName(loc: Hid, name: string): Hid {
+  return H5.H5Oopen(loc, name, LAPL_NO_ELINK);
+}
+
+/** Close an object opened with `openByAddr`/`openByName`/`create*`. */
+export function closeObject(oid: Hid): void {
+  H5.H5Oclose(oid);
+}
+
+/** Run `fn` with an object open, closing it afterwards. */
+export function withObject<T>(fid: Hid, addr: bigint, fn: (oid: Hid) => T): T {
+  const oid = openByAddr(fid, addr);
+  try {
+    return fn(oid);
+  } finally {
+    H5.H5Oclose(oid);
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Files
+
+/** Why a file could not be opened, as an H5StoreError with the right code. */
+function openFailure(path: string, e: unknown, writable: boolean): H5StoreError {
+  if (e instanceof Hdf5Error) {
+    if (e.mentions('unable to lock file') || e.mentions('file locking') || e.mentions('Resource temporarily unavailable')) {
+      return new H5StoreError(
+        'Unavailable',
+        `The file is locked by another program${writable ? ' (cannot write now)' : ''}; try again later`,
+        { 'Retry-After': '1' },
+      );
+    }
+    if (e.mentions('file signature not found') || e.mentions('not an HDF5 file')) {
+      return badRequest('The domain file is not an HDF5 file');
+    }
+    if (e.mentions('truncated file') || e.mentions('bad object header') || e.mentions('unable to read superblock')) {
+      return badRequest(`The domain file is damaged and cannot be opened as HDF5: ${e.message}`);
+    }
+  }
+  return e as H5StoreError;
+}
+
+let faplDefault: Hid | undefined;
+function fapl(): Hid {
+  if (faplDefault === undefined) {
+    const p: Hid = H5.H5Pcreate(G.P_FILE_ACCESS);
+    // Closing the file closes every object in it: no dangling ids after an idle close.
+    H5.H5Pset_fclose_degree(p, C.H5F_CLOSE_STRONG);
+    faplDefault = p;
+  }
+  return faplDefault;
+}
+
+/**
+ * Open an existing HDF5 file.
+ * @throws H5StoreError BadRequest (not HDF5 / damaged), Unavailable (locked by another program)
+ */
+export function openFile(path: string, writable: boolean): Hid {
+  try {
+    return H5.H5Fopen(path, writable ? C.H5F_ACC_RDWR : C.H5F_ACC_RDONLY, fapl());
+  } catch (e) {
+    throw openFailure(path, e, writable);
+  }
+}
+
+/**
+ * Create a new, empty HDF5 file (fails if the path exists). Root group options as h5py's
+ * `File(..., 'w', track_order=...)`.
+ */
+export function createFile(path: string, opts: { trackOrder?: boolean } = {}): Hid {
+  const fcpl = H5.H5Pcreate(G.P_FILE_CREATE);
+  try {
+    if (opts.trackOrder) {
+      H5.H5Pset_link_creation_order(fcpl, 3); // H5P_CRT_ORDER_TRACKED | H5P_CRT_ORDER_INDEXED
+      H5.H5Pset_attr_creation_order(fcpl, 3);
+    }
+    return H5.H5Fcreate(path, C.H5F_ACC_EXCL, fcpl, fapl());
+  } catch (e) {
+    throw openFailure(path, e, true);
+  } finally {
+    H5.H5Pclose(fcpl);
+  }
+}
+
+/** Flush and close a file. */
+export function closeFile(fid: Hid): void {
+  H5.H5Fclose(fid);
+}
+
+/** `H5Fflush` of the whole file (H5F_SCOPE_GLOBAL). */
+export function flushFile(fid: Hid): void {
+  H5.H5Fflush(fid, 1);
+}
+
+/** `H5Fis_hdf5`: false for files without the HDF5 signature. */
+export function isHdf5(path: string): boolean {
+  try {
+    return H5.H5Fis_hdf5(path) as boolean;
+  } catch {
+    return false;
+  }
+}
+
+/** Number of ids open in a file, the file id itself included (for leak checks). */
+export function openIdCount(fid: Hid): number {
+  return Number(H5.H5Fget_obj_count(fid, C.H5F_OBJ_ALL));
+}
+
+// ---------------------------------------------------------------------------------------------
+// Traversal
+
+/**
+ * Every object reachable from `oid` by hard links (itself included), as address -> kind.
+ * `H5Ovisit2` visits each object once, whatever the number of links to it.
+ */
+export function visitObjects(oid: Hid): Map<bigint, ObjectKind | undefined> {
+  const out = new Map<bigint, ObjectKind | undefined>();
+  H5Ovisit2(
+    oid,
+    C.H5_INDEX_NAME,
+    C.H5_ITER_NATIVE,
+    (_obj: Hid, _name: string, info: bigint) => {
+      // addr at offset 8, type at 16 of H5O_info_t
+      const b = viewMemory(info, 24);
+      out.set(b.readBigUInt64LE(8), KIND_BY_TYPE[b.readInt32LE(16)]);
+      return 0;
+    },
+    null,
+    C.H5O_INFO_BASIC,
+  );
+  return out;
+}
+
+
+// ---------------------------------------------------------------------------------------------
+// Groups and links
+
+export type LinkClass = 'H5L_TYPE_HARD' | 'H5L_TYPE_SOFT' | 'H5L_TYPE_EXTERNAL' | 'H5L_TYPE_UDLINK';
+
+/** One link of a group, as libhdf5 stores it. */
+export interface LinkRecord {
+  name: string;
+  cls: LinkClass;
+  /** Hard links: target object address. */
+  addr?: bigint;
+  /** Soft links: the path; external links: the object path in the target file. */
+  path?: string;
+  /** External links: the target file name as stored. */
+  file?: string;
+  /** Creation order, when the group tracks it. */
+  corder?: number;
+}
+
+function linkClass(type: number): LinkClass {
+  return type === C.H5L_TYPE_HARD
+    ? 'H5L_TYPE_HARD'
+    : type === C.H5L_TYPE_SOFT
+      ? 'H5L_TYPE_SOFT'
+      : type === C.H5L_TYPE_EXTERNAL
+        ? 'H5L_TYPE_EXTERNAL'
+        : 'H5L_TYPE_UDLINK';
+}
+
+const linkInfoBuf = Buffer.alloc(32); // sizeof(H5L_info_t) (1.10 / H5L_info1_t)
+
+/** Fill the soft/external fields of a link record from its value. */
+function readLinkValue(loc: Hid, rec: LinkRecord, valSize: number): void {
+  const val = Buffer.alloc(valSize + 1);
+  H5.H5Lget_val(loc, rec.name, val, valSize + 1, LAPL_NO_ELINK);
+  if (rec.cls === 'H5L_TYPE_SOFT') {
+    const end = val.indexOf(0);
+    rec.path = val.toString('utf8', 0, end < 0 ? valSize : end);
+  } else if (rec.cls === 'H5L_TYPE_EXTERNAL') {
+    const flags = [0];
+    const file = [null];
+    const obj = [null];
+    H5.H5Lunpack_elink_val(val, valSize, flags, file, obj);
+    rec.file = peekCString(file[0]);
+    rec.path = peekCString(obj[0]);
+  }
+}
+
+function decodeLinkInfo(loc: Hid, name: string, b: Buffer, withValue: boolean): LinkRecord {
+  const type = b.readInt32LE(0);
+  const rec: LinkRecord = { name, cls: linkClass(type) };
+  if (b.readUInt8(4)) rec.corder = Number(b.readBigInt64LE(8));
+  if (type === C.H5L_TYPE_HARD) rec.addr = b.readBigUInt64LE(24);
+  else if (withValue && (type === C.H5L_TYPE_SOFT || type === C.H5L_TYPE_EXTERNAL)) {
+    readLinkValue(loc, rec, Number(b.readBigUInt64LE(24)));
+  }
+  return rec;
+}
+
+/** One link by name, or undefined when the group has no such link. */
+export function getLink(gid: Hid, name: string): LinkRecord | undefined {
+  if (!linkExists(gid, name)) return undefined;
+  H5.H5Lget_info(gid, name, linkInfoBuf, LAPL_NO_ELINK);
+  return decodeLinkInfo(gid, name, linkInfoBuf, true);
+}
+
+/** `H5Lexists` for one name component (no path walking). */
+export function linkExists(gid: Hid, name: string): boolean {
+  return H5.H5Lexists(gid, name, LAPL_NO_ELINK) as boolean;
+}
+
+/**
+ * All links of a group in the given index order (name: ascending by byte order of the UTF-8
+ * name, which is code-point order; crt: creation order, only when the group tracks it).
+ */
+export function listLinks(gid: Hid, order: 'name' | 'crt' = 'name'): LinkRecord[] {
+  const out: LinkRecord[] = [];
+  H5Literate(
+    gid,
+    order === 'crt' ? C.H5_INDEX_CRT_ORDER : C.H5_INDEX_NAME,
+    C.H5_ITER_INC,
+    [0n],
+    (g: Hid, name: string, info: bigint) => {
+      try {
+        out.push(decodeLinkInfo(g, name, viewMemory(info, 32), true));
+      } catch {
+        return -1;
+      }
+      return 0;
+    },
+    null,
+  );
+  return out;
+}
+
+/** Group facts from `H5Gget_info` and its creation property list. */
+export interface GroupInfo {
+  nlinks: number;
+  /** True when the group tracks link creation order (h5py `track_order=True`). */
+  trackOrder: boolean;
+}
+
+const groupInfoBuf = Buffer.alloc(32);
+/** Number of links and creation-order tracking of an open group. */
+export function groupInfo(gid: Hid): GroupInfo {
+  H5.H5Gget_info(gid, groupInfoBuf);
+  const nlinks = Number(groupInfoBuf.readBigUInt64LE(8));
+  return { nlinks, trackOrder: groupTracksOrder(gid) };
+}
+
+/** Only the number of links (cheapest). */
+export function linkCount(gid: Hid): number {
+  H5.H5Gget_info(gid, groupInfoBuf);
+  return Number(groupInfoBuf.readBigUInt64LE(8));
+}
+
+/** Whether a group tracks link creation order. */
+export function groupTracksOrder(gid: Hid): boolean {
+  const gcpl = H5.H5Gget_create_plist(gid);
+  try {
+    const flags = [0];
+    H5.H5Pget_link_creation_order(gcpl, flags);
+    return (flags[0] & 1) !== 0;
+  } finally {
+    H5.H5Pclose(gcpl);
+  }
+}
+
+/**
+ * Create a group: anonymous when `name` is undefined (then the caller links it), else linked as
+ * `name` in `loc`. `trackOrder` tracks and indexes link and attribute creation order.
+ */
+export function createGroup(loc: Hid, name: string | undefined, opts: { trackOrder?: boolean } = {}): Hid {
+  const gcpl = H5.H5Pcreate(G.P_GROUP_CREATE);
+  try {
+    if (opts.trackOrder) {
+      H5.H5Pset_link_creation_order(gcpl, 3);
+      H5.H5Pset_attr_creation_order(gcpl, 3);
+    }
+    return name === undefined
+      ? H5.H5Gcreate_anon(loc, gcpl, C.H5P_DEFAULT)
+      : H5.H5Gcreate2(loc, name, LCPL_UTF8, gcpl, C.H5P_DEFAULT);
+  } finally {
+    H5.H5Pclose(gcpl);
+  }
+}
+
+/** Hard-link an open object as `name` in group `loc` (`H5Olink`: works for anonymous objects). */
+export function linkObject(oid: Hid, loc: Hid, name: string): void {
+  H5.H5Olink(oid, loc, name, LCPL_UTF8, C.H5P_DEFAULT);
+}
+
+/** Create a soft link `name` in `loc` pointing to `target` (any path; need not exist). */
+export function createSoftLink(loc: Hid, name: string, target: string): void {
+  H5.H5Lcreate_soft(target, loc, name, LCPL_UTF8, C.H5P_DEFAULT);
+}
+
+/** Create an external link `name` in `loc` to object `objPath` in file `file`. */
+export function createExternalLink(loc: Hid, name: string, file: string, objPath: string): void {
+  H5.H5Lcreate_external(file, objPath, loc, name, LCPL_UTF8, C.H5P_DEFAULT);
+}
+
+/** Delete one link of a group (the object is freed by libhdf5 when no hard link remains). */
+export function deleteLink(loc: Hid, name: string): void {
+  H5.H5Ldelete(loc, name, LAPL_NO_ELINK);
+}

@@ -1,0 +1,113 @@
+/**
+ * Presenting results: JSON bodies (with NaN/Infinity literals), hrefs (service spec section 6),
+ * and the error middleware (one error type -> status + JSON body).
+ */
+import type { Context, Next } from 'koa';
+import type { Logger } from 'pino';
+import { stringifyJson } from '../codec/json.js';
+import type { Config } from '../config.js';
+import { H5StoreError, STATUS } from '../errors.js';
+import type { DomainRef } from './request.js';
+
+/** One hypermedia element (spec 2.4). */
+export interface Href {
+  rel: string;
+  href: string;
+}
+
+/**
+ * Builds absolute hrefs for one request: base URL from config `endpoint` or the request's
+ * Host; `?domain=` repeated when the domain arrived as a query parameter (wire-reference 0.8).
+ */
+export class Hrefs {
+  private readonly base: string;
+  private readonly suffix: string;
+  constructor(ctx: Context, config: Config, ref?: DomainRef) {
+    this.base = (config.endpoint ?? `${ctx.protocol}://${ctx.host}`).replace(/\/$/, '');
+    this.suffix = ref?.viaQuery ? `domain=${encodeURIComponent(ref.domain).replace(/%2F/g, '/')}` : '';
+  }
+  /** Absolute URL of a path (with the domain parameter when needed). */
+  url(path: string, query?: string): string {
+    const q = [query, this.suffix].filter(Boolean).join('&');
+    return this.base + path + (q ? '?' + q : '');
+  }
+  /** A `{rel, href}` element. */
+  rel(rel: string, path: string, query?: string): Href {
+    return { rel, href: this.url(path, query) };
+  }
+  /** URL of a domain (GET /) for another domain path. */
+  domainUrl(domain: string): string {
+    return `${this.base}/?domain=${encodeURIComponent(domain).replace(/%2F/g, '/')}`;
+  }
+}
+
+/** Send a JSON body (NaN/Infinity as literals, or null with `ignoreNan`). */
+export function sendJson(ctx: Context, status: number, body: unknown, opts: { ignoreNan?: boolean } = {}): void {
+  ctx.status = status;
+  ctx.type = 'application/json; charset=utf-8';
+  ctx.body = stringifyJson(body, opts);
+}
+
+/** A reason phrase safe for the status line: one line of printable ASCII, at most 200 chars. */
+function reasonPhrase(msg: string): string {
+  const clean = msg.replace(/[^\x20-\x7e]/g, '?').slice(0, 200);
+  return clean || 'Error';
+}
+
+/**
+ * Error middleware (DESIGN.md section 6): any H5StoreError becomes its status with
+ * `{"status", "message", "hrefs": []}` and the message as the reason phrase (h5pyd shows it).
+ * Anything else is a 500 with a generic message, logged with its stack.
+ */
+export function errorMiddleware(logger: Logger) {
+  return async (ctx: Context, next: Next): Promise<void> => {
+    try {
+      await next();
+      if (ctx.status === 404 && ctx.body === undefined) throw new H5StoreError('NotFound', `No route for ${ctx.method} ${ctx.path}`);
+      if (ctx.status === 405 && ctx.body === undefined) {
+        throw new H5StoreError('MethodNotAllowed', `Method ${ctx.method} is not allowed on ${ctx.path}`, { Allow: ctx.response.get('Allow') });
+      }
+      if (ctx.status === 501 && ctx.body === undefined) throw new H5StoreError('NotImplemented', `Method ${ctx.method} is not implemented`);
+    } catch (e) {
+      let err: H5StoreError;
+      if (e instanceof H5StoreError) {
+        err = e;
+        if (err.status >= 500) logger.error({ err: { message: err.message, stack: err.stack } }, 'request failed');
+      } else {
+        const status = (e as { status?: number; expose?: boolean }).status;
+        if (status && status >= 400 && status < 500 && (e as { expose?: boolean }).expose) {
+          const code = (Object.keys(STATUS) as (keyof typeof STATUS)[]).find((k) => STATUS[k] === status) ?? 'BadRequest';
+          err = new H5StoreError(code, (e as Error).message);
+        } else {
+          logger.error({ err: e }, 'unexpected error');
+          err = new H5StoreError('Internal', 'Internal server error (see the server log)');
+        }
+      }
+      if (ctx.headerSent || !ctx.writable) {
+        // A streamed response has begun: nothing can be said any more but closing it.
+        ctx.res.destroy();
+        return;
+      }
+      ctx.status = err.status;
+      ctx.message = reasonPhrase(err.message);
+      for (const [k, v] of Object.entries(err.headers ?? {})) if (v) ctx.set(k, v);
+      ctx.type = 'application/json; charset=utf-8';
+      ctx.body = JSON.stringify({ status: err.status, message: err.message, hrefs: [] });
+    }
+  };
+}
+
+/** Request log: method, path, status, milliseconds (one line per request). */
+export function requestLogger(logger: Logger) {
+  return async (ctx: Context, next: Next): Promise<void> => {
+    const t0 = performance.now();
+    try {
+      await next();
+    } finally {
+      const log = () =>
+        logger.info({ method: ctx.method, path: ctx.path, status: ctx.status, ms: Math.round((performance.now() - t0) * 100) / 100 }, 'request');
+      if (ctx.body && typeof (ctx.body as { pipe?: unknown }).pipe === 'function') ctx.res.once('close', log);
+      else log();
+    }
+  };
+}

@@ -1,0 +1,144 @@
+/**
+ * Request parsing shared by the handlers: domain selection, query flags, bodies.
+ */
+import type { Context } from 'koa';
+import picomatch from 'picomatch';
+import getRawBody from 'raw-body';
+import { parseJsonBody } from '../codec/json.js';
+import type { Config } from '../config.js';
+import { H5StoreError, badRequest } from '../errors.js';
+import { normalizeDomain } from '../store/paths.js';
+
+/** The domain a request names and how it named it (hrefs repeat a query-param domain). */
+export interface DomainRef {
+  domain: string;
+  viaQuery: boolean;
+}
+
+/**
+ * The request's domain: the `domain` query parameter first, then the `X-Store-domain` header,
+ * then `X-Hdf-domain` (wire-reference 0.3; DESIGN.md section 6).
+ * @returns undefined when none is given and `required` is false.
+ * @throws BadRequest for a missing (when required) or invalid domain.
+ */
+export function domainRef(ctx: Context, opts: { required?: boolean; allowRoot?: boolean } = {}): DomainRef | undefined {
+  const q = ctx.query.domain;
+  let raw: string | undefined;
+  let viaQuery = false;
+  if (typeof q === 'string' && q !== '') {
+    raw = q;
+    viaQuery = true;
+  } else if (Array.isArray(q)) {
+    throw badRequest('Give the domain only once');
+  } else {
+    raw = ctx.get('x-store-domain') || ctx.get('x-hdf-domain') || undefined;
+  }
+  if (raw === undefined) {
+    if (opts.required === false) return undefined;
+    throw badRequest('Invalid domain: no domain given (use ?domain=/path/file.h5 or the X-Store-domain header)');
+  }
+  return { domain: normalizeDomain(raw, { allowRoot: opts.allowRoot }), viaQuery };
+}
+
+/** The domain of an object route (required). */
+export function requireDomain(ctx: Context): DomainRef {
+  return domainRef(ctx, { required: true })!;
+}
+
+/** One query parameter as a string (the first when repeated). */
+export function param(ctx: Context, name: string): string | undefined {
+  const v = ctx.query[name];
+  return Array.isArray(v) ? v[0] : v;
+}
+
+/**
+ * A boolean flag (wire-reference 0.9): absent, `0`, empty, `false`, `f`, `no` mean false;
+ * anything else means true.
+ */
+export function flag(ctx: Context, name: string): boolean {
+  const v = param(ctx, name);
+  if (v === undefined) return false;
+  return !['', '0', 'false', 'f', 'no', 'n'].includes(v.toLowerCase());
+}
+
+/** `Limit` (0 or absent: no limit). @throws BadRequest when not a non-negative integer. */
+export function limitParam(ctx: Context, name = 'Limit'): number | undefined {
+  const v = param(ctx, name) ?? param(ctx, name.toLowerCase());
+  if (v === undefined || v === '') return undefined;
+  if (!/^\d+$/.test(v)) throw badRequest(`Expected int type for ${name.toLowerCase()}`);
+  const n = Number(v);
+  return n === 0 ? undefined : n;
+}
+
+/** `Marker` (or `marker`), URL-decoded by the query parser. */
+export function markerParam(ctx: Context): string | undefined {
+  return param(ctx, 'Marker') ?? param(ctx, 'marker');
+}
+
+/** True when the client asked for binary (`Accept: application/octet-stream`, wire-reference 5). */
+export function wantsBinary(ctx: Context): boolean {
+  const accept = ctx.get('accept');
+  if (!accept) return false;
+  return ctx.accepts('application/json', 'application/octet-stream') === 'application/octet-stream' && accept.includes('application/octet-stream');
+}
+
+/**
+ * Whether a request body is binary: Content-Type containing `application/octet-stream`; JSON
+ * when absent or JSON (h5pyd posts JSON without a Content-Type).
+ * @throws BadRequest for any other content type (wire-reference 0.5).
+ */
+export function bodyIsBinary(ctx: Context): boolean {
+  const ct = ctx.get('content-type').toLowerCase();
+  if (ct.includes('application/octet-stream')) return true;
+  if (ct === '' || ct.includes('json')) return false;
+  throw badRequest(`Unknown content_type: ${ct}`);
+}
+
+/** Read the raw request body up to `limit` bytes. @throws PayloadTooLarge beyond it. */
+export async function rawBody(ctx: Context, limit: number): Promise<Buffer> {
+  try {
+    return await getRawBody(ctx.req, { limit, length: ctx.get('content-length') || undefined });
+  } catch (e) {
+    const err = e as { type?: string; status?: number; message: string };
+    if (err.type === 'entity.too.large') throw new H5StoreError('PayloadTooLarge', `Request body larger than ${limit} bytes`);
+    if (err.type === 'request.size.invalid') throw badRequest('Request body shorter than its Content-Length');
+    throw badRequest(`Cannot read the request body: ${err.message}`);
+  }
+}
+
+/**
+ * Read a JSON body whatever its Content-Type (wire-reference 0.5). Empty body -> `{}` unless
+ * `required`. NaN/Infinity literals and big integers are accepted.
+ * @throws BadRequest `Unable to load JSON body` for invalid JSON.
+ */
+export async function jsonBody(ctx: Context, config: Config, opts: { required?: boolean } = {}): Promise<unknown> {
+  const text = (await rawBody(ctx, config.maxJsonBodyBytes)).toString('utf8');
+  if (text.trim() === '') {
+    if (opts.required) throw badRequest('A JSON body is required');
+    return {};
+  }
+  return parseJsonBody(text);
+}
+
+/** A JSON body that must be an object. */
+export async function jsonObject(ctx: Context, config: Config, opts: { required?: boolean } = {}): Promise<Record<string, unknown>> {
+  const b = await jsonBody(ctx, config, opts);
+  if (b === null || typeof b !== 'object' || Array.isArray(b)) throw badRequest('The JSON body must be an object');
+  return b as Record<string, unknown>;
+}
+
+/** A shell glob (`pattern=`) as a predicate on names (only `*`, `?` and `[...]`). */
+export function globParam(ctx: Context): ((name: string) => boolean) | undefined {
+  const p = param(ctx, 'pattern');
+  if (p === undefined || p === '') return undefined;
+  return globToPredicate(p);
+}
+
+/** Compile a glob with picomatch (basename matching, dots allowed). */
+export function globToPredicate(glob: string): (name: string) => boolean {
+  try {
+    return picomatch(glob, { dot: true, nobrace: true, noextglob: true });
+  } catch (e) {
+    throw badRequest(`Invalid pattern: ${(e as Error).message}`);
+  }
+}

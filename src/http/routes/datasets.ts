@@ -1,0 +1,246 @@
+/**
+ * Dataset routes: metadata, shape, type, and values (wire-reference 2.3, 2.4, 3.5).
+ */
+import type Router from '@koa/router';
+import type { Context } from 'koa';
+import { Readable } from 'node:stream';
+import { authorize } from '../../auth/policy.js';
+import { ValueJsonWriter, stringifyJson } from '../../codec/json.js';
+import { badRequest, tooLarge } from '../../errors.js';
+import type { ReadPlan, ValuePage } from '../../store/values.js';
+import type { Deps } from '../deps.js';
+import { objectHrefs, ownedHrefs } from '../deps.js';
+import { type Href, Hrefs, sendJson } from '../present.js';
+import { bodyIsBinary, flag, jsonBody, jsonObject, limitParam, param, rawBody, requireDomain, wantsBinary } from '../request.js';
+
+/** Integer query parameter or undefined. @throws BadRequest when not a non-negative integer. */
+function intParam(ctx: Context, name: string): number | undefined {
+  const v = param(ctx, name);
+  if (v === undefined || v === '') return undefined;
+  if (!/^\d+$/.test(v)) throw badRequest(`"${name}" must be a non-negative integer`);
+  return Number(v);
+}
+
+export function datasetRoutes(router: Router, d: Deps): void {
+  // POST /datasets: create a dataset
+  router.post('/datasets', async (ctx) => {
+    const ref = requireDomain(ctx);
+    authorize(ctx, ref.domain, 'create');
+    const body = await jsonObject(ctx, d.config, { required: true });
+    const ds = await d.store.createDataset(ref.domain, body, flag(ctx, 'implicit'));
+    const h = new Hrefs(ctx, d.config, ref);
+    sendJson(ctx, 201, { ...ds, hrefs: objectHrefs(h, 'datasets', ds.id, ds.root) });
+  });
+
+  // GET /datasets/:id
+  router.get('/datasets/:id', async (ctx) => {
+    const ref = requireDomain(ctx);
+    authorize(ctx, ref.domain, 'read');
+    const ds = await d.store.getDataset(ref.domain, ctx.params.id, { includeAttrs: flag(ctx, 'include_attrs') });
+    const h = new Hrefs(ctx, d.config, ref);
+    const extra: Href[] = [];
+    if (ds.shape.class !== 'H5S_NULL') {
+      const dims = ds.shape.class === 'H5S_SIMPLE' ? ds.shape.dims : [];
+      const n = dims.reduce((a, b) => a * b, 1);
+      if (n <= 100) extra.push(h.rel('data', `/datasets/${ds.id}/value`));
+      else {
+        const sel = '[' + dims.map((x, i) => (i === dims.length - 1 ? `0:${Math.min(x, 100)}` : '0:1')).join(',') + ']';
+        extra.push(h.rel('preview', `/datasets/${ds.id}/value`, `select=${sel}`));
+      }
+    }
+    sendJson(ctx, 200, { ...ds, hrefs: objectHrefs(h, 'datasets', ds.id, ds.root, extra) }, { ignoreNan: flag(ctx, 'ignore_nan') });
+  });
+
+  // GET /datasets/:id/shape
+  router.get('/datasets/:id/shape', async (ctx) => {
+    const ref = requireDomain(ctx);
+    authorize(ctx, ref.domain, 'read');
+    const id = ctx.params.id;
+    const r = await d.store.getDatasetTypeAndShape(ref.domain, id);
+    const h = new Hrefs(ctx, d.config, ref);
+    const root = await d.store.rootId(ref.domain);
+    sendJson(ctx, 200, {
+      shape: r.shape,
+      created: r.created,
+      lastModified: r.lastModified,
+      hrefs: ownedHrefs(h, `/datasets/${id}/shape`, `/datasets/${id}`, root),
+    });
+  });
+
+  // PUT /datasets/:id/shape: resize ({"shape"} or {"extend","extend_dim"})
+  router.put('/datasets/:id/shape', async (ctx) => {
+    const ref = requireDomain(ctx);
+    authorize(ctx, ref.domain, 'update');
+    const body = await jsonObject(ctx, d.config, { required: true });
+    const r = await d.store.resizeDataset(ref.domain, ctx.params.id, body);
+    const h = new Hrefs(ctx, d.config, ref);
+    const out: Record<string, unknown> = { hrefs: [h.rel('self', `/datasets/${ctx.params.id}/shape`), h.rel('owner', `/datasets/${ctx.params.id}`)] };
+    if (r.selection) out.selection = r.selection;
+    sendJson(ctx, 201, out);
+  });
+
+  // GET /datasets/:id/type
+  router.get('/datasets/:id/type', async (ctx) => {
+    const ref = requireDomain(ctx);
+    authorize(ctx, ref.domain, 'read');
+    const id = ctx.params.id;
+    const r = await d.store.getDatasetTypeAndShape(ref.domain, id);
+    const h = new Hrefs(ctx, d.config, ref);
+    const root = await d.store.rootId(ref.domain);
+    sendJson(ctx, 200, { type: r.type, hrefs: ownedHrefs(h, `/datasets/${id}/type`, `/datasets/${id}`, root) });
+  });
+
+  const valueHrefs = async (ctx: Context, ref: ReturnType<typeof requireDomain>, id: string): Promise<Href[]> => {
+    const h = new Hrefs(ctx, d.config, ref);
+    return ownedHrefs(h, `/datasets/${id}/value`, `/datasets/${id}`, await d.store.rootId(ref.domain));
+  };
+
+  // GET /datasets/:id/value: JSON or binary, select= hyperslabs and coordinate lists, query=
+  router.get('/datasets/:id/value', async (ctx) => {
+    const ref = requireDomain(ctx);
+    authorize(ctx, ref.domain, 'read');
+    const id = ctx.params.id;
+    const query = param(ctx, 'query');
+    if (query !== undefined) {
+      const r = await d.store.queryValues(ref.domain, id, query, { select: param(ctx, 'select'), limit: limitParam(ctx), fields: param(ctx, 'fields') });
+      sendJson(ctx, 200, { value: r.rows, hrefs: await valueHrefs(ctx, ref, id) }, { ignoreNan: flag(ctx, 'ignore_nan') });
+      return;
+    }
+    const hrefs = await valueHrefs(ctx, ref, id);
+    const { plan, release } = await d.store.openValueRead(ref.domain, id, { select: param(ctx, 'select'), fields: param(ctx, 'fields') });
+    sendValue(ctx, d, plan, release, hrefs);
+  });
+
+  // POST /datasets/:id/value: points (JSON or binary uint64) or a long selection
+  router.post('/datasets/:id/value', async (ctx) => {
+    const ref = requireDomain(ctx);
+    authorize(ctx, ref.domain, 'read');
+    const id = ctx.params.id;
+    const hrefs = await valueHrefs(ctx, ref, id);
+    let req;
+    if (bodyIsBinary(ctx)) {
+      req = { pointsBinary: await rawBody(ctx, d.config.maxBinaryBodyBytes), fields: param(ctx, 'fields') };
+    } else {
+      const body = (await jsonObject(ctx, d.config, { required: true })) as Record<string, unknown>;
+      const fields = param(ctx, 'fields') ?? (typeof body.fields === 'string' ? body.fields : undefined);
+      req = { body, select: param(ctx, 'select'), fields };
+    }
+    const { plan, release } = await d.store.openValueRead(ref.domain, id, req);
+    sendValue(ctx, d, plan, release, hrefs);
+  });
+
+  // PUT /datasets/:id/value: write (binary or JSON); query update
+  router.put('/datasets/:id/value', async (ctx) => {
+    const ref = requireDomain(ctx);
+    authorize(ctx, ref.domain, 'update');
+    const id = ctx.params.id;
+    const query = param(ctx, 'query');
+    if (query !== undefined) {
+      const body = await jsonObject(ctx, d.config, { required: true });
+      const update = 'value' in body && typeof body.value === 'object' ? body.value : body;
+      const r = await d.store.queryUpdate(ref.domain, id, query, update, { select: param(ctx, 'select'), limit: limitParam(ctx) });
+      sendJson(ctx, 200, { value: r.rows, hrefs: await valueHrefs(ctx, ref, id) });
+      return;
+    }
+    const common = {
+      select: param(ctx, 'select'),
+      fields: param(ctx, 'fields'),
+      append: intParam(ctx, 'append'),
+      appendDim: intParam(ctx, 'append_dim'),
+      elementCount: intParam(ctx, 'element_count'),
+    };
+    if (bodyIsBinary(ctx)) {
+      const wire = await rawBody(ctx, d.config.maxBinaryBodyBytes);
+      await d.store.writeValues(ref.domain, id, { ...common, wire });
+    } else {
+      const body = await jsonBody(ctx, d.config, { required: true });
+      if (!body || typeof body !== 'object' || Array.isArray(body)) throw badRequest('The JSON body must be an object with "value"');
+      await d.store.writeValues(ref.domain, id, { ...common, json: body as Record<string, unknown> });
+    }
+    sendJson(ctx, 200, { hrefs: await valueHrefs(ctx, ref, id) });
+  });
+}
+
+/**
+ * Send a planned value read as binary (wire-reference 3.5) or JSON, streaming page by page when
+ * it is larger than one page. `release` is called exactly once, when the last page was read or
+ * the client went away.
+ */
+function sendValue(ctx: Context, d: Deps, plan: ReadPlan, release: () => void, hrefs: Href[]): void {
+  const binary = wantsBinary(ctx);
+  try {
+    if (!binary && plan.bytes > d.config.maxJsonValueBytes) {
+      throw tooLarge(
+        `The JSON value would hold ${plan.bytes} bytes of data, above the limit of ${d.config.maxJsonValueBytes}: ` +
+          'ask for binary (Accept: application/octet-stream) or a smaller selection',
+      );
+    }
+    const singlePage = plan.bytes <= d.config.pageBytes;
+    if (binary) {
+      ctx.status = 200;
+      ctx.type = 'application/octet-stream';
+      if (plan.itemSize !== undefined) ctx.length = plan.count * plan.itemSize;
+      if (singlePage) {
+        const parts = [...plan.pages()].map((p) => p.wire);
+        ctx.body = parts.length === 1 ? parts[0] : Buffer.concat(parts);
+        release();
+        return;
+      }
+      ctx.body = pageStream(plan.pages(), release, (p) => p.wire);
+      return;
+    }
+    const shape = flag(ctx, 'reduce_dim') ? plan.shape.filter((x) => x !== 1) : plan.shape;
+    const writer = new ValueJsonWriter(plan.type, shape, { ignoreNan: flag(ctx, 'ignore_nan') });
+    const tail = `,"hrefs":${stringifyJson(hrefs)}}`;
+    ctx.status = 200;
+    ctx.type = 'application/json';
+    if (singlePage) {
+      let text = '{"value":';
+      for (const page of plan.pages()) text += writer.write(page.wire, page.count);
+      ctx.body = text + writer.end() + tail;
+      release();
+      return;
+    }
+    let started = false;
+    ctx.body = pageStream(plan.pages(), release, (page) => {
+      const head = started ? '' : '{"value":';
+      started = true;
+      return Buffer.from(head + writer.write(page.wire, page.count));
+    }, () => Buffer.from((started ? '' : '{"value":') + writer.end() + tail));
+  } catch (e) {
+    release();
+    throw e;
+  }
+}
+
+/**
+ * A byte stream over pages: each `read()` pulls one page (one libhdf5 read) so the event loop
+ * runs between pages; `release` runs once when the stream ends, fails or is destroyed.
+ */
+function pageStream(pages: Generator<ValuePage>, release: () => void, map: (p: ValuePage) => Buffer, finish?: () => Buffer): Readable {
+  let done = false;
+  const s = new Readable({
+    highWaterMark: 1,
+    read() {
+      if (done) return;
+      try {
+        const r = pages.next();
+        if (r.done) {
+          done = true;
+          if (finish) this.push(finish());
+          this.push(null);
+          return;
+        }
+        this.push(map(r.value));
+      } catch (e) {
+        done = true;
+        this.destroy(e as Error);
+      }
+    },
+  });
+  s.once('close', () => {
+    pages.return(undefined);
+    release();
+  });
+  return s;
+}

@@ -1,0 +1,187 @@
+/**
+ * Group, link and collection routes (service spec 4.2-4.4; wire-reference 2.1, 2.2).
+ */
+import type Router from '@koa/router';
+import type { Context } from 'koa';
+import { authorize } from '../../auth/policy.js';
+import { badRequest } from '../../errors.js';
+import type { ObjectKind } from '../../hdf5/objects.js';
+import { COLLECTION } from '../../store/ids.js';
+import { parseLinkSpec } from '../../store/links.js';
+import type { Deps } from '../deps.js';
+import { objectHrefs, ownedHrefs } from '../deps.js';
+import { Hrefs, sendJson } from '../present.js';
+import { flag, globParam, jsonObject, limitParam, markerParam, param, requireDomain } from '../request.js';
+
+export function groupRoutes(router: Router, d: Deps): void {
+  // GET /groups, /datasets, /datatypes: ids of the objects of a kind (and GET /<col>/?h5path=)
+  for (const kind of ['group', 'dataset', 'datatype'] as ObjectKind[]) {
+    const col = COLLECTION[kind];
+    const collection = async (ctx: Context) => {
+      const ref = requireDomain(ctx);
+      authorize(ctx, ref.domain, 'read');
+      const h = new Hrefs(ctx, d.config, ref);
+      const h5path = param(ctx, 'h5path');
+      if (h5path !== undefined) {
+        const parent = param(ctx, 'parent_id') ?? param(ctx, 'grpid');
+        const { kind: found, json } = await d.store.lookupPath(ref.domain, h5path, parent);
+        if (found !== kind) throw badRequest(`${h5path} is a ${found}, not a ${kind}`);
+        sendJson(ctx, 200, { ...json, hrefs: objectHrefs(h, col, json.id as string, json.root as string) });
+        return;
+      }
+      if (ctx.path.endsWith('/')) throw badRequest(`Missing ${kind} id`);
+      const ids = await d.store.listCollection(ref.domain, kind, { limit: limitParam(ctx), marker: markerParam(ctx) });
+      const root = await d.store.rootId(ref.domain);
+      sendJson(ctx, 200, { [col]: ids, hrefs: [h.rel('self', `/${col}`), h.rel('root', `/groups/${root}`), h.rel('home', '/')] });
+    };
+    router.get(`/${col}`, collection);
+    router.get(`/${col}/`, collection);
+  }
+
+  // POST /groups: create a group (anonymous, or linked with link/h5path)
+  router.post('/groups', async (ctx) => {
+    const ref = requireDomain(ctx);
+    authorize(ctx, ref.domain, 'create');
+    const body = await jsonObject(ctx, d.config);
+    const g = await d.store.createGroup(ref.domain, body, flag(ctx, 'implicit'));
+    const h = new Hrefs(ctx, d.config, ref);
+    sendJson(ctx, 201, { ...g, hrefs: objectHrefs(h, 'groups', g.id, g.root) });
+  });
+
+  // GET /groups/:id
+  router.get('/groups/:id', async (ctx) => {
+    const ref = requireDomain(ctx);
+    authorize(ctx, ref.domain, 'read');
+    const h5path = param(ctx, 'h5path');
+    const h = new Hrefs(ctx, d.config, ref);
+    if (h5path !== undefined) {
+      const { kind, json } = await d.store.lookupPath(ref.domain, h5path, ctx.params.id);
+      sendJson(ctx, 200, { ...json, hrefs: objectHrefs(h, COLLECTION[kind], json.id as string, json.root as string) });
+      return;
+    }
+    const g = await d.store.getGroup(ref.domain, ctx.params.id, {
+      includeLinks: flag(ctx, 'include_links'),
+      includeAttrs: flag(ctx, 'include_attrs'),
+    });
+    const out: Record<string, unknown> = { ...g, hrefs: objectHrefs(h, 'groups', g.id, g.root) };
+    if (flag(ctx, 'getalias')) out.alias = g.id === g.root ? ['/'] : [];
+    sendJson(ctx, 200, out);
+  });
+
+  // DELETE /groups/:id, /datasets/:id, /datatypes/:id
+  for (const kind of ['group', 'dataset', 'datatype'] as ObjectKind[]) {
+    router.delete(`/${COLLECTION[kind]}/:id`, async (ctx) => {
+      const ref = requireDomain(ctx);
+      authorize(ctx, ref.domain, 'delete');
+      await d.store.deleteObject(ref.domain, kind, ctx.params.id);
+      const h = new Hrefs(ctx, d.config, ref);
+      sendJson(ctx, 200, { hrefs: [h.rel('home', '/')] });
+    });
+  }
+
+  // GET /groups/:id/links
+  router.get('/groups/:id/links', async (ctx) => {
+    const ref = requireDomain(ctx);
+    authorize(ctx, ref.domain, 'read');
+    const id = ctx.params.id;
+    const items = await d.store.listLinks(ref.domain, id, {
+      limit: limitParam(ctx),
+      marker: markerParam(ctx),
+      createOrder: flag(ctx, 'CreateOrder'),
+      pattern: globParam(ctx),
+    });
+    const h = new Hrefs(ctx, d.config, ref);
+    const links = items.map((l) => {
+      const item: Record<string, unknown> = { ...l, href: h.url(`/groups/${id}/links/${encodeURIComponent(l.title)}`) };
+      if (l.id && l.collection) item.target = h.url(`/${l.collection}/${l.id}`);
+      return item;
+    });
+    sendJson(ctx, 200, { links, hrefs: ownedHrefs(h, `/groups/${id}/links`, `/groups/${id}`) });
+  });
+
+  // POST /groups/:id/links: several links by title
+  router.post('/groups/:id/links', async (ctx) => {
+    const ref = requireDomain(ctx);
+    authorize(ctx, ref.domain, 'read');
+    const body = await jsonObject(ctx, d.config, { required: true });
+    if (!Array.isArray(body.titles) || !body.titles.every((t) => typeof t === 'string')) {
+      throw badRequest('"titles" must be a list of link names');
+    }
+    const out = [];
+    for (const t of body.titles as string[]) {
+      const { link, created } = await d.store.getLink(ref.domain, ctx.params.id, t);
+      out.push({ ...link, created });
+    }
+    sendJson(ctx, 200, { links: out, hrefs: [] });
+  });
+
+  // PUT /groups/:id/links: create several links {"links": {title: {id}|{h5path}|{h5path,h5domain}}}
+  router.put('/groups/:id/links', async (ctx) => {
+    const ref = requireDomain(ctx);
+    authorize(ctx, ref.domain, 'create');
+    const body = await jsonObject(ctx, d.config, { required: true });
+    const links = body.links;
+    if (!links || typeof links !== 'object' || Array.isArray(links)) throw badRequest('"links" must be an object {title: link}');
+    const specs = Object.entries(links as Record<string, unknown>).map(([t, b]) => [t, parseLinkSpec(b)] as const);
+    let created = false;
+    for (const [t, s] of specs) if ((await d.store.putLink(ref.domain, ctx.params.id, t, s)) === 'created') created = true;
+    sendJson(ctx, created ? 201 : 200, { hrefs: [] });
+  });
+
+  // DELETE /groups/:id/links?titles=a/b
+  router.delete('/groups/:id/links', async (ctx) => {
+    const ref = requireDomain(ctx);
+    authorize(ctx, ref.domain, 'delete');
+    const titles = param(ctx, 'titles');
+    if (!titles) throw badRequest('"titles" is required');
+    const sep = param(ctx, 'separator') ?? '/';
+    for (const t of titles.split(sep)) await d.store.getLink(ref.domain, ctx.params.id, t);
+    for (const t of titles.split(sep)) await d.store.deleteLink(ref.domain, ctx.params.id, t);
+    sendJson(ctx, 200, { hrefs: [] });
+  });
+
+  // GET /groups/:id/links/:name
+  router.get('/groups/:id/links/:name', async (ctx) => {
+    const ref = requireDomain(ctx);
+    authorize(ctx, ref.domain, 'read');
+    const { id, name } = ctx.params;
+    const r = await d.store.getLink(ref.domain, id, name);
+    const h = new Hrefs(ctx, d.config, ref);
+    const selfPath = `/groups/${id}/links/${encodeURIComponent(name)}`;
+    const hrefs = [h.rel('self', selfPath)];
+    if (r.link.class === 'H5L_TYPE_UDLINK') hrefs.push(h.rel('root', `/groups/${await d.store.rootId(ref.domain)}`));
+    hrefs.push(h.rel('home', '/'), h.rel('owner', `/groups/${id}`));
+    if (r.link.id && r.link.collection) hrefs.push(h.rel('target', `/${r.link.collection}/${r.link.id}`));
+    ctx.set('ETag', `"${etagOf(r.link)}"`);
+    sendJson(ctx, 200, { link: r.link, created: r.created, lastModified: r.lastModified, hrefs });
+  });
+
+  // PUT /groups/:id/links/:name
+  router.put('/groups/:id/links/:name', async (ctx) => {
+    const ref = requireDomain(ctx);
+    authorize(ctx, ref.domain, 'create');
+    const spec = parseLinkSpec(await jsonObject(ctx, d.config, { required: true }));
+    const r = await d.store.putLink(ref.domain, ctx.params.id, ctx.params.name, spec);
+    const h = new Hrefs(ctx, d.config, ref);
+    sendJson(ctx, r === 'created' ? 201 : 200, {
+      hrefs: [h.rel('self', `/groups/${ctx.params.id}/links/${encodeURIComponent(ctx.params.name)}`), h.rel('owner', `/groups/${ctx.params.id}`)],
+    });
+  });
+
+  // DELETE /groups/:id/links/:name
+  router.delete('/groups/:id/links/:name', async (ctx) => {
+    const ref = requireDomain(ctx);
+    authorize(ctx, ref.domain, 'delete');
+    await d.store.deleteLink(ref.domain, ctx.params.id, ctx.params.name);
+    const h = new Hrefs(ctx, d.config, ref);
+    sendJson(ctx, 200, { hrefs: [h.rel('owner', `/groups/${ctx.params.id}`)] });
+  });
+}
+
+/** A strong ETag of a link's content (FNV-1a of its JSON). */
+function etagOf(link: object): string {
+  const s = JSON.stringify(link);
+  let h = 0x811c9dc5;
+  for (let i = 0; i < s.length; i++) h = Math.imul(h ^ s.charCodeAt(i), 0x01000193) >>> 0;
+  return h.toString(16).padStart(8, '0');
+}

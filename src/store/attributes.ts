@@ -1,0 +1,361 @@
+/**
+ * Attributes of groups, datasets and committed datatypes (service spec 2.1, 4.1, 4.3;
+ * wire-reference 2.6).
+ */
+import type { ShapeJson } from '../codec/shapes.js';
+import { parseShape } from '../codec/shapes.js';
+import type { TypeJson } from '../codec/types.js';
+import { parseType, typesEqual } from '../codec/types.js';
+import { decodeElements, encodeElements, flattenValue, nestValues } from '../codec/values.js';
+import { badRequest, conflict, gone, notFound } from '../errors.js';
+import * as io from '../hdf5/io.js';
+import type { SpaceInfo } from '../hdf5/io.js';
+import type { Hid } from '../hdf5/lib.js';
+import * as h5 from '../hdf5/objects.js';
+import type { ObjectKind } from '../hdf5/objects.js';
+import type { DomainFile, Times } from './domainFile.js';
+
+/** Shape JSON of a dataspace (wire-reference 3.2: unlimited is 0; maxdims only when extensible). */
+export function shapeJson(space: SpaceInfo): ShapeJson {
+  if (space.cls !== 'H5S_SIMPLE') return { class: space.cls };
+  const out: ShapeJson = { class: 'H5S_SIMPLE', dims: space.dims };
+  if (space.maxdims.some((m, i) => m !== space.dims[i])) {
+    out.maxdims = space.maxdims.map((m) => (m === Infinity ? 0 : m));
+  }
+  return out;
+}
+
+/** Dataspace from a parsed shape JSON (maxdims 0 = unlimited). */
+export function spaceOf(shape: ShapeJson): SpaceInfo {
+  if (shape.class !== 'H5S_SIMPLE') return { cls: shape.class, dims: [], maxdims: [] };
+  return {
+    cls: 'H5S_SIMPLE',
+    dims: shape.dims,
+    maxdims: shape.maxdims ? shape.maxdims.map((m) => (m === 0 ? Infinity : m)) : [],
+  };
+}
+
+/** Number of elements of a dataspace (0 for H5S_NULL, 1 for scalar). */
+export function spaceCount(space: SpaceInfo): number {
+  if (space.cls === 'H5S_NULL') return 0;
+  return space.dims.reduce((a, b) => a * b, 1);
+}
+
+/** An attribute as the REST API shows it. */
+export interface AttributeJson {
+  name: string;
+  type: TypeJson;
+  shape: ShapeJson;
+  value?: unknown;
+  created: number;
+  lastModified?: number;
+}
+
+/** Read the JSON value of an open attribute (null for H5S_NULL; bare value for scalars). */
+function attributeValue(f: DomainFile, aid: Hid, type: TypeJson, space: SpaceInfo): unknown {
+  if (space.cls === 'H5S_NULL') return null;
+  const n = spaceCount(space);
+  const wire = io.readAttribute(aid, type, n, f.refs);
+  const { values } = decodeElements(wire, type, n);
+  return nestValues(values, space.dims);
+}
+
+/** Look up one attribute: 404 when missing, 410 when deleted earlier in this process. */
+function openAttr(f: DomainFile, oid: Hid, ownerId: string, name: string): Hid {
+  if (!io.attributeExists(oid, name)) {
+    if (f.goneIds.has(`${ownerId}/attributes/${name}`)) throw gone(`Attribute ${JSON.stringify(name)} has been deleted`);
+    throw notFound(`Attribute ${JSON.stringify(name)} not found`);
+  }
+  return io.openAttribute(oid, name);
+}
+
+/** Owner object times (attributes use their owner's times, DESIGN.md section 4). */
+function ownerTimes(f: DomainFile, oid: Hid): Times {
+  return f.objectTimes(h5.objectInfo(oid));
+}
+
+/**
+ * One attribute with its value (wire-reference 2.6 GET .../attributes/<name>).
+ */
+export function getAttribute(f: DomainFile, kind: ObjectKind, ownerId: string, name: string, includeData = true): AttributeJson {
+  return f.withId(ownerId, kind, (oid) => {
+    const aid = openAttr(f, oid, ownerId, name);
+    try {
+      const meta = io.describeAttribute(aid, name, f.committedId);
+      const t = ownerTimes(f, oid);
+      const out: AttributeJson = { name, type: meta.type, shape: shapeJson(meta.space), created: t.created, lastModified: t.lastModified };
+      if (includeData) out.value = attributeValue(f, aid, meta.type, meta.space);
+      return out;
+    } finally {
+      io.closeAttribute(aid);
+    }
+  });
+}
+
+/** Options of attribute listings (wire-reference 2.6). */
+export interface AttributeListOptions {
+  limit?: number;
+  marker?: string;
+  createOrder?: boolean;
+  includeData?: boolean;
+  pattern?: (name: string) => boolean;
+}
+
+function attrNames(oid: Hid, createOrder: boolean): string[] {
+  if (createOrder) {
+    try {
+      return io.listAttributeNames(oid, 'crt');
+    } catch {
+      /* creation order not tracked: fall back to names */
+    }
+  }
+  return io.listAttributeNames(oid, 'name');
+}
+
+/** Attributes of an open object in the given order, with or without values. */
+export function attributesOf(f: DomainFile, oid: Hid, opts: AttributeListOptions & { names?: string[] }): AttributeJson[] {
+  const names = opts.names ?? attrNames(oid, !!opts.createOrder);
+  let start = 0;
+  if (opts.marker !== undefined && opts.marker !== '') {
+    let i = names.indexOf(opts.marker);
+    if (i < 0 && /^".*"$/s.test(opts.marker)) i = names.indexOf(opts.marker.slice(1, -1));
+    if (i < 0) throw notFound(`Marker ${JSON.stringify(opts.marker)} is not an attribute of this object`);
+    start = i + 1;
+  }
+  const t = ownerTimes(f, oid);
+  const limit = opts.limit && opts.limit > 0 ? opts.limit : Infinity;
+  const out: AttributeJson[] = [];
+  for (let i = start; i < names.length && out.length < limit; i++) {
+    const name = names[i];
+    if (opts.pattern && !opts.pattern(name)) continue;
+    const aid = io.openAttribute(oid, name);
+    try {
+      const meta = io.describeAttribute(aid, name, f.committedId);
+      const item: AttributeJson = { name, type: meta.type, shape: shapeJson(meta.space), created: t.created };
+      if (opts.includeData) item.value = attributeValue(f, aid, meta.type, meta.space);
+      out.push(item);
+    } finally {
+      io.closeAttribute(aid);
+    }
+  }
+  return out;
+}
+
+/** The attributes of an object (GET .../attributes). */
+export function listAttributes(f: DomainFile, kind: ObjectKind, ownerId: string, opts: AttributeListOptions): AttributeJson[] {
+  return f.withId(ownerId, kind, (oid) => attributesOf(f, oid, opts));
+}
+
+/**
+ * Attributes by name (POST .../attributes `{"attr_names"}`), in the order asked.
+ * @throws H5StoreError NotFound/Gone for a missing name.
+ */
+export function attributesByName(f: DomainFile, kind: ObjectKind, ownerId: string, names: string[], includeData: boolean): AttributeJson[] {
+  return f.withId(ownerId, kind, (oid) => {
+    for (const n of names) openAttrCheck(f, oid, ownerId, n);
+    return attributesOf(f, oid, { names, includeData });
+  });
+}
+
+function openAttrCheck(f: DomainFile, oid: Hid, ownerId: string, name: string): void {
+  io.closeAttribute(openAttr(f, oid, ownerId, name));
+}
+
+/** The `attributes` dict of `include_attrs` (storage form keyed by name, wire-reference 2.1). */
+export function attributesDict(f: DomainFile, oid: Hid): Record<string, Omit<AttributeJson, 'name'>> {
+  const out: Record<string, Omit<AttributeJson, 'name'>> = {};
+  for (const a of attributesOf(f, oid, { includeData: true })) {
+    const { name, ...rest } = a;
+    out[name] = rest;
+  }
+  return out;
+}
+
+/** Attribute value only: wire bytes plus type/shape (GET .../attributes/<name>/value). */
+export function readAttributeValue(
+  f: DomainFile,
+  kind: ObjectKind,
+  ownerId: string,
+  name: string,
+): { type: TypeJson; space: SpaceInfo; wire: Buffer } {
+  return f.withId(ownerId, kind, (oid) => {
+    const aid = openAttr(f, oid, ownerId, name);
+    try {
+      const meta = io.describeAttribute(aid, name);
+      if (meta.space.cls === 'H5S_NULL') throw badRequest('The attribute has a null dataspace (H5S_NULL): it holds no value');
+      return { type: meta.type, space: meta.space, wire: io.readAttribute(aid, meta.type, spaceCount(meta.space), f.refs) };
+    } finally {
+      io.closeAttribute(aid);
+    }
+  });
+}
+
+// ---------------------------------------------------------------------------------------------
+// Writing
+
+/** A validated attribute to create: type, dataspace, and the value in the wire format. */
+export interface AttributeSpec {
+  type: TypeJson;
+  space: SpaceInfo;
+  wire?: Buffer;
+}
+
+/**
+ * Validate a PUT attribute body `{type, shape?, value?}` (spec 2.1): every error is a 400 before
+ * anything is written.
+ */
+export function parseAttributeBody(f: DomainFile, body: unknown): AttributeSpec {
+  if (!body || typeof body !== 'object' || Array.isArray(body)) throw badRequest('Attribute body must be a JSON object');
+  const b = body as Record<string, unknown>;
+  if (b.type === undefined) throw badRequest('Attribute body needs a "type"');
+  const type = parseType(b.type, (id) => committedType(f, id));
+  const shape = parseShape(b.shape);
+  const space = spaceOf(shape);
+  if (space.cls === 'H5S_SIMPLE' && space.maxdims.length) throw badRequest('Attributes cannot have maxdims');
+  let wire: Buffer | undefined;
+  if (b.value !== undefined && b.value !== null) {
+    if (space.cls === 'H5S_NULL') throw badRequest('A value cannot be given for an attribute with shape H5S_NULL');
+    if (b.encoding === 'base64') {
+      if (typeof b.value !== 'string') throw badRequest('A base64 value must be a string');
+      wire = Buffer.from(b.value, 'base64');
+    } else {
+      const flat = flattenValue(b.value, space.dims, type);
+      wire = encodeElements(flat, type);
+    }
+  } else if (b.value === null && space.cls !== 'H5S_NULL') {
+    wire = undefined;
+  }
+  return { type, space, wire };
+}
+
+/** The type of a committed datatype by id (for `"type": "t-..."`). */
+export function committedType(f: DomainFile, id: string): TypeJson {
+  return f.withId(id, 'datatype', (tid) => ({ ...io.describeCommitted(tid), id }));
+}
+
+/**
+ * The file type for a new dataset or attribute: the committed datatype itself when `type.id` is
+ * set (so the object shares it, as h5py's named types), else a new transient type. Close it with
+ * `io.closeType`.
+ */
+export function fileTypeFor(f: DomainFile, type: TypeJson): Hid {
+  if (type.id) return f.open(type.id, 'datatype');
+  return io.createType(type);
+}
+
+function sameAttribute(f: DomainFile, aid: Hid, name: string, spec: AttributeSpec): boolean {
+  const meta = io.describeAttribute(aid, name);
+  if (!typesEqual(meta.type, spec.type)) return false;
+  if (meta.space.cls !== spec.space.cls || meta.space.dims.join() !== spec.space.dims.join()) return false;
+  const n = spaceCount(meta.space);
+  if (n === 0) return true;
+  const cur = io.readAttribute(aid, meta.type, n, f.refs);
+  return spec.wire !== undefined && cur.equals(spec.wire);
+}
+
+/**
+ * Create or replace an attribute (spec 2.1 and 4.1: an existing name is replaced; DESIGN.md 6).
+ * `replace=false` gives HSDS's behaviour instead (200 identical / 409 different).
+ * The new attribute is written under a temporary name first and renamed into place, so a failed
+ * write leaves the old attribute untouched.
+ * @returns 'created' (201) or 'exists' (identical attribute already present).
+ */
+export function putAttribute(f: DomainFile, kind: ObjectKind, ownerId: string, name: string, spec: AttributeSpec, replace = true): 'created' | 'exists' {
+  checkAttrName(name);
+  return f.withId(ownerId, kind, (oid) => {
+    const exists = io.attributeExists(oid, name);
+    if (exists) {
+      const aid = io.openAttribute(oid, name);
+      let same: boolean;
+      try {
+        same = sameAttribute(f, aid, name, spec);
+      } finally {
+        io.closeAttribute(aid);
+      }
+      if (same) return 'exists';
+      if (!replace) throw conflict(`Attribute ${JSON.stringify(name)} already exists`);
+    }
+    const target = exists ? `${name}\u0001h5store-new` : name;
+    writeNewAttribute(f, oid, target, spec);
+    if (exists) {
+      io.deleteAttribute(oid, name);
+      io.renameAttribute(oid, target, name);
+    }
+    f.goneIds.delete(`${ownerId}/attributes/${name}`);
+    return 'created';
+  });
+}
+
+function writeNewAttribute(f: DomainFile, oid: Hid, name: string, spec: AttributeSpec): void {
+  const ft = fileTypeFor(f, spec.type);
+  try {
+    const aid = io.createAttribute(oid, name, ft, spec.space);
+    try {
+      const n = spaceCount(spec.space);
+      if (n > 0 && spec.wire) io.writeAttribute(aid, spec.type, n, spec.wire, f.refs);
+    } catch (e) {
+      io.closeAttribute(aid);
+      io.deleteAttribute(oid, name);
+      throw e;
+    }
+    io.closeAttribute(aid);
+  } finally {
+    io.closeType(ft);
+  }
+}
+
+/** Validate an attribute name. */
+export function checkAttrName(name: unknown): string {
+  if (typeof name !== 'string' || name === '') throw badRequest('Attribute name must be a non-empty string');
+  if (name.includes('\u0000')) throw badRequest('Attribute name must not contain NUL');
+  if (name.includes('\u0001h5store-new')) throw badRequest('Attribute name uses a reserved suffix');
+  return name;
+}
+
+/** Delete one attribute. @throws NotFound/Gone */
+export function deleteAttribute(f: DomainFile, kind: ObjectKind, ownerId: string, name: string): void {
+  f.withId(ownerId, kind, (oid) => {
+    io.closeAttribute(openAttr(f, oid, ownerId, name));
+    io.deleteAttribute(oid, name);
+    f.goneIds.add(`${ownerId}/attributes/${name}`);
+  });
+}
+
+/**
+ * Delete several attributes (DELETE .../attributes?attr_names=a/b); all must exist (404 before
+ * anything is deleted).
+ */
+export function deleteAttributes(f: DomainFile, kind: ObjectKind, ownerId: string, names: string[]): void {
+  f.withId(ownerId, kind, (oid) => {
+    for (const n of names) io.closeAttribute(openAttr(f, oid, ownerId, n));
+    for (const n of names) {
+      io.deleteAttribute(oid, n);
+      f.goneIds.add(`${ownerId}/attributes/${n}`);
+    }
+  });
+}
+
+/**
+ * Replace the value of an existing attribute (PUT .../attributes/<name>/value), JSON or wire.
+ * @throws BadRequest for H5S_NULL or a value that does not fit.
+ */
+export function writeAttributeValue(
+  f: DomainFile,
+  kind: ObjectKind,
+  ownerId: string,
+  name: string,
+  value: { json?: unknown; wire?: Buffer },
+): void {
+  f.withId(ownerId, kind, (oid) => {
+    const aid = openAttr(f, oid, ownerId, name);
+    try {
+      const meta = io.describeAttribute(aid, name);
+      if (meta.space.cls === 'H5S_NULL') throw badRequest('The attribute has a null dataspace (H5S_NULL): it holds no value');
+      const n = spaceCount(meta.space);
+      const wire = value.wire ?? encodeElements(flattenValue(value.json, meta.space.dims, meta.type), meta.type);
+      io.writeAttribute(aid, meta.type, n, wire, f.refs);
+    } finally {
+      io.closeAttribute(aid);
+    }
+  });
+}

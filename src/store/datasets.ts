@@ -1,0 +1,443 @@
+/**
+ * Datasets: metadata, creation, resize (wire-reference 2.3, 3.3, 3.4).
+ */
+import { parseShape } from '../codec/shapes.js';
+import type { ShapeJson } from '../codec/shapes.js';
+import type { TypeJson } from '../codec/types.js';
+import { parseType } from '../codec/types.js';
+import { decodeElements, encodeElements, flattenValue } from '../codec/values.js';
+import { badRequest, conflict } from '../errors.js';
+import * as C from '../hdf5/constants.js';
+import * as io from '../hdf5/io.js';
+import type { DatasetCreateOptions, DatasetCreation, SpaceInfo } from '../hdf5/io.js';
+import type { Hid } from '../hdf5/lib.js';
+import * as h5 from '../hdf5/objects.js';
+import { attributesDict, committedType, fileTypeFor, shapeJson, spaceOf } from './attributes.js';
+import type { DomainFile } from './domainFile.js';
+import { checkFreeName, newObjectPlace } from './links.js';
+
+/** A dataset as GET /datasets/<id> shows it (without hrefs). */
+export interface DatasetJson {
+  id: string;
+  root: string;
+  shape: ShapeJson;
+  type: TypeJson;
+  creationProperties: Record<string, unknown>;
+  layout?: Record<string, unknown>;
+  attributeCount: number;
+  created: number;
+  lastModified: number;
+  domain: string;
+  attributes?: Record<string, unknown>;
+}
+
+/** REST JSON of one filter of a pipeline (wire-reference 3.4). */
+export function filterJson(fi: io.FilterInfo): Record<string, unknown> {
+  const known = C.FILTERS.find((k) => k.id === fi.id);
+  const out: Record<string, unknown> = {
+    class: known?.cls ?? 'H5Z_FILTER_USER',
+    id: fi.id,
+    name: known?.name ?? (fi.name || `filter${fi.id}`),
+  };
+  switch (fi.id) {
+    case C.H5Z_FILTER_DEFLATE:
+      out.level = fi.cdValues[0] ?? 0;
+      break;
+    case C.H5Z_FILTER_SZIP:
+      out.coding = fi.cdValues[0] & 0x20 ? 'H5_SZIP_NN_OPTION_MASK' : 'H5_SZIP_EC_OPTION_MASK';
+      out.pixelsPerBlock = fi.cdValues[1];
+      break;
+    case C.H5Z_FILTER_SCALEOFFSET:
+      out.scaleType = fi.cdValues[0] === C.H5Z_SO_INT ? 'H5Z_SO_INT' : fi.cdValues[0] === 1 ? 'H5Z_SO_FLOAT_ESCALE' : 'H5Z_SO_FLOAT_DSCALE';
+      out.scaleOffset = fi.cdValues[1];
+      break;
+    case 32001: {
+      // hdf5-blosc: cd_values [version, format, typesize, bytes, clevel, shuffle, compcode]
+      const codes = ['blosclz', 'lz4', 'lz4hc', 'snappy', 'zlib', 'zstd'];
+      if (fi.cdValues.length >= 7) {
+        out.compressor = codes[fi.cdValues[6]] ?? fi.cdValues[6];
+        out.level = fi.cdValues[4];
+        out.shuffle = fi.cdValues[5];
+        out.name = typeof out.compressor === 'string' ? out.compressor : 'blosc';
+      }
+      break;
+    }
+    default:
+      if (!known && fi.cdValues.length) out.cd_values = fi.cdValues;
+  }
+  return out;
+}
+
+/** `creationProperties` of a dataset as the file has them (wire-reference 3.3, 3.4). */
+export function creationJson(cr: DatasetCreation, type: TypeJson): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  out.layout = cr.layout === C.H5D_CHUNKED ? { class: 'H5D_CHUNKED', dims: cr.chunks } : { class: C.LAYOUT_NAMES[cr.layout] };
+  if (cr.filters.length) out.filters = cr.filters.map(filterJson);
+  if (cr.fillValue) {
+    const { values } = decodeElements(cr.fillValue, type, 1);
+    out.fillValue = values[0];
+  }
+  out.fillTime = C.FILL_TIME_NAMES[cr.fillTime];
+  out.allocTime = C.ALLOC_TIME_NAMES[cr.allocTime];
+  if (cr.trackAttrOrder) out.CreateOrder = 1;
+  return out;
+}
+
+/** JSON of an open dataset. */
+export function datasetJsonOf(f: DomainFile, did: Hid, addr: bigint, opts: { includeAttrs?: boolean } = {}): DatasetJson {
+  const info = h5.objectInfo(did);
+  const t = f.objectTimes(info);
+  const meta = io.describeDataset(did, f.committedId, f.refs);
+  const cp = creationJson(meta.creation, meta.type);
+  const out: DatasetJson = {
+    id: f.idOf(addr, 'dataset'),
+    root: f.rootId,
+    shape: shapeJson(meta.space),
+    type: meta.type,
+    creationProperties: cp,
+    attributeCount: info.numAttrs,
+    created: t.created,
+    lastModified: t.lastModified,
+    domain: f.domain,
+  };
+  if (meta.space.cls !== 'H5S_NULL') out.layout = cp.layout as Record<string, unknown>;
+  if (opts.includeAttrs) out.attributes = attributesDict(f, did);
+  return out;
+}
+
+/** GET /datasets/<id>. */
+export function getDataset(f: DomainFile, id: string, opts: { includeAttrs?: boolean }): DatasetJson {
+  return f.withId(id, 'dataset', (did, addr) => datasetJsonOf(f, did, addr, opts));
+}
+
+/** GET /datasets/<id>/type and /shape. */
+export function getTypeAndShape(
+  f: DomainFile,
+  id: string,
+): { type: TypeJson; shape: ShapeJson; space: SpaceInfo; created: number; lastModified: number } {
+  return f.withId(id, 'dataset', (did) => {
+    const { type, space } = io.datasetTypeAndSpace(did, f.committedId);
+    const t = f.objectTimes(h5.objectInfo(did));
+    return { type, shape: shapeJson(space), space, created: t.created, lastModified: t.lastModified };
+  });
+}
+
+// ---------------------------------------------------------------------------------------------
+// Creation
+
+/** Blosc compressor codes of the hdf5-blosc plugin (cd_values[6]). */
+const BLOSC_CODES: Record<string, number> = { blosclz: 0, lz4: 1, lz4hc: 2, snappy: 3, zlib: 4, zstd: 5 };
+const BLOSC_ID = 32001;
+
+/** Compressor names this server can write (domain `compressors`, wire-reference 1.3/3.4). */
+export function availableCompressors(): string[] {
+  const out = ['gzip', 'deflate'];
+  if (io.filterAvailable(C.H5Z_FILTER_SZIP)) out.push('szip');
+  if (io.filterAvailable(32000)) out.push('lzf');
+  if (io.filterAvailable(BLOSC_ID)) out.push(...Object.keys(BLOSC_CODES));
+  if (io.filterAvailable(307)) out.push('bzip2');
+  return out;
+}
+
+let compressorCache: string[] | undefined;
+/** Cached `availableCompressors()`. */
+export function compressors(): string[] {
+  return (compressorCache ??= availableCompressors());
+}
+
+type FilterSpec = NonNullable<DatasetCreateOptions['filters']>[number];
+
+/**
+ * One filter of a create request: a name, an id, or an object (`class`, `id`, `name`, options).
+ * Normalised to libhdf5's (id, cd_values). `id` wins over `class` wins over `name` (h5pyd has
+ * sent a misspelled class with the right id).
+ * @throws BadRequest for unknown or unavailable filters and bad options.
+ */
+export function parseFilter(entry: unknown, type: TypeJson): FilterSpec {
+  let obj: Record<string, unknown>;
+  if (typeof entry === 'string') obj = { name: entry };
+  else if (typeof entry === 'number') obj = { id: entry };
+  else if (entry && typeof entry === 'object' && !Array.isArray(entry)) obj = entry as Record<string, unknown>;
+  else throw badRequest(`Invalid filter ${JSON.stringify(entry)}`);
+  const name = typeof obj.name === 'string' ? obj.name.toLowerCase() : undefined;
+  let id: number | undefined = typeof obj.id === 'number' ? obj.id : undefined;
+  if (id === undefined && typeof obj.class === 'string' && obj.class !== 'H5Z_FILTER_USER') {
+    id = C.FILTERS.find((k) => k.cls === obj.class)?.id;
+    if (id === undefined) throw badRequest(`filter ${obj.class} not recognized`);
+  }
+  let bloscCode: number | undefined;
+  if (id === undefined && name !== undefined) {
+    if (name === 'deflate' || name === 'gzip') id = C.H5Z_FILTER_DEFLATE;
+    else if (name in BLOSC_CODES) {
+      id = BLOSC_ID;
+      bloscCode = BLOSC_CODES[name];
+    } else if (name === 'blosc') id = BLOSC_ID;
+    else id = C.FILTERS.find((k) => k.name === name)?.id;
+    if (id === undefined) throw badRequest(`filter ${name} not recognized`);
+  }
+  if (id === undefined) throw badRequest(`Filter needs an id, class or name: ${JSON.stringify(entry)}`);
+  if (id === BLOSC_ID && bloscCode === undefined && typeof obj.compressor === 'string') bloscCode = BLOSC_CODES[obj.compressor];
+  if (!io.filterAvailable(id)) {
+    const label = name ?? C.FILTERS.find((k) => k.id === id)?.name ?? String(id);
+    throw badRequest(`filter ${label} (id ${id}) is not supported by this server (no encoder available)`);
+  }
+  const level = obj.level ?? obj.scaleOffset;
+  switch (id) {
+    case C.H5Z_FILTER_DEFLATE: {
+      const l = level === undefined ? 4 : level;
+      if (typeof l !== 'number' || !Number.isInteger(l) || l < 0 || l > 9) throw badRequest('deflate level must be an integer from 0 to 9');
+      return { id, cdValues: [l] };
+    }
+    case C.H5Z_FILTER_SHUFFLE:
+    case C.H5Z_FILTER_FLETCHER32:
+    case C.H5Z_FILTER_NBIT:
+      return { id, cdValues: [] };
+    case C.H5Z_FILTER_SCALEOFFSET: {
+      const isInt = type.class === 'H5T_INTEGER' || (type.class === 'H5T_ENUM');
+      if (!isInt && type.class !== 'H5T_FLOAT') throw badRequest('scaleoffset works only on integer and float types');
+      const st = obj.scaleType ?? (isInt ? 'H5Z_SO_INT' : 'H5Z_SO_FLOAT_DSCALE');
+      const code = st === 'H5Z_SO_INT' ? C.H5Z_SO_INT : st === 'H5Z_SO_FLOAT_DSCALE' ? C.H5Z_SO_FLOAT_DSCALE : st === 'H5Z_SO_FLOAT_ESCALE' ? 1 : -1;
+      if (code < 0) throw badRequest(`Invalid scaleType ${String(st)}`);
+      const factor = level === undefined ? 0 : level;
+      if (typeof factor !== 'number' || !Number.isInteger(factor) || factor < 0) throw badRequest('scaleOffset must be a non-negative integer');
+      if (!isInt && level === undefined) throw badRequest('scaleoffset on a float type needs "scaleOffset" (decimal digits)');
+      return { id, cdValues: [code, factor] };
+    }
+    case C.H5Z_FILTER_SZIP: {
+      const ppb = typeof obj.pixelsPerBlock === 'number' ? obj.pixelsPerBlock : typeof obj.bitsPerPixel === 'number' ? obj.bitsPerPixel : 8;
+      const mask = obj.coding === 'H5_SZIP_EC_OPTION_MASK' || obj.coding === 'H5Z_SZIP_EC_OPTION_MASK' ? 4 : 32;
+      return { id, cdValues: [mask, ppb] };
+    }
+    case BLOSC_ID: {
+      const l = typeof level === 'number' ? level : 5;
+      const shuffle = typeof obj.shuffle === 'number' ? obj.shuffle : 1;
+      return { id, cdValues: [0, 0, 0, 0, l, shuffle, bloscCode ?? 0], optional: false };
+    }
+    default: {
+      const cd = Array.isArray(obj.cd_values) ? obj.cd_values : typeof level === 'number' ? [level] : [];
+      if (!cd.every((v) => typeof v === 'number' && Number.isInteger(v) && v >= 0 && v < 2 ** 32)) {
+        throw badRequest('cd_values must be unsigned 32-bit integers');
+      }
+      return { id, cdValues: cd as number[] };
+    }
+  }
+}
+
+const FILL_TIMES: Record<string, number> = {
+  H5D_FILL_TIME_ALLOC: C.H5D_FILL_TIME_ALLOC,
+  H5D_FILL_TIME_NEVER: C.H5D_FILL_TIME_NEVER,
+  H5D_FILL_TIME_IFSET: C.H5D_FILL_TIME_IFSET,
+};
+const ALLOC_TIMES: Record<string, number> = {
+  H5D_ALLOC_TIME_DEFAULT: C.H5D_ALLOC_TIME_DEFAULT,
+  H5D_ALLOC_TIME_EARLY: C.H5D_ALLOC_TIME_EARLY,
+  H5D_ALLOC_TIME_LATE: C.H5D_ALLOC_TIME_LATE,
+  H5D_ALLOC_TIME_INCR: C.H5D_ALLOC_TIME_INCR,
+};
+
+/** Largest chunk libhdf5 accepts (4 GiB - 1). */
+const MAX_CHUNK_BYTES = 2 ** 32 - 1;
+
+/**
+ * Validate `creationProperties` of POST /datasets against the type and dataspace.
+ * @throws BadRequest for every inconsistency (layout rank, chunks larger than fixed maxdims,
+ *   filters without chunking, unknown filters, bad fill value).
+ */
+export function parseCreationProperties(cp: unknown, type: TypeJson, space: SpaceInfo, itemSize: number): DatasetCreateOptions {
+  if (cp === undefined || cp === null) cp = {};
+  if (typeof cp !== 'object' || Array.isArray(cp)) throw badRequest('"creationProperties" must be an object');
+  const p = cp as Record<string, unknown>;
+  const opts: DatasetCreateOptions = {};
+  const extensible = space.cls === 'H5S_SIMPLE' && space.maxdims.some((m, i) => m !== space.dims[i]);
+  const layout = p.layout as { class?: unknown; dims?: unknown } | undefined;
+  if (layout !== undefined) {
+    if (!layout || typeof layout !== 'object') throw badRequest('"layout" must be an object with "class"');
+    const cls = layout.class;
+    if (cls === 'H5D_CHUNKED') {
+      if (space.cls !== 'H5S_SIMPLE') throw badRequest('Chunked layout needs a simple (non-scalar, non-null) shape');
+      if (!Array.isArray(layout.dims) || layout.dims.length !== space.dims.length) {
+        throw badRequest(`Chunked layout needs "dims" of rank ${space.dims.length}`);
+      }
+      const dims = layout.dims.map((d) => {
+        if (typeof d !== 'number' || !Number.isInteger(d) || d < 1) throw badRequest('Chunk dims must be positive integers');
+        return d;
+      });
+      dims.forEach((d, i) => {
+        if (space.maxdims.length && space.maxdims[i] !== Infinity && d > space.maxdims[i] && space.maxdims[i] > 0) {
+          throw badRequest(`Chunk dimension ${i} (${d}) is larger than the maximum extent ${space.maxdims[i]}`);
+        }
+        if (!space.maxdims.length && d > space.dims[i] && space.dims[i] > 0) {
+          throw badRequest(`Chunk dimension ${i} (${d}) is larger than the fixed extent ${space.dims[i]}`);
+        }
+      });
+      if (dims.reduce((a, b) => a * b, 1) * itemSize > MAX_CHUNK_BYTES) throw badRequest('Chunks must be smaller than 4 GiB');
+      opts.layout = 'H5D_CHUNKED';
+      opts.chunks = dims;
+    } else if (cls === 'H5D_CONTIGUOUS') {
+      if (extensible) throw badRequest('A contiguous layout cannot be used with maxdims (extensible datasets are chunked)');
+      opts.layout = 'H5D_CONTIGUOUS';
+    } else if (cls === 'H5D_COMPACT') {
+      if (extensible) throw badRequest('A compact layout cannot be used with maxdims');
+      const n = space.cls === 'H5S_SIMPLE' ? space.dims.reduce((a, b) => a * b, 1) : 1;
+      if (n * itemSize > 64000) throw badRequest('A compact dataset must hold less than 64 KB');
+      opts.layout = 'H5D_COMPACT';
+    } else {
+      throw badRequest(`Invalid layout class ${JSON.stringify(cls)}`);
+    }
+  }
+  if (p.filters !== undefined) {
+    if (!Array.isArray(p.filters)) throw badRequest('"filters" must be a list');
+    if (p.filters.length) {
+      if (space.cls !== 'H5S_SIMPLE') throw badRequest('Filters need a simple (chunked) dataspace');
+      if (opts.layout && opts.layout !== 'H5D_CHUNKED') throw badRequest('Filters need a chunked layout');
+      opts.filters = p.filters.map((e) => parseFilter(e, type));
+    }
+  }
+  if ((opts.filters?.length || extensible) && !opts.chunks) {
+    opts.layout = 'H5D_CHUNKED';
+    opts.chunks = guessChunks(space, itemSize);
+  }
+  if (p.fillValue !== undefined && p.fillValue !== null) {
+    if (p.fillValue_encoding === 'base64') {
+      if (typeof p.fillValue !== 'string') throw badRequest('A base64 fillValue must be a string');
+      opts.fillValue = Buffer.from(p.fillValue, 'base64');
+    } else {
+      try {
+        opts.fillValue = encodeElements(flattenValue(p.fillValue, [], type), type);
+      } catch (e) {
+        throw badRequest(`Invalid fillValue: ${(e as Error).message}`);
+      }
+    }
+  }
+  if (p.fillTime !== undefined) {
+    const v = FILL_TIMES[String(p.fillTime)];
+    if (v === undefined) throw badRequest(`Invalid fillTime ${JSON.stringify(p.fillTime)}`);
+    opts.fillTime = v;
+  }
+  if (p.allocTime !== undefined) {
+    const v = ALLOC_TIMES[String(p.allocTime)];
+    if (v === undefined) throw badRequest(`Invalid allocTime ${JSON.stringify(p.allocTime)}`);
+    opts.allocTime = v;
+  }
+  if (p.CreateOrder) opts.trackAttrOrder = true;
+  return opts;
+}
+
+/**
+ * A chunk shape for an extensible or filtered dataset without one (the h5py/PyTables rule:
+ * about 16 KiB x 2^log10(MiB of data), kept between 8 KiB and 1 MiB, halving axes in turn).
+ */
+export function guessChunks(space: SpaceInfo, itemSize: number): number[] {
+  const shape = space.dims.map((d, i) => (d > 0 ? d : space.maxdims[i] === Infinity ? 1024 : Math.max(space.maxdims[i] || 1, 1)));
+  const chunks = shape.slice();
+  const total = chunks.reduce((a, b) => a * b, 1) * itemSize;
+  let target = 16 * 1024 * 2 ** Math.log10(total / (1024 * 1024));
+  target = Math.min(Math.max(target, 8 * 1024), 1024 * 1024);
+  for (let idx = 0; ; idx++) {
+    const bytes = chunks.reduce((a, b) => a * b, 1) * itemSize;
+    if ((bytes < target || Math.abs(bytes - target) / target < 0.5) && bytes < 1024 * 1024) break;
+    if (chunks.every((c) => c === 1)) break;
+    const i = idx % chunks.length;
+    chunks[i] = Math.ceil(chunks[i] / 2);
+  }
+  return chunks;
+}
+
+/** A validated POST /datasets request. */
+export interface DatasetSpec {
+  type: TypeJson;
+  space: SpaceInfo;
+  options: DatasetCreateOptions;
+}
+
+/**
+ * Validate a POST /datasets body (type, shape, maxdims, creationProperties) before anything is
+ * written (wire-reference 2.3).
+ */
+export function parseDatasetBody(f: DomainFile, body: Record<string, unknown>): DatasetSpec {
+  if (body.type === undefined) throw badRequest('POST Dataset has no type key in body');
+  const type = parseType(body.type, (id) => committedType(f, id));
+  const shape = parseShape(body.shape, body.maxdims);
+  const space = spaceOf(shape);
+  const itemSize = io.fixedOrPointerSize(type);
+  const options = parseCreationProperties(body.creationProperties, type, space, itemSize);
+  return { type, space, options };
+}
+
+/** POST /datasets. */
+export function createDataset(f: DomainFile, body: Record<string, unknown>, implicit: boolean): DatasetJson {
+  const spec = parseDatasetBody(f, body);
+  const place = newObjectPlace(f, body, implicit);
+  const ft = fileTypeFor(f, spec.type);
+  let did: Hid;
+  try {
+    if (place) {
+      did = h5.withObject(f.h, place.parent, (pg) => {
+        checkFreeName(f, pg, place.parent, place.name);
+        return io.createDataset(pg, place.name, ft, spec.type, spec.space, spec.options, f.refs);
+      });
+    } else {
+      did = io.createDataset(f.h, undefined, ft, spec.type, spec.space, spec.options, f.refs);
+    }
+  } finally {
+    io.closeType(ft);
+  }
+  try {
+    const addr = h5.objectAddr(did);
+    f.noteObject(addr, 'dataset');
+    const id = f.idOf(addr, 'dataset');
+    if (!place) f.holdAnonymous(did, id);
+    f.invalidateCaches();
+    return datasetJsonOf(f, did, addr);
+  } finally {
+    h5.closeObject(did);
+  }
+}
+
+/**
+ * PUT /datasets/<id>/shape: `{"shape": [...]}` or `{"extend": n, "extend_dim": d}`
+ * (wire-reference 2.3). Shrinking is allowed.
+ * @returns the newly added region as a selection string when exactly one dimension grew.
+ * @throws BadRequest (not extensible, rank, negative), Conflict (beyond maxdims)
+ */
+export function resizeDataset(f: DomainFile, id: string, body: Record<string, unknown>): { selection?: string; dims: number[] } {
+  return f.withId(id, 'dataset', (did) => {
+    const { space } = io.datasetTypeAndSpace(did);
+    if (space.cls !== 'H5S_SIMPLE') throw badRequest('Only datasets with a simple dataspace can be resized');
+    const hasShape = body.shape !== undefined;
+    const hasExtend = body.extend !== undefined;
+    if (hasShape === hasExtend) throw badRequest('Give either "shape" or "extend" (with optional "extend_dim")');
+    let dims: number[];
+    if (hasShape) {
+      const s = typeof body.shape === 'number' ? [body.shape] : body.shape;
+      if (!Array.isArray(s) || s.length !== space.dims.length) throw badRequest(`"shape" must be a list of ${space.dims.length} integers`);
+      dims = s.map((d) => {
+        if (typeof d !== 'number' || !Number.isSafeInteger(d) || d < 0) throw badRequest('Shape dimensions must be non-negative integers');
+        return d;
+      });
+    } else {
+      const n = body.extend;
+      const d = body.extend_dim ?? 0;
+      if (typeof n !== 'number' || !Number.isSafeInteger(n) || n < 0) throw badRequest('"extend" must be a non-negative integer');
+      if (typeof d !== 'number' || !Number.isInteger(d) || d < 0 || d >= space.dims.length) throw badRequest('"extend_dim" is out of range');
+      dims = space.dims.slice();
+      dims[d] += n;
+    }
+    const cr = io.describeCreationOf(did);
+    if (cr.layout !== C.H5D_CHUNKED) {
+      if (dims.every((d, i) => d === space.dims[i])) return { dims };
+      throw badRequest('Dataset is not extensible (it is not chunked)');
+    }
+    dims.forEach((d, i) => {
+      if (d > space.maxdims[i]) throw conflict(`Dimension ${i} cannot grow to ${d}: the maximum is ${space.maxdims[i]}`);
+    });
+    io.setExtent(did, dims);
+    const grown = dims.map((d, i) => d > space.dims[i]);
+    let selection: string | undefined;
+    if (grown.filter(Boolean).length === 1) {
+      const k = grown.indexOf(true);
+      selection = '[' + dims.map((d, i) => (i === k ? `${space.dims[i]}:${d}` : ':')).join(',') + ']';
+    }
+    return { selection, dims };
+  });
+}

@@ -1,0 +1,74 @@
+/**
+ * Committed datatypes (wire-reference 2.5).
+ */
+import type { TypeJson } from '../codec/types.js';
+import { parseType } from '../codec/types.js';
+import { badRequest } from '../errors.js';
+import * as io from '../hdf5/io.js';
+import type { Hid } from '../hdf5/lib.js';
+import * as h5 from '../hdf5/objects.js';
+import { attributesDict, committedType } from './attributes.js';
+import type { DomainFile } from './domainFile.js';
+import { checkFreeName, newObjectPlace } from './links.js';
+
+/** A committed datatype as GET /datatypes/<id> shows it (without hrefs). */
+export interface DatatypeJson {
+  id: string;
+  root: string;
+  type: TypeJson;
+  attributeCount: number;
+  created: number;
+  lastModified: number;
+  domain: string;
+  attributes?: Record<string, unknown>;
+}
+
+/** JSON of an open committed datatype. */
+export function datatypeJsonOf(f: DomainFile, tid: Hid, addr: bigint, opts: { includeAttrs?: boolean } = {}): DatatypeJson {
+  const info = h5.objectInfo(tid);
+  const t = f.objectTimes(info);
+  const out: DatatypeJson = {
+    id: f.idOf(addr, 'datatype'),
+    root: f.rootId,
+    type: io.describeCommitted(tid),
+    attributeCount: info.numAttrs,
+    created: t.created,
+    lastModified: t.lastModified,
+    domain: f.domain,
+  };
+  if (opts.includeAttrs) out.attributes = attributesDict(f, tid);
+  return out;
+}
+
+/** GET /datatypes/<id>. */
+export function getDatatype(f: DomainFile, id: string, opts: { includeAttrs?: boolean } = {}): DatatypeJson {
+  return f.withId(id, 'datatype', (tid, addr) => datatypeJsonOf(f, tid, addr, opts));
+}
+
+/** POST /datatypes: commit a type, anonymous or linked. */
+export function createDatatype(f: DomainFile, body: Record<string, unknown>, implicit: boolean): DatatypeJson {
+  if (body.type === undefined) throw badRequest('POST Datatype has no type key in body');
+  const parsed = parseType(body.type, (id) => committedType(f, id));
+  const { id: _ignored, ...type } = parsed as TypeJson & { id?: string };
+  void _ignored;
+  const place = newObjectPlace(f, body, implicit);
+  let tid: Hid;
+  if (place) {
+    tid = h5.withObject(f.h, place.parent, (pg) => {
+      checkFreeName(f, pg, place.parent, place.name);
+      return io.commitType(pg, place.name, type as TypeJson);
+    });
+  } else {
+    tid = io.commitType(f.h, undefined, type as TypeJson);
+  }
+  try {
+    const addr = h5.objectAddr(tid);
+    f.noteObject(addr, 'datatype');
+    const id = f.idOf(addr, 'datatype');
+    if (!place) f.holdAnonymous(tid, id);
+    f.invalidateCaches();
+    return datatypeJsonOf(f, tid, addr);
+  } finally {
+    io.closeType(tid);
+  }
+}

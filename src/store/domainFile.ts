@@ -1,0 +1,466 @@
+/**
+ * One domain file: its open HDF5 handle, its object ids, the reserved group, and caches.
+ *
+ * Every method here is synchronous and runs with the domain lock held (see `FileCache`): the
+ * file is open (`fid` set) when they are called. Object operations live in the sibling modules
+ * (groups, links, datasets, datatypes, attributes) and use this class for id resolution.
+ */
+import fs from 'node:fs';
+import { badRequest, gone, notFound } from '../errors.js';
+import * as C from '../hdf5/constants.js';
+import * as io from '../hdf5/io.js';
+import type { Hid } from '../hdf5/lib.js';
+import type { RefCodec } from '../hdf5/memory.js';
+import * as h5 from '../hdf5/objects.js';
+import type { LinkRecord, ObjectKind } from '../hdf5/objects.js';
+import { COLLECTION, domainKey, makeId, parseId } from './ids.js';
+import { RWLock } from './rwlock.js';
+
+/** Name of the group that holds REST-only state, in the root group (docs/storage-format.md). */
+export const RESERVED = '__h5store__';
+/** Dataset in the reserved group: address generations, uint64 (N, 2) rows of (address, gen). */
+export const GENERATIONS = 'generations';
+
+/** What identifies a version of a file on disk (a change means someone else wrote it). */
+export interface FileStamp {
+  size: number;
+  mtimeMs: number;
+  ino: number;
+  ctimeMs: number;
+  birthtimeMs: number;
+}
+
+export function stampOf(st: fs.Stats): FileStamp {
+  return { size: st.size, mtimeMs: st.mtimeMs, ino: st.ino, ctimeMs: st.ctimeMs, birthtimeMs: st.birthtimeMs };
+}
+
+export function sameStamp(a: FileStamp | undefined, b: FileStamp): boolean {
+  return !!a && a.size === b.size && a.mtimeMs === b.mtimeMs && a.ino === b.ino && a.ctimeMs === b.ctimeMs;
+}
+
+/** Times of an object, seconds since the epoch. */
+export interface Times {
+  created: number;
+  lastModified: number;
+}
+
+/** Cached, sorted links of one group. */
+interface LinkList {
+  links: LinkRecord[];
+  index: Map<string, number>;
+}
+
+export class DomainFile {
+  readonly domain: string;
+  readonly path: string;
+  readonly key: string;
+  readonly lock = new RWLock();
+  /** Ids deleted in this process (answer 410); survives reopening the file. */
+  readonly goneIds: Set<string>;
+
+  fid: Hid | undefined;
+  writable = false;
+  stamp: FileStamp | undefined;
+  lastUsed = 0;
+
+  private known = new Map<bigint, ObjectKind | undefined>();
+  private fullyVisited = false;
+  private gens = new Map<bigint, number>();
+  private rootAddr_: bigint | undefined;
+  /** Address of the reserved group; null when the file has none; undefined = not looked up. */
+  private reservedAddr_: bigint | null | undefined;
+  private internalAddrs = new Set<bigint>();
+  private linkCache = new Map<bigint, LinkList>();
+
+  constructor(domain: string, path: string, goneIds: Set<string>) {
+    this.domain = domain;
+    this.path = path;
+    this.key = domainKey(domain);
+    this.goneIds = goneIds;
+  }
+
+  /** Forget everything learnt from the file (after it changed on disk or was reopened). */
+  resetState(): void {
+    this.known.clear();
+    this.fullyVisited = false;
+    this.gens.clear();
+    this.rootAddr_ = undefined;
+    this.reservedAddr_ = undefined;
+    this.internalAddrs.clear();
+    this.linkCache.clear();
+  }
+
+  /** Drop caches that a write may have made stale (ids and known addresses stay). */
+  invalidateCaches(): void {
+    this.linkCache.clear();
+  }
+
+  get h(): Hid {
+    if (this.fid === undefined) throw new Error(`domain ${this.domain} is not open`);
+    return this.fid;
+  }
+
+  // -------------------------------------------------------------------------------------------
+  // Ids
+
+  get rootAddr(): bigint {
+    if (this.rootAddr_ === undefined) {
+      this.rootAddr_ = h5.objectAddr(this.h);
+      this.known.set(this.rootAddr_, 'group');
+      this.loadReserved();
+    }
+    return this.rootAddr_;
+  }
+
+  get rootId(): string {
+    return this.idOf(this.rootAddr, 'group');
+  }
+
+  /** The id of the object at `addr`. */
+  idOf(addr: bigint, kind: ObjectKind): string {
+    if (!this.known.has(addr)) this.known.set(addr, kind);
+    return makeId(kind, this.key, addr, this.gens.get(addr) ?? 0);
+  }
+
+  /** Record an object met by traversal or creation. */
+  noteObject(addr: bigint, kind: ObjectKind | undefined): void {
+    if (kind !== undefined || !this.known.has(addr)) this.known.set(addr, kind);
+  }
+
+  /**
+   * Resolve a client id to an object address (DESIGN.md section 3): syntax (400), domain
+   * membership (400), deleted in this process (410), generation and address known to be an
+   * object of this file (404), prefix matching the object's type (404).
+   * @param expected the kind the route implies; a different prefix is a 400.
+   */
+  resolve(id: string, expected?: ObjectKind): bigint {
+    const p = parseId(id);
+    if (expected && p.kind !== expected) {
+      throw badRequest(`${id} is not a ${expected} id (the ${COLLECTION[p.kind]} collection holds it)`);
+    }
+    if (p.key !== this.key) throw badRequest('Object id is not a member of the given domain');
+    if (this.goneIds.has(id)) throw gone(`${p.kind} ${id} has been deleted`);
+    void this.rootAddr; // loads generations
+    const gen = this.gens.get(p.addr) ?? 0;
+    if (p.gen !== gen || this.internalAddrs.has(p.addr)) throw notFound(`${p.kind} ${id} not found`);
+    let kind = this.known.get(p.addr);
+    if (kind === undefined && !this.known.has(p.addr)) {
+      if (!this.fullyVisited) this.fullVisit();
+      if (!this.known.has(p.addr)) throw notFound(`${p.kind} ${id} not found`);
+      kind = this.known.get(p.addr);
+    }
+    if (kind === undefined) {
+      kind = h5.withObject(this.h, p.addr, (o) => h5.objectInfo(o).kind);
+      this.known.set(p.addr, kind);
+    }
+    if (kind !== p.kind) throw notFound(`${p.kind} ${id} not found`);
+    return p.addr;
+  }
+
+  /** Visit every object of the file once and remember its address. */
+  fullVisit(): void {
+    const all = h5.visitObjects(this.h);
+    for (const [addr, kind] of all) {
+      if (!this.internalAddrs.has(addr)) this.known.set(addr, kind);
+    }
+    this.fullyVisited = true;
+  }
+
+  /** Addresses of all objects in the file (full traversal), without internal objects. */
+  allObjects(): Map<bigint, ObjectKind | undefined> {
+    const all = h5.visitObjects(this.h);
+    for (const a of this.internalAddrs) all.delete(a);
+    return all;
+  }
+
+  /**
+   * Record that the objects at `addrs` were freed: their ids answer 410 for the rest of this
+   * process, and the next object libhdf5 puts at one of these addresses gets a new generation
+   * (persisted in the reserved group) so an old id never names it.
+   */
+  markFreed(freed: Map<bigint, ObjectKind | undefined>): void {
+    if (freed.size === 0) return;
+    for (const [addr, kind] of freed) {
+      if (kind) this.goneIds.add(makeId(kind, this.key, addr, this.gens.get(addr) ?? 0));
+      this.known.delete(addr);
+      this.gens.set(addr, (this.gens.get(addr) ?? 0) + 1);
+    }
+    this.saveGenerations();
+  }
+
+  /** Open an object by id (after `resolve`); the caller closes it. */
+  open(id: string, expected?: ObjectKind): Hid {
+    return h5.openByAddr(this.h, this.resolve(id, expected));
+  }
+
+  /** Run `fn` with the object named by `id` open. */
+  withId<T>(id: string, expected: ObjectKind | undefined, fn: (oid: Hid, addr: bigint) => T): T {
+    const addr = this.resolve(id, expected);
+    const oid = h5.openByAddr(this.h, addr);
+    try {
+      return fn(oid, addr);
+    } finally {
+      h5.closeObject(oid);
+    }
+  }
+
+  /** Object references <-> `groups/g-...` strings for value conversion. */
+  readonly refs: RefCodec = {
+    toWire: (addr: bigint): string => {
+      let kind = this.known.get(addr);
+      if (kind === undefined) {
+        if (!this.known.has(addr) && !this.fullyVisited) this.fullVisit();
+        if (!this.known.has(addr)) return '';
+        kind = h5.withObject(this.h, addr, (o) => h5.objectInfo(o).kind);
+        if (!kind) return '';
+        this.known.set(addr, kind);
+      }
+      return `${COLLECTION[kind]}/${this.idOf(addr, kind)}`;
+    },
+    fromWire: (s: string): bigint => {
+      const m = /^(?:(groups|datasets|datatypes)\/)?([gdt]-[0-9a-f-]{36})$/.exec(s);
+      if (!m) throw badRequest(`Invalid object reference ${JSON.stringify(s)}`);
+      return this.resolve(m[2]);
+    },
+  };
+
+  /** Map a committed datatype (open type id) to its id, for `type.id`. */
+  readonly committedId = (tid: Hid): string | undefined => {
+    const addr = h5.objectAddr(tid);
+    return this.idOf(addr, 'datatype');
+  };
+
+  // -------------------------------------------------------------------------------------------
+  // Times
+
+  /** The file's own times (seconds). */
+  fileTimes(): Times {
+    const st = this.stamp;
+    if (!st) return { created: 0, lastModified: 0 };
+    const created = (st.birthtimeMs > 0 ? st.birthtimeMs : st.ctimeMs) / 1000;
+    return { created: Math.min(created, st.mtimeMs / 1000), lastModified: st.mtimeMs / 1000 };
+  }
+
+  /** Times of an open object: HDF5 object times where tracked, else the file's. */
+  objectTimes(info: h5.ObjectInfo): Times {
+    const ft = this.fileTimes();
+    const created = info.btime || info.ctime || ft.created;
+    const modified = Math.max(info.mtime, info.ctime) || ft.lastModified;
+    return { created, lastModified: Math.max(created, modified) };
+  }
+
+  // -------------------------------------------------------------------------------------------
+  // Reserved group
+
+  private loadReserved(): void {
+    const root = this.h;
+    const rec = h5.linkExists(root, RESERVED) ? h5.getLink(root, RESERVED) : undefined;
+    if (!rec || rec.cls !== 'H5L_TYPE_HARD' || rec.addr === undefined) {
+      this.reservedAddr_ = null;
+      return;
+    }
+    this.reservedAddr_ = rec.addr;
+    this.internalAddrs.add(rec.addr);
+    const gid = h5.openByName(root, RESERVED);
+    try {
+      const gen = h5.getLink(gid, GENERATIONS);
+      if (gen?.addr !== undefined) {
+        this.internalAddrs.add(gen.addr);
+        const did = io.openDataset(gid, GENERATIONS);
+        try {
+          const { space } = io.datasetTypeAndSpace(did);
+          const n = space.dims[0] ?? 0;
+          if (n > 0) {
+            const t = { class: 'H5T_INTEGER', base: 'H5T_STD_U64LE' } as const;
+            const mt = io.createType(t);
+            try {
+              const buf = io.readDataset(did, t, mt, { kind: 'all' }, n * 2, false);
+              for (let i = 0; i < n; i++) this.gens.set(buf.readBigUInt64LE(16 * i), Number(buf.readBigUInt64LE(16 * i + 8)));
+            } finally {
+              io.closeType(mt);
+            }
+          }
+        } finally {
+          h5.closeObject(did);
+        }
+      }
+    } finally {
+      h5.closeObject(gid);
+    }
+  }
+
+  /** Whether the root group holds the reserved group (it is hidden from every listing). */
+  get hasReserved(): boolean {
+    void this.rootAddr;
+    return this.reservedAddr_ !== null && this.reservedAddr_ !== undefined;
+  }
+
+  /** True for internal objects of the reserved group (never addressable). */
+  isInternal(addr: bigint): boolean {
+    void this.rootAddr;
+    return this.internalAddrs.has(addr);
+  }
+
+  /** Open the reserved group, creating it when `create` is set; undefined when absent. */
+  openReserved(create: boolean): Hid | undefined {
+    if (this.hasReserved) return h5.openByName(this.h, RESERVED);
+    if (!create) return undefined;
+    const gid = h5.createGroup(this.h, RESERVED);
+    const addr = h5.objectAddr(gid);
+    this.reservedAddr_ = addr;
+    this.internalAddrs.add(addr);
+    this.known.delete(addr);
+    this.invalidateCaches();
+    return gid;
+  }
+
+  /** Remove the reserved group when nothing is left in it (DESIGN.md section 4). */
+  dropReservedIfEmpty(): void {
+    if (!this.hasReserved) return;
+    const gid = h5.openByName(this.h, RESERVED);
+    let empty: boolean;
+    try {
+      empty = h5.linkCount(gid) === 0 && h5.objectInfo(gid).numAttrs === 0;
+    } finally {
+      h5.closeObject(gid);
+    }
+    if (empty) {
+      h5.deleteLink(this.h, RESERVED);
+      if (this.reservedAddr_) this.internalAddrs.delete(this.reservedAddr_);
+      this.reservedAddr_ = null;
+      this.invalidateCaches();
+    }
+  }
+
+  /** Hold a new anonymous object in the reserved group under its id (DESIGN.md section 4). */
+  holdAnonymous(oid: Hid, id: string): void {
+    const gid = this.openReserved(true)!;
+    try {
+      h5.linkObject(oid, gid, id);
+    } finally {
+      h5.closeObject(gid);
+    }
+  }
+
+  /** Delete the holding link of an object once it has a real link (no-op if not held). */
+  releaseAnonymous(id: string): void {
+    if (!this.hasReserved) return;
+    const gid = h5.openByName(this.h, RESERVED);
+    let held: boolean;
+    try {
+      held = h5.linkExists(gid, id);
+      if (held) h5.deleteLink(gid, id);
+    } finally {
+      h5.closeObject(gid);
+    }
+    if (held) this.dropReservedIfEmpty();
+  }
+
+  /** Whether an object is only held by the reserved group (created without a link). */
+  isHeld(id: string): boolean {
+    if (!this.hasReserved) return false;
+    const gid = h5.openByName(this.h, RESERVED);
+    try {
+      return h5.linkExists(gid, id);
+    } finally {
+      h5.closeObject(gid);
+    }
+  }
+
+  private saveGenerations(): void {
+    const rows = [...this.gens.entries()].filter(([, g]) => g > 0);
+    if (rows.length === 0) return;
+    const gid = this.openReserved(true)!;
+    try {
+      const t = { class: 'H5T_INTEGER', base: 'H5T_STD_U64LE' } as const;
+      const buf = Buffer.alloc(rows.length * 16);
+      rows.forEach(([a, g], i) => {
+        buf.writeBigUInt64LE(a, 16 * i);
+        buf.writeBigUInt64LE(BigInt(g), 16 * i + 8);
+      });
+      let did: Hid;
+      if (h5.linkExists(gid, GENERATIONS)) {
+        did = io.openDataset(gid, GENERATIONS);
+        io.setExtent(did, [rows.length, 2]);
+      } else {
+        const ft = io.createType(t);
+        try {
+          did = io.createDataset(
+            gid,
+            GENERATIONS,
+            ft,
+            t,
+            { cls: 'H5S_SIMPLE', dims: [rows.length, 2], maxdims: [Infinity, 2] },
+            { layout: 'H5D_CHUNKED', chunks: [256, 2] },
+          );
+        } finally {
+          io.closeType(ft);
+        }
+        this.internalAddrs.add(h5.objectAddr(did));
+      }
+      try {
+        const mt = io.createType(t);
+        try {
+          io.writeDataset(did, t, mt, { kind: 'all' }, rows.length * 2, false, buf);
+        } finally {
+          io.closeType(mt);
+        }
+      } finally {
+        h5.closeObject(did);
+      }
+    } finally {
+      h5.closeObject(gid);
+    }
+  }
+
+  // -------------------------------------------------------------------------------------------
+  // Links (cached per group; the cache is dropped on every write)
+
+  /**
+   * Links of an open group in ascending name order (or creation order), without the reserved
+   * group. Cached until the next write.
+   */
+  links(gid: Hid, gaddr: bigint, order: 'name' | 'crt' = 'name'): LinkList {
+    if (order === 'name') {
+      const cached = this.linkCache.get(gaddr);
+      if (cached) return cached;
+    }
+    let links = h5.listLinks(gid, order);
+    if (gaddr === this.rootAddr && this.hasReserved) links = links.filter((l) => l.name !== RESERVED);
+    const index = new Map<string, number>();
+    links.forEach((l, i) => index.set(l.name, i));
+    const list = { links, index };
+    if (order === 'name') this.linkCache.set(gaddr, list);
+    return list;
+  }
+
+  /** Kind of the object a hard link points to (cached in the known-address map). */
+  kindOfAddr(gid: Hid, link: LinkRecord): ObjectKind | undefined {
+    const addr = link.addr!;
+    let kind = this.known.get(addr);
+    if (kind === undefined) {
+      kind = h5.objectKindByName(gid, link.name).kind;
+      this.known.set(addr, kind);
+    }
+    return kind;
+  }
+
+  /** True when `name` in the group `gaddr` is the hidden reserved group. */
+  isReservedName(gaddr: bigint, name: string): boolean {
+    return name === RESERVED && gaddr === this.rootAddr && this.hasReserved;
+  }
+
+  /** `linkCount` of an open group: libhdf5's count minus the reserved group in root. */
+  linkCount(gid: Hid, gaddr: bigint): number {
+    const n = h5.linkCount(gid);
+    return gaddr === this.rootAddr && this.hasReserved ? n - 1 : n;
+  }
+
+  /** Open-id count of this file, the file itself included (leak checks). */
+  openIds(): number {
+    return this.fid === undefined ? 0 : h5.openIdCount(this.fid);
+  }
+
+  /** Layout constants re-exported for presenters. */
+  static readonly LAYOUT = C.LAYOUT_NAMES;
+}

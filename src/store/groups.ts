@@ -1,0 +1,168 @@
+/**
+ * Groups and the object collections (wire-reference 2.1).
+ */
+import { badRequest } from '../errors.js';
+import type { Hid } from '../hdf5/lib.js';
+import * as h5 from '../hdf5/objects.js';
+import type { ObjectKind } from '../hdf5/objects.js';
+import { attributesDict } from './attributes.js';
+import type { DomainFile } from './domainFile.js';
+import { RESERVED } from './domainFile.js';
+import { type LinkJson, checkFreeName, groupTimes, linkJson, newObjectPlace, refuseRoot, settleFreed } from './links.js';
+
+/** A group as GET /groups/<id> shows it (without hrefs). */
+export interface GroupJson {
+  id: string;
+  root: string;
+  created: number;
+  lastModified: number;
+  linkCount: number;
+  attributeCount: number;
+  creationProperties?: Record<string, unknown>;
+  links?: Record<string, Omit<LinkJson, 'title'>>;
+  attributes?: Record<string, unknown>;
+  domain: string;
+}
+
+/** JSON of an open group. */
+export function groupJsonOf(f: DomainFile, gid: Hid, gaddr: bigint, opts: { includeLinks?: boolean; includeAttrs?: boolean } = {}): GroupJson {
+  const info = h5.objectInfo(gid);
+  const t = f.objectTimes(info);
+  const out: GroupJson = {
+    id: f.idOf(gaddr, 'group'),
+    root: f.rootId,
+    created: t.created,
+    lastModified: t.lastModified,
+    linkCount: f.linkCount(gid, gaddr),
+    attributeCount: info.numAttrs,
+    domain: f.domain,
+  };
+  if (h5.groupTracksOrder(gid)) out.creationProperties = { CreateOrder: 1 };
+  if (opts.includeLinks) {
+    const links: Record<string, Omit<LinkJson, 'title'>> = {};
+    for (const rec of f.links(gid, gaddr).links) {
+      const { title, ...rest } = linkJson(f, gid, rec, t);
+      links[title] = rest;
+    }
+    out.links = links;
+  }
+  if (opts.includeAttrs) out.attributes = attributesDict(f, gid);
+  return out;
+}
+
+/** GET /groups/<id>. */
+export function getGroup(f: DomainFile, id: string, opts: { includeLinks?: boolean; includeAttrs?: boolean }): GroupJson {
+  return f.withId(id, 'group', (gid, gaddr) => groupJsonOf(f, gid, gaddr, opts));
+}
+
+/**
+ * POST /groups: anonymous (held in the reserved group) or linked via `link`/`h5path`.
+ * @throws BadRequest (body), NotFound (parent), Conflict (name exists)
+ */
+export function createGroup(
+  f: DomainFile,
+  body: { link?: unknown; h5path?: unknown; parent_id?: unknown; creationProperties?: unknown },
+  implicit: boolean,
+): GroupJson {
+  const cp = body.creationProperties;
+  if (cp !== undefined && (typeof cp !== 'object' || cp === null || Array.isArray(cp))) {
+    throw badRequest('"creationProperties" must be an object');
+  }
+  const trackOrder = !!(cp as { CreateOrder?: unknown } | undefined)?.CreateOrder;
+  const place = newObjectPlace(f, body, implicit);
+  let gid: Hid;
+  if (place) {
+    gid = h5.withObject(f.h, place.parent, (pg) => {
+      checkFreeName(f, pg, place.parent, place.name);
+      return h5.createGroup(pg, place.name, { trackOrder });
+    });
+  } else {
+    gid = h5.createGroup(f.h, undefined, { trackOrder });
+  }
+  try {
+    const addr = h5.objectAddr(gid);
+    f.noteObject(addr, 'group');
+    const id = f.idOf(addr, 'group');
+    if (!place) f.holdAnonymous(gid, id);
+    f.invalidateCaches();
+    const json = groupJsonOf(f, gid, addr);
+    delete json.creationProperties;
+    if (trackOrder) json.creationProperties = { CreateOrder: 1 };
+    return json;
+  } finally {
+    h5.closeObject(gid);
+  }
+}
+
+/**
+ * Delete an object by id: every hard link to it is removed (so libhdf5 frees it and whatever
+ * only it held), soft links to its path dangle. The ids of freed objects answer 410.
+ * @throws Forbidden for the root group.
+ */
+export function deleteObject(f: DomainFile, kind: ObjectKind, id: string): void {
+  const addr = f.resolve(id, kind);
+  refuseRoot(f, addr);
+  const before = f.allObjects();
+  let candidates: Map<bigint, ObjectKind | undefined>;
+  if (kind === 'group') {
+    candidates = h5.withObject(f.h, addr, (o) => h5.visitObjects(o));
+  } else {
+    candidates = new Map([[addr, kind]]);
+  }
+  // Remove every hard link to the object, including a holding link in the reserved group.
+  const holders: bigint[] = [];
+  for (const [a, k] of before) if (k === 'group') holders.push(a);
+  if (f.hasReserved) {
+    const rg = f.openReserved(false)!;
+    try {
+      holders.push(h5.objectAddr(rg));
+    } finally {
+      h5.closeObject(rg);
+    }
+  }
+  for (const g of holders) {
+    h5.withObject(f.h, g, (gid) => {
+      for (const rec of h5.listLinks(gid)) {
+        if (rec.cls === 'H5L_TYPE_HARD' && rec.addr === addr && !(g === f.rootAddr && rec.name === RESERVED)) {
+          h5.deleteLink(gid, rec.name);
+        }
+      }
+    });
+  }
+  f.invalidateCaches();
+  f.dropReservedIfEmpty();
+  settleFreed(f, candidates.size === 1 && kind !== 'group' ? candidates : candidates);
+}
+
+/**
+ * GET /groups, /datasets, /datatypes: ids of the objects of one kind reachable from the root by
+ * hard links, excluding the root and objects held only by the reserved group (as HSDS), in id
+ * order, paged by `Limit` and `Marker` (an id; exclusive).
+ */
+export function listCollection(f: DomainFile, kind: ObjectKind, opts: { limit?: number; marker?: string }): string[] {
+  const ids: string[] = [];
+  const root = f.rootAddr;
+  const held = new Set<bigint>();
+  if (f.hasReserved) {
+    const rg = f.openReserved(false)!;
+    try {
+      for (const rec of h5.listLinks(rg)) if (rec.addr !== undefined) held.add(rec.addr);
+    } finally {
+      h5.closeObject(rg);
+    }
+  }
+  for (const [addr, k] of f.allObjects()) {
+    f.noteObject(addr, k);
+    if (k !== kind || addr === root || held.has(addr)) continue;
+    ids.push(f.idOf(addr, k));
+  }
+  ids.sort();
+  let start = 0;
+  if (opts.marker) {
+    const m = opts.marker.replace(/^"(.*)"$/s, '$1');
+    start = ids.findIndex((x) => x > m);
+    if (start < 0) start = ids.length;
+  }
+  const limit = opts.limit && opts.limit > 0 ? opts.limit : Infinity;
+  return ids.slice(start, start + Math.min(limit, ids.length));
+}

@@ -1,0 +1,96 @@
+/**
+ * Domain paths -> files under the data directory (DESIGN.md section 2; wire-reference 0.3).
+ *
+ * Every domain path is normalised and checked before the disk is touched: no `..` or `.`
+ * components, no NUL or control characters, no backslashes, no empty components; the real path
+ * (after symlinks) of the deepest existing ancestor must stay inside the root. A violation is a
+ * 400 and no file outside the root is ever opened, created or removed.
+ */
+import fs from 'node:fs';
+import path from 'node:path';
+import { badRequest } from '../errors.js';
+
+/** Names the service keeps beside domain files; hidden from listings, refused as domains. */
+export const LOCK_SUFFIX = '.h5store-lock';
+export const FOLDER_META = '.h5store-folder.json';
+
+/**
+ * Normalise a domain string: strip a leading `hdf5:/` (HSDS accepts `hdf5://home/u/f.h5`),
+ * require an absolute path, collapse repeated slashes, drop one trailing slash (folders).
+ * @returns the canonical domain path, e.g. `/home/alice/run1.h5`; `/` for the top folder.
+ * @throws H5StoreError BadRequest for traversal, NUL, backslash, control characters, or
+ *   reserved names.
+ */
+export function normalizeDomain(raw: string, opts: { allowRoot?: boolean } = {}): string {
+  let d = raw;
+  if (d.startsWith('hdf5://')) d = d.slice(6);
+  else if (d.startsWith('hdf5:/')) d = d.slice(5);
+  if (!d.startsWith('/')) throw badRequest(`Invalid domain: ${JSON.stringify(raw)} (must be an absolute path like /home/user/file.h5)`);
+  // eslint-disable-next-line no-control-regex
+  if (/[\u0000-\u001f\u007f\\]/.test(d)) throw badRequest('Invalid domain: control characters and backslashes are not allowed');
+  const parts = d.split('/').filter((p) => p !== '');
+  for (const p of parts) {
+    if (p === '.' || p === '..') throw badRequest('Invalid domain: "." and ".." path components are not allowed');
+    if (p.endsWith(LOCK_SUFFIX) || p === FOLDER_META) throw badRequest(`Invalid domain: ${p} is a reserved name`);
+    if (Buffer.byteLength(p) > 255) throw badRequest('Invalid domain: a path component is longer than 255 bytes');
+  }
+  if (parts.length === 0) {
+    if (opts.allowRoot) return '/';
+    throw badRequest('Invalid domain: the top folder "/" is not a domain');
+  }
+  return '/' + parts.join('/');
+}
+
+/** The parent folder of a domain path (`/` for top-level names). */
+export function parentDomain(domain: string): string {
+  const i = domain.lastIndexOf('/');
+  return i <= 0 ? '/' : domain.slice(0, i);
+}
+
+/** Maps normalised domain paths to file system paths under one root directory. */
+export class DomainPaths {
+  readonly root: string;
+  private readonly realRoot: string;
+
+  constructor(root: string) {
+    this.root = path.resolve(root);
+    fs.mkdirSync(this.root, { recursive: true });
+    this.realRoot = fs.realpathSync(this.root);
+  }
+
+  /**
+   * File system path of a normalised domain, after checking that following symlinks of the
+   * existing part of the path stays inside the root.
+   * @throws H5StoreError BadRequest when the path escapes the root.
+   */
+  resolve(domain: string): string {
+    const rel = domain === '/' ? '' : domain.slice(1);
+    const full = path.join(this.realRoot, ...rel.split('/'));
+    // Find the deepest existing ancestor (or the path itself) and check its real path.
+    let probe = full;
+    for (;;) {
+      let real: string | undefined;
+      try {
+        real = fs.realpathSync(probe);
+      } catch {
+        real = undefined;
+      }
+      if (real !== undefined) {
+        if (real !== this.realRoot && !real.startsWith(this.realRoot + path.sep)) {
+          throw badRequest('Invalid domain: the path leads outside the data directory');
+        }
+        break;
+      }
+      const up = path.dirname(probe);
+      if (up === probe) break;
+      probe = up;
+    }
+    return full;
+  }
+
+  /** Domain path of a file system path inside the root (for listings). */
+  toDomain(fsPath: string): string {
+    const rel = path.relative(this.realRoot, fsPath);
+    return '/' + rel.split(path.sep).join('/');
+  }
+}

@@ -1,0 +1,235 @@
+import { expect } from 'chai';
+import { H5StoreError } from '../../src/errors.js';
+import { parseJsonBody, rawJson, stringifyJson, ValueJsonWriter, valueToJson } from '../../src/codec/json.js';
+import { parseType, type TypeJson } from '../../src/codec/types.js';
+import { decodeElements, encodeElements, nestValues } from '../../src/codec/values.js';
+
+function expect400(f: () => unknown, fragment: string): void {
+  let err: unknown;
+  try {
+    f();
+  } catch (e) {
+    err = e;
+  }
+  expect(err, 'expected a 400').to.be.instanceOf(H5StoreError);
+  expect((err as H5StoreError).status).to.equal(400);
+  expect((err as H5StoreError).message).to.include(fragment);
+}
+
+/** Deterministic PRNG (mulberry32). */
+function rng(seed: number): () => number {
+  return () => {
+    seed = (seed + 0x6d2b79f5) | 0;
+    let t = Math.imul(seed ^ (seed >>> 15), 1 | seed);
+    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+describe('codec/json stringifyJson', () => {
+  const cases: [string, unknown, string, string?][] = [
+    ['plain object (fast path)', { a: 1, b: [true, null, 'x'], c: { d: 1.5 } }, '{"a":1,"b":[true,null,"x"],"c":{"d":1.5}}'],
+    ['NaN and infinities as literals', { v: [NaN, Infinity, -Infinity, 1] }, '{"v":[NaN,Infinity,-Infinity,1]}', '{"v":[null,null,null,1]}'],
+    ['top-level NaN', NaN, 'NaN', 'null'],
+    ['bigint digits', { v: [12345678901234567890n, -5n] }, '{"v":[12345678901234567890,-5]}'],
+    ['negative zero', [-0, 0], '[-0,0]'],
+    ['nested deep NaN', { a: [{ b: [[NaN]] }] }, '{"a":[{"b":[[NaN]]}]}', '{"a":[{"b":[[null]]}]}'],
+    ['undefined members skipped, undefined in lists null', { a: undefined, b: [undefined, 1], c: NaN }, '{"b":[null,1],"c":NaN}'],
+    ['strings escaped', { 's"\n': 'é"\\', n: NaN }, '{"s\\"\\n":"é\\"\\\\","n":NaN}'],
+    ['raw JSON embedded', { value: rawJson('[0.1,NaN]'), n: 1 }, '{"value":[0.1,NaN],"n":1}'],
+    ['toJSON honoured', { d: new Date(0), n: NaN }, '{"d":"1970-01-01T00:00:00.000Z","n":NaN}'],
+    ['undefined top level', undefined, 'null'],
+  ];
+  for (const [name, value, text, ignored] of cases) {
+    it(name, () => {
+      expect(stringifyJson(value)).to.equal(text);
+      expect(stringifyJson(value, { ignoreNan: true })).to.equal(ignored ?? text);
+    });
+  }
+  it('matches JSON.stringify when nothing special occurs', () => {
+    const v = { id: 'd-1', shape: { class: 'H5S_SIMPLE', dims: [4, 5] }, list: [1, 2.5, 'a', null, false], e: {} };
+    expect(stringifyJson(v)).to.equal(JSON.stringify(v));
+  });
+});
+
+describe('codec/json parseJsonBody', () => {
+  it('parses ordinary JSON', () => {
+    expect(parseJsonBody('{"a": [1, 2.5, "x", null, true]}')).to.deep.equal({ a: [1, 2.5, 'x', null, true] });
+  });
+  it('accepts NaN, Infinity and -Infinity (Python json.dumps)', () => {
+    const v = parseJsonBody('{"value": [NaN, Infinity, -Infinity, 1.5, "NaN"], "s": "Infinity"}') as { value: number[]; s: string };
+    expect(Number.isNaN(v.value[0])).to.equal(true);
+    expect(v.value.slice(1)).to.deep.equal([Infinity, -Infinity, 1.5, 'NaN']);
+    expect(v.s).to.equal('Infinity');
+  });
+  it('keeps integers beyond 2^53 exact as bigint', () => {
+    expect(parseJsonBody('[9007199254740993, -9223372036854775808, 18446744073709551615, 9007199254740991, 1.2345678901234567e3, 12345678901234567.5]')).to.deep.equal([
+      9007199254740993n,
+      -9223372036854775808n,
+      18446744073709551615n,
+      9007199254740991,
+      1234.5678901234567,
+      12345678901234567.5,
+    ]);
+  });
+  it('tolerant parser handles escapes, nesting, whitespace and __proto__', () => {
+    const v = parseJsonBody(' {"a\\"b": ["\\u00e9\\n", {"__proto__": 1}, []], "big": 12345678901234567890, "e": {} } ') as Record<string, unknown>;
+    expect(v['a"b']).to.deep.equal(['é\n', JSON.parse('{"__proto__": 1}'), []]);
+    expect(Object.getPrototypeOf(v)).to.equal(Object.prototype);
+    expect(v.big).to.equal(12345678901234567890n);
+    expect(v.e).to.deep.equal({});
+  });
+  it('long digit runs inside strings or fractions stay on the fast path semantics', () => {
+    expect(parseJsonBody('{"s": "12345678901234567890", "f": 0.12345678901234567}')).to.deep.equal({ s: '12345678901234567890', f: 0.12345678901234567 });
+  });
+  const bad: [string, string][] = [
+    ['empty', ''],
+    ['truncated', '{"a": [1, 2'],
+    ['trailing comma', '[1, 2,]'],
+    ['single quotes', "{'a': 1}"],
+    ['garbage after', '{"a": 1} x'],
+    ['bad literal with NaN elsewhere', '[NaN, nope]'],
+    ['truncated with NaN', '[NaN, 1'],
+    ['bare word Nan', '[Nan]'],
+    ['unterminated string in tolerant mode', '[NaN, "abc'],
+    ['control char in tolerant mode', '[NaN, "a\u0001"]'],
+    ['big int then garbage', '[12345678901234567890,]'],
+  ];
+  for (const [name, text] of bad) {
+    it(`rejects ${name}`, () => expect400(() => parseJsonBody(text), 'Unable to load JSON body'));
+  }
+});
+
+/** Write `count` elements of `buf` through a ValueJsonWriter in random pieces; return the text. */
+function writeInPieces(type: TypeJson, shape: number[], buf: Buffer, count: number, rand: () => number, opts?: { ignoreNan?: boolean }): string {
+  const w = new ValueJsonWriter(type, shape, opts);
+  // element byte offsets (works for variable-length types too)
+  const offsets = [0];
+  let pos = 0;
+  for (let i = 0; i < count; i++) {
+    pos = decodeElements(buf, type, 1, pos).end;
+    offsets.push(pos);
+  }
+  let out = '';
+  let i = 0;
+  while (i < count) {
+    const n = Math.min(count - i, Math.floor(rand() * 5)); // 0..4 elements, zero-element writes included
+    out += w.write(buf.subarray(offsets[i], offsets[i + n]), n);
+    i += n;
+  }
+  return out + w.end();
+}
+
+describe('codec/json ValueJsonWriter', () => {
+  const I32 = parseType('H5T_STD_I32BE');
+  const shapes = [[], [1], [5], [2, 3], [3, 1, 4], [2, 2, 2, 2], [1, 1, 1], [7, 3]];
+  for (const shape of shapes) {
+    it(`nests int32 values like ${JSON.stringify(shape)} across arbitrary write boundaries`, () => {
+      const rand = rng(shape.length * 31 + shape.reduce((a, b) => a + b, 0));
+      const n = shape.reduce((a, b) => a * b, 1);
+      const values = Array.from({ length: n }, (_, i) => (i * 7919) % 2001 - 1000);
+      const buf = encodeElements(values, I32);
+      const expected = JSON.stringify(nestValues(values, shape));
+      for (let trial = 0; trial < 20; trial++) expect(writeInPieces(I32, shape, buf, n, rand)).to.equal(expected);
+      expect(valueToJson(buf, I32, shape)).to.equal(expected);
+    });
+  }
+
+  const empties: [number[], string][] = [
+    [[0], '[]'],
+    [[0, 3], '[]'],
+    [[2, 0], '[[],[]]'],
+    [[2, 0, 3], '[[],[]]'],
+    [[2, 3, 0], '[[[],[],[]],[[],[],[]]]'],
+  ];
+  for (const [shape, text] of empties) {
+    it(`writes the empty value of shape ${JSON.stringify(shape)}`, () => {
+      const w = new ValueJsonWriter(I32, shape);
+      expect(w.write(Buffer.alloc(0), 0) + w.end()).to.equal(text);
+    });
+  }
+
+  it('refuses too many or too few elements', () => {
+    const w = new ValueJsonWriter(I32, [2]);
+    expect(() => w.write(Buffer.alloc(12), 3)).to.throw(H5StoreError);
+    const w2 = new ValueJsonWriter(I32, [2]);
+    w2.write(Buffer.alloc(4), 1);
+    expect(() => w2.end()).to.throw(H5StoreError);
+  });
+
+  const typed: [string, unknown, unknown[], number[], string, string?][] = [
+    ['float32 shortest', 'H5T_IEEE_F32LE', [0.1, 1 / 3, 1e-7, 3.4028234663852886e38, 16777216, 1.5e-45, 100, 0.5], [8],
+      '[0.1,0.33333334,1e-7,3.4028235e+38,16777216,1e-45,100,0.5]'],
+    ['float32 BE non-finite', 'H5T_IEEE_F32BE', [NaN, Infinity, -Infinity, -0], [2, 2], '[[NaN,Infinity],[-Infinity,-0]]', '[[null,null],[null,-0]]'],
+    ['float64', 'H5T_IEEE_F64LE', [0.1, 1 / 3, 1e21, 123, -0, NaN], [6], '[0.1,0.3333333333333333,1e+21,123,-0,NaN]', '[0.1,0.3333333333333333,1e+21,123,-0,null]'],
+    ['float64 BE', 'H5T_IEEE_F64BE', [2.5, -1e-300], [2], '[2.5,-1e-300]'],
+    ['float16', 'H5T_IEEE_F16LE', [0.1, 65504, 1, NaN, -Infinity, 2 ** -24], [6], '[0.1,65500,1,NaN,-Infinity,6e-8]', '[0.1,65500,1,null,null,6e-8]'],
+    ['scalar float32', 'H5T_IEEE_F32LE', [3.5], [], '3.5'],
+    ['scalar NaN', 'H5T_IEEE_F64LE', [NaN], [], 'NaN', 'null'],
+    ['int8/uint', 'H5T_STD_U32BE', [0, 4294967295], [2], '[0,4294967295]'],
+    ['int8', 'H5T_STD_I8LE', [-128, 127], [2], '[-128,127]'],
+    ['int16 BE', 'H5T_STD_I16BE', [-32768, 32767], [2], '[-32768,32767]'],
+    ['int64 exact', 'H5T_STD_I64LE', [2n ** 63n - 1n, -(2n ** 63n), 2 ** 53 - 1, -5], [4], '[9223372036854775807,-9223372036854775808,9007199254740991,-5]'],
+    ['uint64 BE exact', 'H5T_STD_U64BE', [2n ** 64n - 1n, 0], [2], '[18446744073709551615,0]'],
+    ['bitfield', 'H5T_STD_B8LE', [255], [1], '[255]'],
+    ['boolean enum', { class: 'H5T_ENUM', base: 'H5T_STD_I8LE', mapping: { FALSE: 0, TRUE: 1 } }, [true, false], [2], '[true,false]'],
+    ['enum', { class: 'H5T_ENUM', base: 'H5T_STD_U16BE', mapping: { A: 0, B: 300 } }, ['B', 'A'], [2], '[300,0]'],
+    ['fixed strings', { class: 'H5T_STRING', length: 6, charSet: 'H5T_CSET_UTF8' }, ['a"b', 'é\n', ''], [3], '["a\\"b","é\\n",""]'],
+    ['vlen strings', { class: 'H5T_STRING', length: 'H5T_VARIABLE', charSet: 'H5T_CSET_UTF8' }, ['x', '', '€uro'], [3], '["x","","€uro"]'],
+    ['compound', { class: 'H5T_COMPOUND', fields: [{ name: 'a', type: 'H5T_IEEE_F32LE' }, { name: 'b', type: { class: 'H5T_STRING', length: 2 } }, { name: 'c', type: 'H5T_STD_I64BE' }] },
+      [[0.1, 'ok', 2n ** 60n], [NaN, '', -1]], [2], '[[0.1,"ok",1152921504606846976],[NaN,"",-1]]', '[[0.1,"ok",1152921504606846976],[null,"",-1]]'],
+    ['compound with vlen fields', { class: 'H5T_COMPOUND', fields: [{ name: 's', type: { class: 'H5T_STRING', length: 'H5T_VARIABLE' } }, { name: 'v', type: { class: 'H5T_VLEN', base: 'H5T_IEEE_F32LE' } }] },
+      [['a', [0.1, 0.2]], ['', []], ['bcd', [1]]], [3], '[["a",[0.1,0.2]],["",[]],["bcd",[1]]]'],
+    ['array type', { class: 'H5T_ARRAY', base: 'H5T_IEEE_F32BE', dims: [2, 2] }, [[[0.1, 0.2], [0.3, NaN]]], [1], '[[[0.1,0.2],[0.3,NaN]]]', '[[[0.1,0.2],[0.3,null]]]'],
+    ['array of vlen strings', { class: 'H5T_ARRAY', base: { class: 'H5T_STRING', length: 'H5T_VARIABLE' }, dims: [2] }, [['a', 'b'], ['', 'c']], [2], '[["a","b"],["","c"]]'],
+    ['vlen sequences', { class: 'H5T_VLEN', base: 'H5T_STD_I16LE' }, [[1, 2, 3], [], [-1]], [3], '[[1,2,3],[],[-1]]'],
+    ['references', 'H5T_STD_REF_OBJ', ['groups/g-1', ''], [2], '["groups/g-1",""]'],
+    ['opaque as base64', { class: 'H5T_OPAQUE', size: 2, tag: '' }, ['/v8=', 'AAA='], [2], '["/v8=","AAA="]'],
+  ];
+  for (const [name, typeIn, values, shape, text, ignored] of typed) {
+    it(`writes ${name}`, () => {
+      const t = parseType(typeIn);
+      const buf = encodeElements(values, t);
+      expect(valueToJson(buf, t, shape)).to.equal(text);
+      expect(valueToJson(buf, t, shape, { ignoreNan: true })).to.equal(ignored ?? text);
+      const rand = rng(values.length);
+      for (let trial = 0; trial < 10; trial++) expect(writeInPieces(t, shape, buf, values.length, rand)).to.equal(text);
+    });
+  }
+
+  it('writeBytes/endBytes give the same text as UTF-8', () => {
+    const t = parseType({ class: 'H5T_STRING', length: 'H5T_VARIABLE', charSet: 'H5T_CSET_UTF8' });
+    const buf = encodeElements(['é', 'x'], t);
+    const w = new ValueJsonWriter(t, [2]);
+    const bytes = Buffer.concat([w.writeBytes(buf, 2), w.endBytes()]);
+    expect(bytes.toString('utf8')).to.equal('["é","x"]');
+  });
+
+  it('formats many random float32 values that parse back exactly', () => {
+    const rand = rng(7);
+    const n = 20000;
+    const f = new Float32Array(n);
+    for (let i = 0; i < n; i++) f[i] = (rand() - 0.5) * 10 ** Math.floor(rand() * 60 - 30);
+    const t = parseType('H5T_IEEE_F32LE');
+    const text = writeInPieces(t, [100, 200], Buffer.from(f.buffer), n, rand);
+    const back = (JSON.parse(text) as number[][]).flat();
+    expect(back.length).to.equal(n);
+    for (let i = 0; i < n; i++) expect(Math.fround(back[i])).to.equal(f[i]);
+  });
+
+  it('formats random float64 values exactly like String()', () => {
+    const rand = rng(11);
+    const n = 10000; // more than one internal chunk
+    const f = new Float64Array(n);
+    for (let i = 0; i < n; i++) f[i] = (rand() - 0.5) * 10 ** Math.floor(rand() * 40 - 20);
+    f[5000] = NaN;
+    const t = parseType('H5T_IEEE_F64LE');
+    const text = valueToJson(Buffer.from(f.buffer), t, [n]);
+    expect(text).to.equal('[' + Array.from(f, (x) => (Number.isNaN(x) ? 'NaN' : String(x))).join(',') + ']');
+  });
+
+  it('the JSON of a vlen-of-variable type is not implemented', () => {
+    const t = parseType({ class: 'H5T_VLEN', base: { class: 'H5T_STRING', length: 'H5T_VARIABLE' } });
+    expect(() => new ValueJsonWriter(t, [1])).to.throw(H5StoreError, 'Variable-length sequences');
+  });
+});
