@@ -122,13 +122,13 @@ export function writeInt(s: TextSink, n: number): void {
   if (n <= 0x7fffffff) {
     while (n >= 10) {
       const d = (n / 10) | 0;
-      b[--q] = ZERO + n - d * 10;
+      b[--q] = ZERO + (n - d * 10);
       n = d;
     }
   } else {
     while (n >= 10) {
       const d = Math.floor(n / 10);
-      b[--q] = ZERO + n - d * 10;
+      b[--q] = ZERO + (n - d * 10);
       n = d;
     }
   }

@@ -190,9 +190,12 @@ export function isHdf5(path: string): boolean {
   }
 }
 
-/** Number of ids open in a file, the file id itself included (for leak checks). */
+/**
+ * Number of object ids (datasets, groups, datatypes, attributes) open in a file, file ids not
+ * counted; between requests this is 0 unless an id leaked.
+ */
 export function openIdCount(fid: Hid): number {
-  return Number(H5.H5Fget_obj_count(fid, C.H5F_OBJ_ALL));
+  return Number(H5.H5Fget_obj_count(fid, C.H5F_OBJ_ALL & ~1));
 }
 
 // ---------------------------------------------------------------------------------------------

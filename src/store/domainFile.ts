@@ -456,7 +456,7 @@ export class DomainFile {
     return gaddr === this.rootAddr && this.hasReserved ? n - 1 : n;
   }
 
-  /** Open-id count of this file, the file itself included (leak checks). */
+  /** Object ids open in this file (leak checks; 0 between requests). */
   openIds(): number {
     return this.fid === undefined ? 0 : h5.openIdCount(this.fid);
   }

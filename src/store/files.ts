@@ -209,7 +209,7 @@ export class FileCache {
     }
   }
 
-  /** Open ids over all files (each file counts itself), for leak checks. */
+  /** Open object ids over all files, for leak checks. */
   openIdCount(): number {
     let n = 0;
     for (const f of this.files.values()) n += f.openIds();

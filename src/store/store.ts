@@ -421,7 +421,7 @@ export class Store {
     return this.write(domain, (f) => values.writeValues(f, id, req, this.limits));
   }
 
-  /** Open HDF5 ids over all open files (for leak tests), each file counting itself. */
+  /** Open HDF5 object ids over all open files (for leak tests; 0 between requests). */
   openIdCount(): number {
     return this.files.openIdCount();
   }

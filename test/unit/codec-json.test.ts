@@ -34,10 +34,10 @@ describe('codec/json stringifyJson', () => {
     ['bigint digits', { v: [12345678901234567890n, -5n] }, '{"v":[12345678901234567890,-5]}'],
     ['negative zero', [-0, 0], '[-0,0]'],
     ['nested deep NaN', { a: [{ b: [[NaN]] }] }, '{"a":[{"b":[[NaN]]}]}', '{"a":[{"b":[[null]]}]}'],
-    ['undefined members skipped, undefined in lists null', { a: undefined, b: [undefined, 1], c: NaN }, '{"b":[null,1],"c":NaN}'],
-    ['strings escaped', { 's"\n': 'é"\\', n: NaN }, '{"s\\"\\n":"é\\"\\\\","n":NaN}'],
+    ['undefined members skipped, undefined in lists null', { a: undefined, b: [undefined, 1], c: NaN }, '{"b":[null,1],"c":NaN}', '{"b":[null,1],"c":null}'],
+    ['strings escaped', { 's"\n': 'é"\\', n: NaN }, '{"s\\"\\n":"é\\"\\\\","n":NaN}', '{"s\\"\\n":"é\\"\\\\","n":null}'],
     ['raw JSON embedded', { value: rawJson('[0.1,NaN]'), n: 1 }, '{"value":[0.1,NaN],"n":1}'],
-    ['toJSON honoured', { d: new Date(0), n: NaN }, '{"d":"1970-01-01T00:00:00.000Z","n":NaN}'],
+    ['toJSON honoured', { d: new Date(0), n: NaN }, '{"d":"1970-01-01T00:00:00.000Z","n":NaN}', '{"d":"1970-01-01T00:00:00.000Z","n":null}'],
     ['undefined top level', undefined, 'null'],
   ];
   for (const [name, value, text, ignored] of cases) {

@@ -41,6 +41,8 @@ export function serviceRoutes(router: Router, d: Deps): void {
       cpu: { cores: os.cpus().length, load: os.loadavg() },
       memory: { rss: mem.rss, heapUsed: mem.heapUsed, total: os.totalmem(), free: os.freemem() },
       open_files: d.store.files.openFiles,
+      /** Object ids open in libhdf5 now: 0 between requests unless an id leaked. */
+      open_hdf5_ids: d.store.openIdCount(),
       hrefs: [new Hrefs(ctx, d.config).rel('self', '/info')],
     });
   });

@@ -1,0 +1,42 @@
+/**
+ * Cross-checks with h5py and h5dump: run `/usr/bin/python3` (Debian's, with h5py and numpy) and
+ * the hdf5-tools commands on files the server serves or wrote.
+ */
+import { execFileSync } from 'node:child_process';
+import fs from 'node:fs';
+import path from 'node:path';
+import { parseJsonBody } from '../../src/codec/json.js';
+import { REPO } from './server.js';
+
+export const PYTHON = '/usr/bin/python3';
+
+/** Run a Python script (text) with arguments; returns stdout. Throws with stderr on failure. */
+export function python(script: string, args: string[] = []): string {
+  return execFileSync(PYTHON, ['-c', script, ...args], { encoding: 'utf8', maxBuffer: 256 * 1024 * 1024 });
+}
+
+/** Run a Python script and parse its stdout as JSON (NaN literals allowed). */
+export function pythonJson(script: string, args: string[] = []): any {
+  return parseJsonBody(python(script, args));
+}
+
+/** Run a script file from test/tools with arguments and parse its JSON output. */
+export function toolJson(tool: string, args: string[] = []): any {
+  const out = execFileSync(PYTHON, [path.join(REPO, 'test/tools', tool), ...args], { encoding: 'utf8', maxBuffer: 256 * 1024 * 1024 });
+  return parseJsonBody(out);
+}
+
+/** `h5dump` output of a file (throws when h5dump fails, i.e. the file is not readable). */
+export function h5dump(file: string, args: string[] = []): string {
+  return execFileSync('h5dump', [...args, file], { encoding: 'utf8', maxBuffer: 256 * 1024 * 1024 });
+}
+
+/** True when h5py is importable (Debian python3-h5py installed). */
+export function hasH5py(): boolean {
+  try {
+    python('import h5py, numpy');
+    return fs.existsSync(PYTHON);
+  } catch {
+    return false;
+  }
+}

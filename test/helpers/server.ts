@@ -1,0 +1,140 @@
+/**
+ * Test harness: a real h5store server process on a free port over a temporary data directory,
+ * plain HTTP helpers, and fixture copying. The server exits when the test process goes away
+ * (`--exit-with-stdin`), so no stray servers survive a crashed run.
+ */
+import { type ChildProcess, spawn } from 'node:child_process';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { parseJsonBody } from '../../src/codec/json.js';
+
+const here = path.dirname(fileURLToPath(import.meta.url));
+export const REPO = path.resolve(here, '../..');
+/** The shared fixtures written by others (CI has ../shared beside the clone). */
+export const SHARED_FIXTURES = path.resolve(REPO, '../shared/fixtures/hdf5');
+
+export interface TestServer {
+  url: string;
+  root: string;
+  proc: ChildProcess;
+  stop(): Promise<void>;
+}
+
+/** A fresh temporary data directory. */
+export function tempRoot(prefix = 'h5store-test-'): string {
+  return fs.mkdtempSync(path.join(os.tmpdir(), prefix));
+}
+
+/**
+ * Copy fixture files (from ../shared/fixtures/hdf5 by default) into `<root>/<folder>`, writable.
+ * @returns the names copied
+ */
+export function copyFixtures(root: string, folder = 'fx', names?: string[], from = SHARED_FIXTURES): string[] {
+  const dir = path.join(root, folder);
+  fs.mkdirSync(dir, { recursive: true });
+  const list = names ?? fs.readdirSync(from).filter((n) => n.endsWith('.h5'));
+  for (const n of list) {
+    fs.copyFileSync(path.join(from, n), path.join(dir, n));
+    fs.chmodSync(path.join(dir, n), 0o644);
+  }
+  return list;
+}
+
+/** Start the server (built from source with tsx) on a free port. */
+export async function startServer(opts: { root?: string; env?: Record<string, string>; args?: string[] } = {}): Promise<TestServer> {
+  const root = opts.root ?? tempRoot();
+  const proc = spawn(
+    process.execPath,
+    ['--import', 'tsx', path.join(REPO, 'src/cli.ts'), 'serve', '--root', root, '--port', '0', '--log-level', 'warn', '--exit-with-stdin', ...(opts.args ?? [])],
+    { cwd: REPO, env: { ...process.env, ...opts.env }, stdio: ['pipe', 'pipe', 'pipe'] },
+  );
+  let stderr = '';
+  proc.stderr!.on('data', (b) => (stderr += b.toString()));
+  const url = await new Promise<string>((resolve, reject) => {
+    let out = '';
+    const timer = setTimeout(() => reject(new Error(`server did not start: ${stderr}`)), 30000);
+    proc.stdout!.on('data', (b) => {
+      out += b.toString();
+      const m = /listening on (http:\/\/\S+)/.exec(out);
+      if (m) {
+        clearTimeout(timer);
+        resolve(m[1]);
+      }
+    });
+    proc.once('exit', (code) => {
+      clearTimeout(timer);
+      reject(new Error(`server exited with ${code}: ${stderr}`));
+    });
+  });
+  return {
+    url,
+    root,
+    proc,
+    async stop() {
+      if (proc.exitCode !== null) return;
+      const exited = new Promise((r) => proc.once('exit', r));
+      proc.kill('SIGTERM');
+      await exited;
+    },
+  };
+}
+
+/** A response: status, headers, raw body, and the parsed JSON body (NaN literals allowed). */
+export interface Reply {
+  status: number;
+  headers: Headers;
+  body: Buffer;
+  json: any;
+  text: string;
+}
+
+/** An HTTP client bound to a server and (optionally) a domain. */
+export class Client {
+  constructor(
+    readonly base: string,
+    readonly domain?: string,
+  ) {}
+
+  /** Same server, another domain. */
+  with(domain: string): Client {
+    return new Client(this.base, domain);
+  }
+
+  url(p: string, query: Record<string, string | number | boolean | undefined> = {}): string {
+    const u = new URL(this.base + p);
+    if (this.domain !== undefined && query.domain === undefined) u.searchParams.set('domain', this.domain);
+    for (const [k, v] of Object.entries(query)) if (v !== undefined) u.searchParams.set(k, String(v));
+    return u.toString();
+  }
+
+  async request(method: string, p: string, opts: { query?: Record<string, string | number | boolean | undefined>; body?: unknown; raw?: Buffer | string; headers?: Record<string, string> } = {}): Promise<Reply> {
+    const headers: Record<string, string> = { ...(opts.headers ?? {}) };
+    let body: Buffer | string | undefined;
+    if (opts.raw !== undefined) body = opts.raw;
+    else if (opts.body !== undefined) {
+      body = JSON.stringify(opts.body);
+      headers['content-type'] ??= 'application/json';
+    }
+    const r = await fetch(this.url(p, opts.query), { method, headers, body });
+    const buf = Buffer.from(await r.arrayBuffer());
+    const text = buf.toString('utf8');
+    let json: unknown;
+    if ((r.headers.get('content-type') ?? '').includes('json') && text) json = parseJsonBody(text);
+    return { status: r.status, headers: r.headers, body: buf, json, text };
+  }
+
+  get(p: string, query?: Record<string, string | number | boolean | undefined>, headers?: Record<string, string>) {
+    return this.request('GET', p, { query, headers });
+  }
+  put(p: string, body?: unknown, query?: Record<string, string | number | boolean | undefined>) {
+    return this.request('PUT', p, { body, query });
+  }
+  post(p: string, body?: unknown, query?: Record<string, string | number | boolean | undefined>) {
+    return this.request('POST', p, { body, query });
+  }
+  delete(p: string, query?: Record<string, string | number | boolean | undefined>) {
+    return this.request('DELETE', p, { query });
+  }
+}
