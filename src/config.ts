@@ -28,7 +28,9 @@ export const ConfigSchema = z
     /** Largest JSON request body. */
     maxJsonBodyBytes: z.coerce.number().int().min(1024).default(100 * MiB),
     /** Largest binary request body (dataset value writes). */
-    maxBinaryBodyBytes: z.coerce.number().int().min(1024).default(1024 * MiB),
+    maxBinaryBodyBytes: z.coerce.number().int().min(1024).default(16 * 1024 * MiB),
+    /** Binary bodies above this size are spooled to a temporary file and written page by page. */
+    spoolBodyBytes: z.coerce.number().int().min(1024).default(64 * MiB),
     /** Largest number of points / coordinates in one selection. */
     maxPoints: z.coerce.number().int().min(1).default(10_000_000),
     /** Owner reported for domains and folders without a recorded owner. */

@@ -5,7 +5,7 @@
  * - float32: the shortest decimal that reads back to the same float32 when parsed as a double and
  *   rounded to float32 (`Math.fround(Number(s)) === v`; this is also what Python clients do:
  *   `json.loads` then `numpy.float32`). So 0.1f prints `0.1`, not `0.10000000149011612`.
- * - float16: the same rule for IEEE half precision, from a lazily built 64 Ki-entry table.
+ * - float16: the same rule for IEEE half precision (same search, memoised per bit pattern).
  *
  * Negative zero prints as `-0` (Python/HSDS print `-0.0`); non-finite values are the caller's job
  * (wire-reference 0.6: `NaN`, `Infinity`, `-Infinity`, or `null` with `ignore_nan`).
@@ -24,14 +24,31 @@ function decimalToDouble(D: number, e: number): number {
   return Number(`${D}e${e}`);
 }
 
-/** Reference (slow, simple) shortest float32 formatting: try 1..9 significant digits. */
+/**
+ * Shortest decimal (as a number) that `readsBack`, by simple search: for p = 1..17 significant
+ * digits, take the nearest p-digit decimal to v and its two p-digit neighbours, keep those that
+ * read back, and return the one nearest to v. (The neighbours matter only at powers of two, where
+ * the rounding interval is wider above than below.) Slow; for tables and tests.
+ */
+export function shortestSlow(v: number, readsBack: (y: number) => boolean): number {
+  for (let p = 1; p <= 17; p++) {
+    const [m, x] = v.toExponential(p - 1).split('e');
+    const digits = BigInt(m.replace('.', ''));
+    let best: number | undefined;
+    for (const d of [digits, digits - 1n, digits + 1n]) {
+      const y = Number(`${d}e${Number(x) - p + 1}`);
+      // exact ties keep the first (toExponential's round-half-up) candidate
+      if (readsBack(y) && (best === undefined || Math.abs(y - v) < Math.abs(best - v) - Math.abs(v) * 1e-15)) best = y;
+    }
+    if (best !== undefined) return best;
+  }
+  return v;
+}
+
+/** Reference (slow, simple) shortest float32 formatting, for tests (see `shortestSlow`). */
 export function float32ToStringSlow(v: number): string {
   if (v === 0) return 1 / v < 0 ? '-0' : '0';
-  for (let p = 1; p <= 9; p++) {
-    const y = Number(v.toPrecision(p));
-    if (Math.fround(y) === v) return String(y);
-  }
-  return String(v);
+  return String(shortestSlow(v, (y) => Math.fround(y) === v));
 }
 
 const ZEROS: string[] = Array.from({ length: 32 }, (_, i) => '0'.repeat(i));
@@ -79,9 +96,13 @@ const EPS = 1e-5;
 let vCur = 0;
 let kCur = 0;
 
-/** Exact check: does D * 10^(kCur - 8 + j) read back to vCur as float32? */
+/** Round-trip target of the current search: float32 (false) or float16 (true). */
+let mode16 = false;
+
+/** Exact check: does D * 10^(kCur - 8 + j) read back to vCur (as float32, or as float16)? */
 function verify(D: number, j: number): boolean {
-  return Math.fround(decimalToDouble(D, kCur - 8 + j)) === vCur;
+  const y = decimalToDouble(D, kCur - 8 + j);
+  return mode16 ? halfToNumber(numberToHalf(y)) === vCur : Math.fround(y) === vCur;
 }
 
 /** Exactly: is vCur >= (a + 1/2) * 10^(kCur - 8 + j)? (BigInt; only for near-ties) */
@@ -113,21 +134,28 @@ function atOrAboveMid(a: number, j: number): boolean {
  * step 10^j such that a multiple of 10^j lies inside; found by starting from the step the width
  * guarantees and stepping up. All arithmetic is in doubles with errors < 1e-6 units; candidates
  * within EPS of an interval end are checked exactly (`Math.fround` of the correctly rounded
- * double D*10^e). Verified against the simple toPrecision search on millions of random bit
- * patterns (test/unit/codec-float.test.ts).
+ * double D*10^e). Verified against the simple search (`float32ToStringSlow`) on random bit patterns,
+ * typical magnitudes and all powers of two/ten with neighbours (test/unit/codec-float.test.ts;
+ * also 2 M random patterns during development).
  */
 export function float32Digits(v: number): void {
   f32[0] = v;
   const bits = u32[0];
   const be = bits >>> 23;
-  let k: number;
-  let pow2 = false;
+  const half = HALF_ULP[be];
   if (be === 0) {
-    k = Math.floor(Math.log10(v));
+    shortestCore(v, Math.floor(Math.log10(v)), half, half);
   } else {
-    k = K_EST[be];
-    pow2 = (bits & 0x7fffff) === 0 && be > 1;
+    shortestCore(v, K_EST[be], half, (bits & 0x7fffff) === 0 && be > 1 ? half * 0.5 : half);
   }
+}
+
+/**
+ * The shortest-digits search shared by float32 and float16 (see `float32Digits`): v > 0 finite,
+ * k an estimate (+-1) of floor(log10(v)), hiHalf/loHalf the distances from v to the rounding
+ * boundaries above and below. Sets `float32Result`.
+ */
+function shortestCore(v: number, k: number, hiHalf: number, loHalf: number): void {
   let sc = SCALE[72 - k]; // 10^(8-k)
   let t = v * sc;
   if (t >= 1e9) {
@@ -141,13 +169,15 @@ export function float32Digits(v: number): void {
   }
   vCur = v;
   kCur = k;
-  const hiGap = HALF_ULP[be] * sc;
-  const loGap = pow2 ? hiGap * 0.5 : hiGap;
+  const hiGap = hiHalf * sc;
+  const loGap = loHalf * sc;
   const tlo = t - loGap;
   const thi = t + hiGap;
   const w = hiGap + loGap;
-  // the largest j whose step 10^j has a multiple in [tlo, thi]; the width guarantees j0
+  // the largest j whose step 10^j has a multiple in [tlo, thi]; an interval of width w always
+  // holds a multiple of 10^floor(log10(w)) (up to boundary cases)
   let j = w >= 100 ? 2 : w >= 10 ? 1 : 0;
+  while (j < 8 && w >= P10[j + 1]) j++;
   if (!hasMultiple(tlo, thi, j)) {
     while (j > 0 && !hasMultiple(tlo, thi, --j));
   } else {
@@ -248,30 +278,32 @@ export function numberToHalf(x: number): number {
   return sign | ((e + 15) << 10) | m;
 }
 
-let halfStrings: string[] | undefined;
+/** Memo of float16ToString, filled lazily per bit pattern. */
+const halfStrings: (string | undefined)[] = new Array<string | undefined>(65536);
 
-/** Shortest decimal that reads back (double -> half, nearest even) to the half `h`; `NaN`/`Infinity`/`-Infinity` for non-finite. */
+/**
+ * Shortest decimal that reads back (double -> half, nearest even) to the half with bits `h`
+ * (same search as float32 with the half-precision rounding interval; memoised per pattern);
+ * `NaN`/`Infinity`/`-Infinity` for non-finite values, `-0` for negative zero.
+ */
 export function float16ToString(h: number): string {
-  if (!halfStrings) {
-    halfStrings = new Array<string>(65536);
-    for (let bits = 0; bits < 65536; bits++) {
-      const v = halfToNumber(bits);
-      let s: string;
-      if (v !== v) s = 'NaN';
-      else if (!Number.isFinite(v)) s = v > 0 ? 'Infinity' : '-Infinity';
-      else if (v === 0) s = bits & 0x8000 ? '-0' : '0';
-      else {
-        s = String(v);
-        for (let p = 1; p <= 17; p++) {
-          const y = Number(v.toPrecision(p));
-          if (halfToNumber(numberToHalf(y)) === v) {
-            s = String(y);
-            break;
-          }
-        }
-      }
-      halfStrings[bits] = s;
-    }
+  h &= 0xffff;
+  return halfStrings[h] ?? (halfStrings[h] = half16String(h));
+}
+
+function half16String(bits: number): string {
+  const v = halfToNumber(bits);
+  if (v !== v) return 'NaN';
+  if (!Number.isFinite(v)) return v > 0 ? 'Infinity' : '-Infinity';
+  if (v === 0) return bits & 0x8000 ? '-0' : '0';
+  const exp = (bits >> 10) & 0x1f;
+  const halfUlp = 2 ** ((exp === 0 ? 1 : exp) - 26);
+  const a = Math.abs(v);
+  mode16 = true;
+  try {
+    shortestCore(a, Math.floor(Math.log10(a)), halfUlp, (bits & 0x3ff) === 0 && exp > 1 ? halfUlp / 2 : halfUlp);
+  } finally {
+    mode16 = false;
   }
-  return halfStrings[h & 0xffff];
+  return (v < 0 ? '-' : '') + formatDecimal(R32.digits, R32.exp);
 }

@@ -113,7 +113,7 @@ export function stringifyJson(value: unknown, opts?: { ignoreNan?: boolean }): s
 // ---------------------------------------------------------------------------------------------
 // parse
 
-/** An integer literal of 16+ digits (possibly beyond 2^53); digits after '.', 'e' or in exponents don't count. */
+/** An integer literal of 16+ digits (possibly beyond 2^53); fraction digits don't count. False positives (e.g. in strings) only cost the slower parser. */
 const LONG_INT_RE = /(?:^|[^.\d])\d{16,}(?![\d.eE])/;
 const NONFINITE_RE = /NaN|Infinity/;
 
@@ -470,6 +470,7 @@ function elemJson(t: TypeJson, ignoreNan: boolean, checkedRead: boolean): ElemJs
 
 /** Run writer: the hot loops for top-level numeric types, else element by element. */
 function runJson(t: TypeJson, ignoreNan: boolean): RunJson {
+  if (t.class === 'H5T_ENUM' && !isBooleanEnum(t)) return runJson(t.base, ignoreNan);
   const base = t.class === 'H5T_INTEGER' || t.class === 'H5T_FLOAT' || t.class === 'H5T_BITFIELD' ? numericBase(t.base) : undefined;
   if (base?.kind === 'float' && base.size === 4) {
     const le = base.littleEndian;

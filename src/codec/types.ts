@@ -150,10 +150,14 @@ export function integerRange(info: NumericBase): { min: bigint; max: bigint } {
  * @throws badRequest (`Invalid type: ...`) naming the problem for anything unknown or inconsistent.
  */
 export function parseType(input: unknown, resolveCommitted?: CommittedResolver): TypeJson {
-  return parseAt(input, '', resolveCommitted);
+  return parseAt(input, '', resolveCommitted, 0);
 }
 
-function parseAt(input: unknown, where: string, resolve: CommittedResolver | undefined): TypeJson {
+/** Nesting limit of type definitions (compound/array/vlen/enum inside each other). */
+const MAX_DEPTH = 32;
+
+function parseAt(input: unknown, where: string, resolve: CommittedResolver | undefined, depth: number): TypeJson {
+  if (depth > MAX_DEPTH) return fail('', `type nested more than ${MAX_DEPTH} levels deep`);
   if (typeof input === 'string') {
     if (input.startsWith('t-')) {
       if (!resolve) return fail(where, `committed type ${describe(input)} can't be used here`);
@@ -176,14 +180,14 @@ function parseAt(input: unknown, where: string, resolve: CommittedResolver | und
     case 'H5T_STRING':
       return parseString(input, where);
     case 'H5T_COMPOUND':
-      return parseCompound(input, where, resolve);
+      return parseCompound(input, where, resolve, depth);
     case 'H5T_ARRAY':
-      return parseArray(input, where, resolve);
+      return parseArray(input, where, resolve, depth);
     case 'H5T_ENUM':
-      return parseEnum(input, where, resolve);
+      return parseEnum(input, where, resolve, depth);
     case 'H5T_VLEN': {
       if (input.base === undefined) return fail(where, "H5T_VLEN requires 'base'");
-      const base = parseAt(input.base, join(where, 'vlen base'), resolve);
+      const base = parseAt(input.base, join(where, 'vlen base'), resolve, depth + 1);
       return { class: 'H5T_VLEN', base };
     }
     case 'H5T_OPAQUE': {
@@ -207,7 +211,10 @@ function parseAt(input: unknown, where: string, resolve: CommittedResolver | und
 
 const join = (where: string, part: string) => (where ? `${where}: ${part}` : part);
 
-const ORDER_SUFFIX: Record<string, 'LE' | 'BE'> = { H5T_ORDER_LE: 'LE', H5T_ORDER_BE: 'BE' };
+const ORDER_SUFFIX = new Map<unknown, 'LE' | 'BE'>([
+  ['H5T_ORDER_LE', 'LE'],
+  ['H5T_ORDER_BE', 'BE'],
+]);
 
 function parseNumeric(input: Record<string, unknown>, cls: 'H5T_INTEGER' | 'H5T_FLOAT' | 'H5T_BITFIELD', where: string): TypeJson {
   let base = input.base;
@@ -220,9 +227,9 @@ function parseNumeric(input: Record<string, unknown>, cls: 'H5T_INTEGER' | 'H5T_
   let suffix = m[2] as 'LE' | 'BE' | undefined;
   const order = input.order;
   if (order !== undefined && order !== 'H5T_ORDER_NONE') {
-    const o = typeof order === 'string' ? ORDER_SUFFIX[order] : undefined;
+    const o = ORDER_SUFFIX.get(order);
     if (!o) return fail(where, `invalid order ${describe(order)}`);
-    if (suffix && suffix !== o) return fail(where, `order ${order} contradicts base ${base}`);
+    if (suffix && suffix !== o) return fail(where, `order ${String(order)} contradicts base ${base}`);
     suffix = o;
   }
   base = `H5T_${m[1]}${suffix ?? 'LE'}`;
@@ -260,7 +267,7 @@ function parseString(input: Record<string, unknown>, where: string): TypeJson {
   };
 }
 
-function parseCompound(input: Record<string, unknown>, where: string, resolve: CommittedResolver | undefined): TypeJson {
+function parseCompound(input: Record<string, unknown>, where: string, resolve: CommittedResolver | undefined, depth: number): TypeJson {
   const fields = input.fields;
   if (!Array.isArray(fields) || fields.length === 0) return fail(where, "H5T_COMPOUND requires a non-empty 'fields' list");
   const seen = new Set<string>();
@@ -272,27 +279,27 @@ function parseCompound(input: Record<string, unknown>, where: string, resolve: C
     if (seen.has(name)) return fail(where, `duplicate compound field name '${name}'`);
     seen.add(name);
     if (f.type === undefined) return fail(where, `compound field '${name}' has no 'type'`);
-    out.push({ name, type: parseAt(f.type, join(where, `field '${name}'`), resolve) });
+    out.push({ name, type: parseAt(f.type, join(where, `field '${name}'`), resolve, depth + 1) });
   }
   return { class: 'H5T_COMPOUND', fields: out };
 }
 
-function parseArray(input: Record<string, unknown>, where: string, resolve: CommittedResolver | undefined): TypeJson {
+function parseArray(input: Record<string, unknown>, where: string, resolve: CommittedResolver | undefined, depth: number): TypeJson {
   let dims = input.dims;
   if (typeof dims === 'number') dims = [dims];
   if (!Array.isArray(dims) || dims.length === 0 || dims.length > MAX_RANK)
     return fail(where, `H5T_ARRAY requires 'dims', a list of 1 to ${MAX_RANK} positive integers, got ${describe(dims)}`);
   for (const d of dims) if (!isPositiveInt(d)) return fail(where, `H5T_ARRAY dims must be positive integers, got ${describe(dims)}`);
   if (input.base === undefined) return fail(where, "H5T_ARRAY requires 'base'");
-  const base = parseAt(input.base, join(where, 'array base'), resolve);
+  const base = parseAt(input.base, join(where, 'array base'), resolve, depth + 1);
   const t: TypeJson = { class: 'H5T_ARRAY', base, dims: [...(dims as number[])] };
   if (!isVariableLength(base) && typeSize(t) > MAX_TYPE_SIZE) return fail(where, 'H5T_ARRAY element too large');
   return t;
 }
 
-function parseEnum(input: Record<string, unknown>, where: string, resolve: CommittedResolver | undefined): TypeJson {
+function parseEnum(input: Record<string, unknown>, where: string, resolve: CommittedResolver | undefined, depth: number): TypeJson {
   if (input.base === undefined) return fail(where, "H5T_ENUM requires 'base'");
-  const base = parseAt(input.base, join(where, 'enum base'), resolve);
+  const base = parseAt(input.base, join(where, 'enum base'), resolve, depth + 1);
   if (base.class !== 'H5T_INTEGER') return fail(where, `H5T_ENUM base must be an integer type, got ${base.class}`);
   const range = integerRange(numericBase(base.base)!);
   let entries: [unknown, unknown][];

@@ -271,17 +271,17 @@ function int64Codec(le: boolean, signed: boolean, name: string): Codec {
   };
 }
 
-const FLOAT_WORDS: Record<string, number> = {
-  nan: NaN,
-  '-nan': NaN,
-  '+nan': NaN,
-  inf: Infinity,
-  '+inf': Infinity,
-  '-inf': -Infinity,
-  infinity: Infinity,
-  '+infinity': Infinity,
-  '-infinity': -Infinity,
-};
+const FLOAT_WORDS = new Map<string, number>([
+  ['nan', NaN],
+  ['-nan', NaN],
+  ['+nan', NaN],
+  ['inf', Infinity],
+  ['+inf', Infinity],
+  ['-inf', -Infinity],
+  ['infinity', Infinity],
+  ['+infinity', Infinity],
+  ['-infinity', -Infinity],
+]);
 
 /**
  * A float from a JSON request value: a number, a bigint, or one of the strings `nan`, `inf`,
@@ -290,7 +290,7 @@ const FLOAT_WORDS: Record<string, number> = {
 export function toFloat(v: unknown, name: string): number {
   if (typeof v === 'number') return v;
   if (typeof v === 'string') {
-    const f = FLOAT_WORDS[v.toLowerCase()];
+    const f = FLOAT_WORDS.get(v.toLowerCase());
     if (f !== undefined) return f;
   } else if (typeof v === 'bigint') return Number(v);
   throw badRequest(`Invalid value ${describe(v)} for ${name}: expected a number`);
@@ -634,7 +634,9 @@ export function encodeElements(values: readonly unknown[], type: TypeJson): Buff
 function looksLikeElement(v: unknown, t: TypeJson): boolean {
   switch (t.class) {
     case 'H5T_COMPOUND':
-      return Array.isArray(v) ? v.length === t.fields.length : typeof v === 'object' && v !== null;
+      return Array.isArray(v)
+        ? v.length === t.fields.length && v.every((x, i) => looksLikeElement(x, t.fields[i].type))
+        : typeof v === 'object' && v !== null;
     case 'H5T_ARRAY':
       return Array.isArray(v) && v.length === t.dims[0];
     case 'H5T_VLEN':

@@ -478,6 +478,17 @@ function decodeString(ptr: bigint): string {
   return (koffi.decode as unknown as { string(p: bigint): string }).string(ptr);
 }
 
+/** Read an int32 / uint8 / uint64 of C memory at `ptr + offset` (callback struct fields). */
+export function peekI32(ptr: bigint, offset: number): number {
+  return koffi.decode(ptr, offset, 'int32_t') as number;
+}
+export function peekU8(ptr: bigint, offset: number): number {
+  return koffi.decode(ptr, offset, 'uint8_t') as number;
+}
+export function peekU64(ptr: bigint, offset: number): number | bigint {
+  return koffi.decode(ptr, offset, 'uint64_t') as number | bigint;
+}
+
 /** A view of `len` bytes of C memory at `ptr` (no copy). */
 export function viewMemory(ptr: bigint, len: number): Buffer {
   if (len === 0) return Buffer.alloc(0);

@@ -16,7 +16,9 @@ import {
   LAPL_NO_ELINK,
   LCPL_UTF8,
   peekCString,
-  viewMemory,
+  peekI32,
+  peekU8,
+  peekU64,
 } from './lib.js';
 
 export type ObjectKind = 'group' | 'dataset' | 'datatype';
@@ -213,8 +215,7 @@ export function visitObjects(oid: Hid): Map<bigint, ObjectKind | undefined> {
     C.H5_ITER_NATIVE,
     (_obj: Hid, _name: string, info: bigint) => {
       // addr at offset 8, type at 16 of H5O_info_t
-      const b = viewMemory(info, 24);
-      out.set(b.readBigUInt64LE(8), KIND_BY_TYPE[b.readInt32LE(16)]);
+      out.set(BigInt(peekU64(info, 8)), KIND_BY_TYPE[peekI32(info, 16)]);
       return 0;
     },
     null,
@@ -283,6 +284,16 @@ function decodeLinkInfo(loc: Hid, name: string, b: Buffer, withValue: boolean): 
   return rec;
 }
 
+/** The same from C memory (an H5L_info_t pointer in an iteration callback), read in place. */
+function decodeLinkInfoAt(loc: Hid, name: string, info: bigint): LinkRecord {
+  const type = peekI32(info, 0);
+  const rec: LinkRecord = { name, cls: linkClass(type) };
+  if (peekU8(info, 4)) rec.corder = Number(peekU64(info, 8));
+  if (type === C.H5L_TYPE_HARD) rec.addr = BigInt(peekU64(info, 24));
+  else if (type === C.H5L_TYPE_SOFT || type === C.H5L_TYPE_EXTERNAL) readLinkValue(loc, rec, Number(peekU64(info, 24)));
+  return rec;
+}
+
 /** One link by name, or undefined when the group has no such link. */
 export function getLink(gid: Hid, name: string): LinkRecord | undefined {
   if (!linkExists(gid, name)) return undefined;
@@ -308,7 +319,7 @@ export function listLinks(gid: Hid, order: 'name' | 'crt' = 'name'): LinkRecord[
     [0n],
     (g: Hid, name: string, info: bigint) => {
       try {
-        out.push(decodeLinkInfo(g, name, viewMemory(info, 32), true));
+        out.push(decodeLinkInfoAt(g, name, info));
       } catch {
         return -1;
       }

@@ -2,6 +2,11 @@
  * Request parsing shared by the handlers: domain selection, query flags, bodies.
  */
 import type { Context } from 'koa';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { Transform } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
 import picomatch from 'picomatch';
 import getRawBody from 'raw-body';
 import { parseJsonBody } from '../codec/json.js';
@@ -104,6 +109,42 @@ export async function rawBody(ctx: Context, limit: number): Promise<Buffer> {
     if (err.type === 'request.size.invalid') throw badRequest('Request body shorter than its Content-Length');
     throw badRequest(`Cannot read the request body: ${err.message}`);
   }
+}
+
+/**
+ * Spool a large request body to a temporary file (so writes larger than memory are possible and
+ * nothing is written to HDF5 before the whole body arrived). The caller removes the file.
+ * @throws PayloadTooLarge beyond `limit`; BadRequest when the body is shorter than announced.
+ */
+export async function spoolBody(ctx: Context, limit: number): Promise<{ path: string; size: number }> {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'h5store-body-'));
+  const file = path.join(dir, 'body');
+  let size = 0;
+  const counter = new Transform({
+    transform(chunk: Buffer, _enc, cb) {
+      size += chunk.length;
+      if (size > limit) cb(new H5StoreError('PayloadTooLarge', `Request body larger than ${limit} bytes`));
+      else cb(null, chunk);
+    },
+  });
+  try {
+    await pipeline(ctx.req, counter, fs.createWriteStream(file));
+  } catch (e) {
+    fs.rmSync(dir, { recursive: true, force: true });
+    if (e instanceof H5StoreError) throw e;
+    throw badRequest(`Cannot read the request body: ${(e as Error).message}`);
+  }
+  const announced = Number(ctx.get('content-length'));
+  if (announced && announced !== size) {
+    fs.rmSync(dir, { recursive: true, force: true });
+    throw badRequest(`Request body is ${size} bytes, Content-Length said ${announced}`);
+  }
+  return { path: file, size };
+}
+
+/** Remove a spooled body. */
+export function dropSpool(spool: { path: string }): void {
+  fs.rmSync(path.dirname(spool.path), { recursive: true, force: true });
 }
 
 /**

@@ -19,6 +19,7 @@ import type { DomainFile } from './domainFile.js';
 import { FileCache, lockPathFor } from './files.js';
 import * as groups from './groups.js';
 import * as links from './links.js';
+import { PagePool } from './pagepool.js';
 import { DomainPaths, FOLDER_META, LOCK_SUFFIX, parentDomain } from './paths.js';
 import * as values from './values.js';
 
@@ -50,12 +51,15 @@ export class Store {
   readonly paths: DomainPaths;
   readonly files: FileCache;
   readonly limits: values.ValueLimits;
+  /** Page buffers reused by streamed value reads (see pagepool.ts). */
+  readonly pagePool: PagePool;
   private readonly goneDomains = new Set<string>();
 
   constructor(readonly opts: StoreOptions) {
     this.paths = new DomainPaths(opts.root);
     this.files = new FileCache({ idleCloseMs: opts.idleCloseMs, maxOpenFiles: opts.maxOpenFiles });
     this.limits = { pageBytes: opts.pageBytes, maxPoints: opts.maxPoints };
+    this.pagePool = new PagePool(opts.pageBytes);
   }
 
   /** The HDF5 library in use. */
@@ -418,7 +422,7 @@ export class Store {
     return this.write(domain, (f) => values.queryUpdate(f, id, query, update, opts, this.limits));
   }
   writeValues(domain: string, id: string, req: values.WriteRequest) {
-    return this.write(domain, (f) => values.writeValues(f, id, req, this.limits));
+    return this.write(domain, (f) => values.writeValues(f, id, req, this.limits, this.pagePool));
   }
 
   /** Open HDF5 object ids over all open files (for leak tests; 0 between requests). */

@@ -6,6 +6,7 @@
  * read lock until the plan is released, so libhdf5 work is split into pages of `pageBytes` and
  * the event loop runs between them.
  */
+import fs from 'node:fs';
 import type { TypeJson } from '../codec/types.js';
 import { decodeElements, encodeElements, flattenValue } from '../codec/values.js';
 import { badRequest, conflict, tooLarge } from '../errors.js';
@@ -13,7 +14,7 @@ import * as C from '../hdf5/constants.js';
 import * as io from '../hdf5/io.js';
 import type { SpaceSelection } from '../hdf5/io.js';
 import type { Hid } from '../hdf5/lib.js';
-import { fixedWireSize, isVariable, memSize } from '../hdf5/memory.js';
+import { fixedWireSize, hasIndirect, isVariable, memSize } from '../hdf5/memory.js';
 import * as h5 from '../hdf5/objects.js';
 import { parseQuery } from '../selection/query.js';
 import {
@@ -27,6 +28,7 @@ import {
   selectionFromBody,
 } from '../selection/select.js';
 import type { DomainFile } from './domainFile.js';
+import type { PagePool } from './pagepool.js';
 
 /** Limits of value requests (from config). */
 export interface ValueLimits {
@@ -49,6 +51,8 @@ export interface ReadRequest {
 export interface ValuePage {
   wire: Buffer;
   count: number;
+  /** The pooled buffer `wire` lives in: give it back to the pool when done with the bytes. */
+  pooled?: Buffer;
 }
 
 /** A planned read: element type and result shape, and the pages of wire bytes. */
@@ -61,8 +65,11 @@ export interface ReadPlan {
   itemSize: number | undefined;
   /** Bytes of the whole result for fixed-size types; an estimate from memory sizes otherwise. */
   bytes: number;
-  /** Pages of wire bytes in C order of the result; each call to next() does one libhdf5 read. */
-  pages(): Generator<ValuePage>;
+  /**
+   * Pages of wire bytes in C order of the result; each call to next() does one libhdf5 read.
+   * With a pool, fixed-size pages are read into pooled buffers (see `ValuePage.pooled`).
+   */
+  pages(pool?: PagePool): Generator<ValuePage>;
   /** Close the dataset. Idempotent. */
   close(): void;
 }
@@ -141,7 +148,16 @@ export function planRead(f: DomainFile, id: string, req: ReadRequest, limits: Va
       h5.closeObject(did);
     };
     const chunkDims = sel?.isHyperslab && !scalar ? chunkDimsOf(did) : undefined;
-    function* pages(): Generator<ValuePage> {
+    const fixed = !hasIndirect(type);
+    const readPage = (sel: SpaceSelection, n: number, pool?: PagePool): ValuePage => {
+      if (pool && fixed) {
+        const pooled = pool.take(n * msize);
+        const wire = io.readDataset(did, type, memType, sel, n, scalar, f.refs, pooled.subarray(0, n * msize));
+        return { wire, count: n, pooled };
+      }
+      return { wire: io.readDataset(did, type, memType, sel, n, scalar, f.refs), count: n };
+    };
+    function* pages(pool?: PagePool): Generator<ValuePage> {
       if (count === 0) return;
       if (points) {
         const wire = io.readDataset(did, type, memType, { kind: 'points', coords: points.coords, count: points.count }, count, false, f.refs);
@@ -153,8 +169,7 @@ export function planRead(f: DomainFile, id: string, req: ReadRequest, limits: Va
         return;
       }
       for (const p of pageHyperslab(sel!, msize, limits.pageBytes, chunkDims)) {
-        const page = { kind: 'hyperslab', start: p.start, step: p.step, count: p.count } as const;
-        yield { wire: io.readDataset(did, type, memType, page, p.elements, false, f.refs), count: p.elements };
+        yield readPage({ kind: 'hyperslab', start: p.start, step: p.step, count: p.count }, p.elements, pool);
       }
     }
     if (sel && !sel.isHyperslab && !scalar && sel.count > limits.maxPoints) {
@@ -286,6 +301,8 @@ export interface WriteRequest {
   elementCount?: number;
   /** Binary body (wire format). */
   wire?: Buffer;
+  /** A large binary body spooled to a temporary file (fixed-size types, hyperslabs only). */
+  spool?: { path: string; size: number };
   /** JSON body. */
   json?: Record<string, unknown>;
 }
@@ -296,7 +313,10 @@ interface WritePlan {
   sel?: Selection;
   points?: { coords: BigUint64Array; count: number };
   count: number;
-  wire: Buffer;
+  /** The data, in memory... */
+  wire?: Buffer;
+  /** ...or spooled to a file (then fixed-size and a hyperslab). */
+  spool?: { path: string; size: number };
   newDims?: number[];
   scalar: boolean;
 }
@@ -338,6 +358,15 @@ function planWrite(f: DomainFile, did: Hid, req: WriteRequest, limits: ValueLimi
   const count = points ? points.count : sel!.count;
   if (count === 0) throw badRequest('Selection is empty');
   const elementCount = req.elementCount ?? (body.element_count as number | undefined);
+  if (req.spool) {
+    if (isVariable(type) || !sel || !sel.isHyperslab) {
+      throw tooLarge('Bodies this large can only be written to a hyperslab of a fixed-size type; send smaller requests');
+    }
+    if (elementCount !== undefined && elementCount !== count) throw badRequest('"element_count" broadcast needs a small body');
+    const need = count * fixedWireSize(type);
+    if (req.spool.size !== need) throw badRequest(`Binary data is ${req.spool.size} bytes, expected ${need} (${count} elements of ${fixedWireSize(type)} bytes)`);
+    return { type, sel, count, spool: req.spool, newDims, scalar };
+  }
   let wire: Buffer;
   if (req.wire) {
     wire = req.wire;
@@ -385,10 +414,10 @@ function broadcast(wire: Buffer, type: TypeJson, n: number, total: number): Buff
 
 /**
  * PUT /datasets/<id>/value: validate everything (selection, sizes, types) before writing, then
- * write in pages. `append` grows the dataset first.
+ * write in pages (reading a spooled body page by page). `append` grows the dataset first.
  * @throws BadRequest (sizes, selection, types), Conflict (append beyond maxdims), 413 (points)
  */
-export function writeValues(f: DomainFile, id: string, req: WriteRequest, limits: ValueLimits): void {
+export function writeValues(f: DomainFile, id: string, req: WriteRequest, limits: ValueLimits, pool?: PagePool): void {
   f.withId(id, 'dataset', (did) => {
     const plan = planWrite(f, did, req, limits);
     if (plan.newDims) {
@@ -399,16 +428,36 @@ export function writeValues(f: DomainFile, id: string, req: WriteRequest, limits
     const mt = io.createType(plan.type);
     try {
       if (plan.points) {
-        io.writeDataset(did, plan.type, mt, { kind: 'points', coords: plan.points.coords, count: plan.count }, plan.count, false, plan.wire, f.refs);
+        io.writeDataset(did, plan.type, mt, { kind: 'points', coords: plan.points.coords, count: plan.count }, plan.count, false, plan.wire!, f.refs);
       } else if (plan.scalar || !plan.sel!.isHyperslab || isVariable(plan.type)) {
-        io.writeDataset(did, plan.type, mt, toSpaceSelection(plan.sel!, limits), plan.count, plan.scalar, plan.wire, f.refs);
+        io.writeDataset(did, plan.type, mt, toSpaceSelection(plan.sel!, limits), plan.count, plan.scalar, plan.wire!, f.refs);
       } else {
         const size = fixedWireSize(plan.type);
-        let off = 0;
-        for (const p of pageHyperslab(plan.sel!, size, limits.pageBytes)) {
-          const n = p.elements * size;
-          io.writeDataset(did, plan.type, mt, { kind: 'hyperslab', start: p.start, step: p.step, count: p.count }, p.elements, false, plan.wire.subarray(off, off + n), f.refs);
-          off += n;
+        const fd = plan.spool ? fs.openSync(plan.spool.path, 'r') : undefined;
+        try {
+          let off = 0;
+          for (const p of pageHyperslab(plan.sel!, size, limits.pageBytes)) {
+            const n = p.elements * size;
+            let bytes: Buffer;
+            let pooled: Buffer | undefined;
+            if (fd !== undefined) {
+              pooled = pool ? pool.take(n) : Buffer.allocUnsafe(n);
+              bytes = pooled.subarray(0, n);
+              let got = 0;
+              while (got < n) {
+                const r = fs.readSync(fd, bytes, got, n - got, off + got);
+                if (r <= 0) throw badRequest('The spooled request body ended early');
+                got += r;
+              }
+            } else {
+              bytes = plan.wire!.subarray(off, off + n);
+            }
+            io.writeDataset(did, plan.type, mt, { kind: 'hyperslab', start: p.start, step: p.step, count: p.count }, p.elements, false, bytes, f.refs);
+            if (pooled && pool) pool.give(pooled);
+            off += n;
+          }
+        } finally {
+          if (fd !== undefined) fs.closeSync(fd);
         }
       }
     } finally {

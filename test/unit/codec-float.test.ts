@@ -6,6 +6,7 @@ import {
   formatDecimal,
   halfToNumber,
   numberToHalf,
+  shortestSlow,
 } from '../../src/codec/float.js';
 import { valueToJson } from '../../src/codec/json.js';
 import { TextSink, writeInt } from '../../src/codec/textsink.js';
@@ -173,9 +174,21 @@ describe('codec/float half precision', () => {
       }
       expect(numberToHalf(Number(s))).to.equal(h);
       // no shorter precision reads back
-      const digits = s.replace(/^-/, '').replace(/e.*$/, '').replace('.', '').replace(/^0+/, '').length;
-      if (digits > 1 && v !== 0) expect(numberToHalf(Number(v.toPrecision(digits - 1)))).to.not.equal(h);
+      const digits = s.replace(/^-/, '').replace(/e.*$/, '').replace('.', '').replace(/^0+/, '').replace(/0+$/, '').length;
+      if (digits > 1 && v !== 0) {
+        const [m, x] = v.toExponential(digits - 2).split('e');
+        const d = Number(m.replace('.', ''));
+        for (const c of [d - 1, d, d + 1]) expect(numberToHalf(Number(`${c}e${Number(x) - digits + 2}`))).to.not.equal(h);
+      }
     }
     expect(float16ToString(numberToHalf(0.1))).to.equal('0.1');
+  });
+  it('float16ToString agrees with the reference search', () => {
+    for (let h = 0; h < 0x7c00; h++) {
+      const v = halfToNumber(h);
+      if (v === 0) continue;
+      expect(float16ToString(h)).to.equal(String(shortestSlow(v, (y) => halfToNumber(numberToHalf(y)) === v)));
+      expect(float16ToString(h | 0x8000)).to.equal('-' + float16ToString(h));
+    }
   });
 });

@@ -194,6 +194,13 @@ describe('codec/types parseType', () => {
     ['opaque size negative', { class: 'H5T_OPAQUE', size: -4 }, 'size must be a positive integer'],
     ['opaque tag not a string', { class: 'H5T_OPAQUE', size: 4, tag: 5 }, 'tag must be a string'],
     ['reference bad base', { class: 'H5T_REFERENCE', base: 'H5T_STD_REF' }, 'H5T_REFERENCE base must be'],
+    ['prototype key as order', { class: 'H5T_INTEGER', base: 'H5T_STD_I32', order: 'constructor' }, 'invalid order'],
+    ['prototype key as class', { class: 'constructor' }, 'unknown type class'],
+    ['absurdly deep nesting', (() => {
+      let t: unknown = 'H5T_STD_I8LE';
+      for (let i = 0; i < 40; i++) t = { class: 'H5T_VLEN', base: t };
+      return t;
+    })(), 'nested more than 32 levels'],
   ];
   for (const [name, input, fragment] of rejected) {
     it(`rejects ${name}`, () => expect400(() => parseType(input), fragment));

@@ -3,15 +3,16 @@
  */
 import type Router from '@koa/router';
 import type { Context } from 'koa';
-import { Readable } from 'node:stream';
+import fs from 'node:fs';
 import { authorize } from '../../auth/policy.js';
 import { ValueJsonWriter, stringifyJson } from '../../codec/json.js';
 import { badRequest, tooLarge } from '../../errors.js';
+import type { PagePool } from '../../store/pagepool.js';
 import type { ReadPlan, ValuePage } from '../../store/values.js';
 import type { Deps } from '../deps.js';
 import { objectHrefs, ownedHrefs } from '../deps.js';
 import { type Href, Hrefs, sendJson } from '../present.js';
-import { bodyIsBinary, flag, jsonBody, jsonObject, limitParam, param, rawBody, requireDomain, wantsBinary } from '../request.js';
+import { bodyIsBinary, dropSpool, flag, jsonBody, jsonObject, limitParam, param, rawBody, requireDomain, spoolBody, wantsBinary } from '../request.js';
 
 /** Integer query parameter or undefined. @throws BadRequest when not a non-negative integer. */
 function intParam(ctx: Context, name: string): number | undefined {
@@ -150,8 +151,20 @@ export function datasetRoutes(router: Router, d: Deps): void {
       elementCount: intParam(ctx, 'element_count'),
     };
     if (bodyIsBinary(ctx)) {
-      const wire = await rawBody(ctx, d.config.maxBinaryBodyBytes);
-      await d.store.writeValues(ref.domain, id, { ...common, wire });
+      const announced = Number(ctx.get('content-length') || -1);
+      if (announced > d.config.spoolBodyBytes || announced < 0) {
+        if (announced > d.config.maxBinaryBodyBytes) throw tooLarge(`Request body larger than ${d.config.maxBinaryBodyBytes} bytes`);
+        const spool = await spoolBody(ctx, d.config.maxBinaryBodyBytes);
+        try {
+          const small = spool.size <= d.config.spoolBodyBytes;
+          await d.store.writeValues(ref.domain, id, small ? { ...common, wire: fs.readFileSync(spool.path) } : { ...common, spool });
+        } finally {
+          dropSpool(spool);
+        }
+      } else {
+        const wire = await rawBody(ctx, Math.min(d.config.spoolBodyBytes, d.config.maxBinaryBodyBytes));
+        await d.store.writeValues(ref.domain, id, { ...common, wire });
+      }
     } else {
       const body = await jsonBody(ctx, d.config, { required: true });
       if (!body || typeof body !== 'object' || Array.isArray(body)) throw badRequest('The JSON body must be an object with "value"');
@@ -162,12 +175,14 @@ export function datasetRoutes(router: Router, d: Deps): void {
 }
 
 /**
- * Send a planned value read as binary (wire-reference 3.5) or JSON, streaming page by page when
- * it is larger than one page. `release` is called exactly once, when the last page was read or
- * the client went away.
+ * Send a planned value read as binary (wire-reference 3.5) or JSON. A value larger than one page
+ * is streamed: pages are read into pooled buffers one at a time, and the event loop runs between
+ * pages so small requests are served while a large read streams. `release` is called exactly
+ * once, when the last page was read or the client went away.
  */
 function sendValue(ctx: Context, d: Deps, plan: ReadPlan, release: () => void, hrefs: Href[]): void {
   const binary = wantsBinary(ctx);
+  const pool = d.store.pagePool;
   try {
     if (!binary && plan.bytes > d.config.maxJsonValueBytes) {
       throw tooLarge(
@@ -177,36 +192,42 @@ function sendValue(ctx: Context, d: Deps, plan: ReadPlan, release: () => void, h
     }
     const singlePage = plan.bytes <= d.config.pageBytes;
     if (binary) {
-      ctx.status = 200;
-      ctx.type = 'application/octet-stream';
-      if (plan.itemSize !== undefined) ctx.length = plan.count * plan.itemSize;
       if (singlePage) {
         const parts = [...plan.pages()].map((p) => p.wire);
-        ctx.body = parts.length === 1 ? parts[0] : Buffer.concat(parts);
         release();
+        ctx.status = 200;
+        ctx.type = 'application/octet-stream';
+        ctx.body = parts.length === 1 ? parts[0] : Buffer.concat(parts);
         return;
       }
-      ctx.body = pageStream(plan.pages(), release, (p) => p.wire);
+      ctx.respond = false;
+      const headers: Record<string, string | number> = { 'Content-Type': 'application/octet-stream' };
+      if (plan.itemSize !== undefined) headers['Content-Length'] = plan.count * plan.itemSize;
+      ctx.res.writeHead(200, headers);
+      void streamPages(ctx, plan.pages(pool), pool, release, (p) => p.wire);
       return;
     }
     const shape = flag(ctx, 'reduce_dim') ? plan.shape.filter((x) => x !== 1) : plan.shape;
     const writer = new ValueJsonWriter(plan.type, shape, { ignoreNan: flag(ctx, 'ignore_nan') });
     const tail = `,"hrefs":${stringifyJson(hrefs)}}`;
-    ctx.status = 200;
-    ctx.type = 'application/json';
     if (singlePage) {
       let text = '{"value":';
       for (const page of plan.pages()) text += writer.write(page.wire, page.count);
-      ctx.body = text + writer.end() + tail;
       release();
+      ctx.status = 200;
+      ctx.type = 'application/json';
+      ctx.body = text + writer.end() + tail;
       return;
     }
-    let started = false;
-    ctx.body = pageStream(plan.pages(), release, (page) => {
-      const head = started ? '' : '{"value":';
-      started = true;
-      return Buffer.from(head + writer.write(page.wire, page.count));
-    }, () => Buffer.from((started ? '' : '{"value":') + writer.end() + tail));
+    ctx.respond = false;
+    ctx.res.writeHead(200, { 'Content-Type': 'application/json' });
+    ctx.res.write('{"value":');
+    const text = (p: ValuePage) => {
+      const out = Buffer.from(writer.write(p.wire, p.count));
+      if (p.pooled) pool.give(p.pooled);
+      return out;
+    };
+    void streamPages(ctx, plan.pages(pool), pool, release, text, () => writer.end() + tail);
   } catch (e) {
     release();
     throw e;
@@ -214,33 +235,54 @@ function sendValue(ctx: Context, d: Deps, plan: ReadPlan, release: () => void, h
 }
 
 /**
- * A byte stream over pages: each `read()` pulls one page (one libhdf5 read) so the event loop
- * runs between pages; `release` runs once when the stream ends, fails or is destroyed.
+ * Write pages to the response as the socket takes them: one libhdf5 read per page, a yield to
+ * the event loop after each, pooled buffers returned once written. Mid-stream failures can only
+ * abort the connection (the status line is gone).
  */
-function pageStream(pages: Generator<ValuePage>, release: () => void, map: (p: ValuePage) => Buffer, finish?: () => Buffer): Readable {
-  let done = false;
-  const s = new Readable({
-    highWaterMark: 1,
-    read() {
-      if (done) return;
-      try {
-        const r = pages.next();
-        if (r.done) {
-          done = true;
-          if (finish) this.push(finish());
-          this.push(null);
-          return;
-        }
-        this.push(map(r.value));
-      } catch (e) {
-        done = true;
-        this.destroy(e as Error);
-      }
-    },
-  });
-  s.once('close', () => {
+async function streamPages(
+  ctx: Context,
+  pages: Generator<ValuePage>,
+  pool: PagePool,
+  release: () => void,
+  bytesOf: (p: ValuePage) => Buffer,
+  tail?: () => string,
+): Promise<void> {
+  const res = ctx.res;
+  let closed = false;
+  res.once('close', () => (closed = true));
+  try {
+    for (;;) {
+      if (closed) break;
+      const r = pages.next();
+      if (r.done) break;
+      const page = r.value;
+      const bytes = bytesOf(page);
+      const pooled = bytes === page.wire ? page.pooled : undefined;
+      const ok = res.write(bytes, () => {
+        if (pooled) pool.give(pooled);
+      });
+      if (!ok) await new Promise<void>((resolve) => {
+        const done = () => {
+          res.off('drain', done);
+          res.off('close', done);
+          resolve();
+        };
+        res.on('drain', done);
+        res.on('close', done);
+      });
+      else await new Promise<void>((resolve) => setImmediate(resolve));
+    }
+    if (!closed) res.end(tail ? tail() : undefined);
+  } catch (e) {
+    d_log(ctx, e);
+    res.destroy(e as Error);
+  } finally {
     pages.return(undefined);
     release();
-  });
-  return s;
+  }
+}
+
+/** Log a failure that happened after the response started (it can only abort the stream). */
+function d_log(ctx: Context, e: unknown): void {
+  ctx.app.emit('error', e, ctx);
 }
