@@ -21,12 +21,24 @@ export class RawJson {
 /** Wrap JSON text so `stringifyJson` embeds it as is. */
 export const rawJson = (text: string): RawJson => new RawJson(text);
 
+/**
+ * A value still in the binary wire format; `stringifyJson` writes it with `valueToJson` (each
+ * element formatted for its type: float32 shortest, NaN literals or null with `ignoreNan`).
+ */
+export class WireValue {
+  constructor(
+    readonly wire: Buffer,
+    readonly type: TypeJson,
+    readonly shape: readonly number[],
+  ) {}
+}
+
 /** True if `v` contains a value JSON.stringify would get wrong: NaN/±Infinity, -0, bigint, RawJson. */
 function needsCustom(v: unknown, depth: number): boolean {
   if (typeof v === 'number') return v - v !== 0 || (v === 0 && 1 / v < 0);
   if (typeof v === 'bigint') return true;
   if (typeof v !== 'object' || v === null) return false;
-  if (v instanceof RawJson) return true;
+  if (v instanceof RawJson || v instanceof WireValue) return true;
   if (depth > 200) return true; // let the recursive writer deal with (or fail on) deep structures
   if (Array.isArray(v)) {
     for (let i = 0; i < v.length; i++) {
@@ -65,6 +77,10 @@ function writeJson(v: unknown, out: string[], ignoreNan: boolean): boolean {
       }
       if (v instanceof RawJson) {
         out.push(v.text);
+        return true;
+      }
+      if (v instanceof WireValue) {
+        out.push(valueToJson(v.wire, v.type, v.shape, { ignoreNan }));
         return true;
       }
       if (typeof (v as { toJSON?: unknown }).toJSON === 'function') {

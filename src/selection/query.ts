@@ -56,6 +56,24 @@ import { printable } from './select.js';
 /** A decoded field value as the predicate receives it. */
 export type QueryValue = number | bigint | string | boolean;
 
+/**
+ * Fixed-length strings left encoded: equality tests compare bytes (no string per row), other
+ * uses decode one value at a time.
+ */
+export interface EncodedStrings {
+  readonly encoded: true;
+  readonly length: number;
+  /** The decoded string of row k. */
+  get(k: number): string;
+  /** Whether row k decodes to `s` (compares bytes). */
+  equals(k: number, s: string): boolean;
+}
+
+/** One column of values for `CompiledQuery.mask`. */
+export type Column = ArrayLike<unknown> | EncodedStrings;
+
+const isEncoded = (c: Column | undefined): c is EncodedStrings => !!c && (c as EncodedStrings).encoded === true;
+
 /** What kind of values a field holds, for compile-time type checks. */
 export type FieldKind = 'number' | 'string' | 'other';
 
@@ -63,6 +81,13 @@ export type FieldKind = 'number' | 'string' | 'other';
 export interface CompiledQuery {
   /** True when the row satisfies the query; `row[i]` is the value of `fieldNames[i]`. */
   test: (row: readonly unknown[]) => boolean;
+  /**
+   * Column-wise evaluation: `cols[i]` holds `n` values of field i (a Float64Array or other
+   * typed array for numbers, an array of strings or other values otherwise; only the fields in
+   * `fields` are read). Returns a mask with 1 for every matching row. Same semantics as `test`,
+   * numpy style: one tight loop per condition instead of one closure call per row.
+   */
+  mask: (cols: readonly Column[], n: number) => Uint8Array;
   /** Indexes (into `fieldNames`) of the fields the query reads, ascending. */
   fields: number[];
 }
@@ -465,6 +490,102 @@ function compileNode(n: Node): Pred {
   }
 }
 
+/** Vectorized evaluation of a parsed query over columns (see `CompiledQuery.mask`). */
+function maskNode(node: Node, cols: readonly Column[], n: number): Uint8Array {
+  const out = new Uint8Array(n);
+  switch (node.kind) {
+    case 'and': {
+      const a = maskNode(node.left, cols, n), b = maskNode(node.right, cols, n);
+      for (let k = 0; k < n; k++) out[k] = a[k] & b[k];
+      return out;
+    }
+    case 'or': {
+      const a = maskNode(node.left, cols, n), b = maskNode(node.right, cols, n);
+      for (let k = 0; k < n; k++) out[k] = a[k] | b[k];
+      return out;
+    }
+    case 'not': {
+      const a = maskNode(node.arg, cols, n);
+      for (let k = 0; k < n; k++) out[k] = a[k] ^ 1;
+      return out;
+    }
+    case 'in': {
+      const c = cols[node.field]!;
+      if (isEncoded(c) && node.items.every((it) => typeof it === 'string')) {
+        const items = node.items as string[];
+        for (let k = 0; k < n; k++) out[k] = items.some((it) => c.equals(k, it)) !== node.negate ? 1 : 0;
+        return out;
+      }
+      const has = membership(node.items);
+      const at = valueAt(c);
+      for (let k = 0; k < n; k++) out[k] = has(at(k)) !== node.negate ? 1 : 0;
+      return out;
+    }
+    case 'cmp': {
+      const op = OP_CODE[node.op];
+      const { left: l, right: r } = node;
+      if ((op === EQ || op === NE) && l.kind === 'field' && r.kind === 'lit' && typeof r.value === 'string' && isEncoded(cols[l.index])) {
+        const c = cols[l.index] as EncodedStrings;
+        const v = r.value;
+        for (let k = 0; k < n; k++) out[k] = c.equals(k, v) === (op === EQ) ? 1 : 0;
+        return out;
+      }
+      if (l.kind === 'field' && r.kind === 'lit' && typeof r.value === 'number' && isNumericColumn(cols[l.index])) {
+        numericCompare(op, cols[l.index] as ArrayLike<number>, r.value, n, out);
+        return out;
+      }
+      if (l.kind === 'lit' && r.kind === 'field' && typeof l.value === 'number' && isNumericColumn(cols[r.index])) {
+        // v op x  ==  x (flipped op) v
+        const flip = [EQ, NE, GT, GE, LT, LE][op]!;
+        numericCompare(flip, cols[r.index] as ArrayLike<number>, l.value, n, out);
+        return out;
+      }
+      const get = (o: Operand): ((k: number) => unknown) => {
+        if (o.kind === 'lit') {
+          const v = o.value;
+          return () => v;
+        }
+        return valueAt(cols[o.index]!);
+      };
+      const a = get(l), b = get(r);
+      for (let k = 0; k < n; k++) out[k] = compare(op, a(k), b(k)) ? 1 : 0;
+      return out;
+    }
+  }
+}
+
+function valueAt(c: Column): (k: number) => unknown {
+  if (isEncoded(c)) return (k) => c.get(k);
+  return (k) => c[k];
+}
+
+function isNumericColumn(c: Column | undefined): boolean {
+  return ArrayBuffer.isView(c) && !(c instanceof BigInt64Array) && !(c instanceof BigUint64Array) && !(c instanceof DataView);
+}
+
+/** One comparison over a numeric column (NaN compares false except for !=). */
+function numericCompare(op: number, c: ArrayLike<number>, v: number, n: number, out: Uint8Array): void {
+  switch (op) {
+    case EQ:
+      for (let k = 0; k < n; k++) out[k] = c[k] === v ? 1 : 0;
+      return;
+    case NE:
+      for (let k = 0; k < n; k++) out[k] = c[k] !== v ? 1 : 0;
+      return;
+    case LT:
+      for (let k = 0; k < n; k++) out[k] = c[k] < v ? 1 : 0;
+      return;
+    case LE:
+      for (let k = 0; k < n; k++) out[k] = c[k] <= v ? 1 : 0;
+      return;
+    case GT:
+      for (let k = 0; k < n; k++) out[k] = c[k] > v ? 1 : 0;
+      return;
+    default:
+      for (let k = 0; k < n; k++) out[k] = c[k] >= v ? 1 : 0;
+  }
+}
+
 /** Compile-time type checks against `fieldKinds` (when the caller knows the field types). */
 function checkKinds(n: Node, names: readonly string[], kinds: readonly FieldKind[]): void {
   const kindOf = (o: Operand): { kind: FieldKind; desc: string } => {
@@ -524,7 +645,11 @@ export function parseQuery(
   const parser = new Parser(tokenize(expr), fieldIndex, fieldNames);
   const root = parser.parseQuery();
   if (fieldKinds) checkKinds(root, fieldNames, fieldKinds);
-  return { test: compileNode(root), fields: [...parser.used].sort((a, b) => a - b) };
+  return {
+    test: compileNode(root),
+    mask: (cols, n) => maskNode(root, cols, n),
+    fields: [...parser.used].sort((a, b) => a - b),
+  };
 }
 
 /**

@@ -6,7 +6,8 @@ import type { ShapeJson } from '../codec/shapes.js';
 import { parseShape } from '../codec/shapes.js';
 import type { TypeJson } from '../codec/types.js';
 import { parseType, typesEqual } from '../codec/types.js';
-import { decodeElements, encodeElements, flattenValue, nestValues } from '../codec/values.js';
+import { WireValue } from '../codec/json.js';
+import { encodeElements, flattenValue } from '../codec/values.js';
 import { badRequest, conflict, gone, notFound } from '../errors.js';
 import * as io from '../hdf5/io.js';
 import type { SpaceInfo } from '../hdf5/io.js';
@@ -51,13 +52,14 @@ export interface AttributeJson {
   lastModified?: number;
 }
 
-/** Read the JSON value of an open attribute (null for H5S_NULL; bare value for scalars). */
-function attributeValue(f: DomainFile, aid: Hid, type: TypeJson, space: SpaceInfo): unknown {
+/**
+ * The JSON value of an open attribute (null for H5S_NULL; a bare value for scalars), as JSON text
+ * written by the codec (float32 in its shortest form, NaN literals) for the presenter to embed.
+ */
+function attributeValue(f: DomainFile, aid: Hid, type: TypeJson, space: SpaceInfo): WireValue | null {
   if (space.cls === 'H5S_NULL') return null;
   const n = spaceCount(space);
-  const wire = io.readAttribute(aid, type, n, f.refs);
-  const { values } = decodeElements(wire, type, n);
-  return nestValues(values, space.dims);
+  return new WireValue(io.readAttribute(aid, type, n, f.refs), type, space.dims);
 }
 
 /** Look up one attribute: 404 when missing, 410 when deleted earlier in this process. */

@@ -5,7 +5,8 @@ import { parseShape } from '../codec/shapes.js';
 import type { ShapeJson } from '../codec/shapes.js';
 import type { TypeJson } from '../codec/types.js';
 import { parseType } from '../codec/types.js';
-import { decodeElements, encodeElements, flattenValue } from '../codec/values.js';
+import { WireValue } from '../codec/json.js';
+import { encodeElements, flattenValue } from '../codec/values.js';
 import { badRequest, conflict } from '../errors.js';
 import * as C from '../hdf5/constants.js';
 import * as io from '../hdf5/io.js';
@@ -73,10 +74,7 @@ export function creationJson(cr: DatasetCreation, type: TypeJson): Record<string
   const out: Record<string, unknown> = {};
   out.layout = cr.layout === C.H5D_CHUNKED ? { class: 'H5D_CHUNKED', dims: cr.chunks } : { class: C.LAYOUT_NAMES[cr.layout] };
   if (cr.filters.length) out.filters = cr.filters.map(filterJson);
-  if (cr.fillValue) {
-    const { values } = decodeElements(cr.fillValue, type, 1);
-    out.fillValue = values[0];
-  }
+  if (cr.fillValue) out.fillValue = new WireValue(cr.fillValue, type, []);
   out.fillTime = C.FILL_TIME_NAMES[cr.fillTime];
   out.allocTime = C.ALLOC_TIME_NAMES[cr.allocTime];
   if (cr.trackAttrOrder) out.CreateOrder = 1;

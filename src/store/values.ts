@@ -7,6 +7,7 @@
  * the event loop runs between them.
  */
 import fs from 'node:fs';
+import os from 'node:os';
 import type { TypeJson } from '../codec/types.js';
 import { decodeElements, encodeElements, flattenValue } from '../codec/values.js';
 import { badRequest, conflict, tooLarge } from '../errors.js';
@@ -16,7 +17,7 @@ import type { SpaceSelection } from '../hdf5/io.js';
 import type { Hid } from '../hdf5/lib.js';
 import { fixedWireSize, hasIndirect, isVariable, memSize } from '../hdf5/memory.js';
 import * as h5 from '../hdf5/objects.js';
-import { parseQuery } from '../selection/query.js';
+import { type Column, type EncodedStrings, parseQuery } from '../selection/query.js';
 import {
   type Selection,
   expandPoints,
@@ -190,15 +191,25 @@ function chunkDimsOf(did: Hid): number[] | undefined {
 // ---------------------------------------------------------------------------------------------
 // Query (1-D compound tables)
 
-/** Result of a `query=` read: element indices and rows (`[index, ...fields]`, wire-reference 2.4). */
+/**
+ * Result of a `query=` read: the matching rows as a compound with the element index prepended
+ * as a first field `index` (HSDS sends each row as `[index, ...fields]`, wire-reference 2.4),
+ * in the wire format, so JSON is written by the codec with each field's own formatting.
+ */
 export interface QueryResult {
-  rows: unknown[][];
+  type: TypeJson;
+  wire: Buffer;
+  count: number;
+  indices: number[];
 }
+
+const INDEX_FIELD = { name: 'index', type: { class: 'H5T_INTEGER', base: 'H5T_STD_U64LE' } as TypeJson };
 
 /**
  * Evaluate `query` over a one-dimensional compound dataset, within `select` (a 1-D slice),
- * stopping after `limit` hits. Only the fields the query reads are read for the scan; the
- * matching rows are then read whole with one point selection.
+ * stopping after `limit` hits. The scan reads only the fields the query uses, one column at a
+ * time (numbers land in typed arrays, no per-row objects); the matching rows are then read whole
+ * with one point selection.
  */
 export function queryRows(f: DomainFile, id: string, query: string, opts: { select?: string; limit?: number; fields?: string }, limits: ValueLimits): QueryResult {
   return f.withId(id, 'dataset', (did) => {
@@ -210,40 +221,111 @@ export function queryRows(f: DomainFile, id: string, query: string, opts: { sele
     const kinds = type.fields.map((x) => fieldKind(x.type));
     // parseQuery also says which fields the query reads: the scan reads only those.
     const compiled = parseQuery(query, names, kinds);
-    const scanType: TypeJson = { class: 'H5T_COMPOUND', fields: compiled.fields.map((i) => type.fields[i]) };
     const sel = parseSelect(opts.select, space.dims);
     const limit = opts.limit && opts.limit > 0 ? opts.limit : Infinity;
     const hits: number[] = [];
-    const memType = io.createType(scanType);
-    const row: unknown[] = new Array(names.length);
+    const used = compiled.fields;
+    // Numbers are read converted to float64 (libhdf5 converts), other fields as themselves.
+    const colTypes: TypeJson[] = used.map((i) => {
+      const ft = type.fields[i];
+      const numeric = ft.type.class === 'H5T_INTEGER' || ft.type.class === 'H5T_FLOAT';
+      return { class: 'H5T_COMPOUND', fields: [numeric ? { name: ft.name, type: F64 } : ft] };
+    });
+    const memTypes = colTypes.map((t) => io.createType(t));
     try {
-      const msize = memSize(scanType);
-      outer: for (const p of pageHyperslab(sel, msize, limits.pageBytes)) {
-        const wire = io.readDataset(did, scanType, memType, { kind: 'hyperslab', start: p.start, step: p.step, count: p.count }, p.elements, false, f.refs);
-        const { values } = decodeElements(wire, scanType, p.elements);
-        for (let i = 0; i < p.elements; i++) {
-          const v = values[i] as unknown[];
-          for (let j = 0; j < compiled.fields.length; j++) row[compiled.fields[j]] = v[j];
-          if (compiled.test(row)) {
-            hits.push(p.start[0] + i * p.step[0]);
-            if (hits.length >= limit) break outer;
-          }
-        }
+      const rowBytes = colTypes.reduce((a, t) => a + memSize(t), 0);
+      const cols: Column[] = new Array(names.length);
+      for (const p of pageHyperslab(sel, Math.max(rowBytes, 1), limits.pageBytes)) {
+        const page = { kind: 'hyperslab', start: p.start, step: p.step, count: p.count } as const;
+        used.forEach((fi, j) => {
+          const t = colTypes[j];
+          const wire = io.readDataset(did, t, memTypes[j], page, p.elements, false, f.refs, fixedColumnBuffer(t, p.elements));
+          cols[fi] = column(wire, t, p.elements);
+        });
+        const mask = compiled.mask(cols, p.elements);
+        for (let i = 0; i < p.elements && hits.length < limit; i++) if (mask[i]) hits.push(p.start[0] + i * p.step[0]);
+        if (hits.length >= limit) break;
       }
     } finally {
-      io.closeType(memType);
+      for (const m of memTypes) io.closeType(m);
     }
-    if (hits.length === 0) return { rows: [] };
+    const resultType: TypeJson = { class: 'H5T_COMPOUND', fields: [INDEX_FIELD, ...(outType as { fields: { name: string; type: TypeJson }[] }).fields] };
+    if (hits.length === 0) return { type: resultType, wire: Buffer.alloc(0), count: 0, indices: [] };
     const outMem = io.createType(outType);
     try {
       const coords = new BigUint64Array(hits.map(BigInt));
-      const wire = io.readDataset(did, outType, outMem, { kind: 'points', coords, count: hits.length }, hits.length, false, f.refs);
-      const { values } = decodeElements(wire, outType, hits.length);
-      return { rows: values.map((v, i) => [hits[i], ...(v as unknown[])]) };
+      const rows = io.readDataset(did, outType, outMem, { kind: 'points', coords, count: hits.length }, hits.length, false, f.refs);
+      return { type: resultType, wire: prependIndices(rows, outType, hits), count: hits.length, indices: hits };
     } finally {
       io.closeType(outMem);
     }
   });
+}
+
+/** An 8-byte-aligned buffer for a fixed-size column (typed arrays need aligned offsets). */
+function fixedColumnBuffer(t: TypeJson, n: number): Buffer | undefined {
+  return hasIndirect(t) ? undefined : Buffer.allocUnsafeSlow(Math.max(n * memSize(t), 1));
+}
+
+const F64: TypeJson = { class: 'H5T_FLOAT', base: 'H5T_IEEE_F64LE' };
+
+/** Wire rows with a uint64 LE index in front of each element. */
+function prependIndices(rows: Buffer, t: TypeJson, indices: number[]): Buffer {
+  const parts: Buffer[] = [];
+  let off = 0;
+  const fixed = isVariable(t) ? undefined : fixedWireSize(t);
+  for (const idx of indices) {
+    const end = fixed !== undefined ? off + fixed : decodeElements(rows, t, 1, off).end;
+    const ix = Buffer.allocUnsafe(8);
+    ix.writeBigUInt64LE(BigInt(idx));
+    parts.push(ix, rows.subarray(off, end));
+    off = end;
+  }
+  return Buffer.concat(parts);
+}
+
+/** A fixed-length string column kept encoded; end of row k's text per the padding rule. */
+function fixedStrings(wire: Buffer, width: number, pad: string, n: number): EncodedStrings {
+  const end = (k: number): number => {
+    const s0 = k * width;
+    let e = s0 + width;
+    if (pad === 'H5T_STR_NULLTERM') {
+      const z = wire.indexOf(0, s0);
+      return z >= 0 && z < e ? z : e;
+    }
+    const padByte = pad === 'H5T_STR_SPACEPAD' ? 0x20 : 0;
+    while (e > s0 && wire[e - 1] === padByte) e--;
+    return e;
+  };
+  const encodedCache = new Map<string, Buffer>();
+  return {
+    encoded: true,
+    length: n,
+    get: (k) => wire.toString('utf8', k * width, end(k)),
+    equals: (k, s) => {
+      let b = encodedCache.get(s);
+      if (!b) encodedCache.set(s, (b = Buffer.from(s, 'utf8')));
+      const s0 = k * width;
+      const e = end(k);
+      if (e - s0 !== b.length) return false;
+      for (let i = 0; i < b.length; i++) if (wire[s0 + i] !== b[i]) return false;
+      return true;
+    },
+  };
+}
+
+/**
+ * The values of a single-field column in wire format: a Float64Array view for float64 fields
+ * (how numbers are read for queries), decoded values otherwise.
+ */
+function column(wire: Buffer, t: TypeJson, n: number): Column {
+  const ft = (t as { fields: { type: TypeJson }[] }).fields[0].type;
+  if (ft.class === 'H5T_FLOAT' && ft.base === 'H5T_IEEE_F64LE' && os.endianness() === 'LE' && wire.byteOffset % 8 === 0) {
+    return new Float64Array(wire.buffer as ArrayBuffer, wire.byteOffset, n);
+  }
+  if (ft.class === 'H5T_STRING' && typeof ft.length === 'number') return fixedStrings(wire, ft.length, ft.strPad, n);
+  const { values } = decodeElements(wire, t, n);
+  return values.map((v) => (v as unknown[])[0]);
 }
 
 function fieldKind(t: TypeJson): 'number' | 'string' | 'other' {
@@ -267,16 +349,16 @@ export function queryUpdate(
   if (!update || typeof update !== 'object' || Array.isArray(update)) throw badRequest('A query update needs a JSON object {field: value}');
   const upd = update as Record<string, unknown>;
   const found = queryRows(f, id, query, opts, limits);
-  if (found.rows.length === 0) return found;
+  if (found.count === 0) return found;
   f.withId(id, 'dataset', (did) => {
     const { type } = io.datasetTypeAndSpace(did);
     if (type.class !== 'H5T_COMPOUND') throw badRequest('"query" needs a compound dataset');
     const names = Object.keys(upd);
     const sub = fieldSubset(type, names.join(':'));
     const one = encodeElements([names.map((n) => upd[n])], sub);
-    const n = found.rows.length;
+    const n = found.count;
     const wire = Buffer.concat(Array.from({ length: n }, () => one));
-    const coords = new BigUint64Array(found.rows.map((r) => BigInt(r[0] as number)));
+    const coords = new BigUint64Array(found.indices.map(BigInt));
     const mt = io.createType(sub);
     try {
       io.writeDataset(did, sub, mt, { kind: 'points', coords, count: n }, n, false, wire, f.refs);

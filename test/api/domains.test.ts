@@ -505,6 +505,11 @@ describe('domains, folders and service endpoints', function () {
       expectOutsideUntouched();
       expect(digest(path.join(outside, 'real.h5'))).to.equal(digest(TALL));
     });
+
+    it('a file that was only read is never written (DESIGN.md 4)', async () => {
+      await sleep(1200);
+      expect(digest(path.join(root, 'tall.h5'))).to.equal(digest(TALL));
+    });
   });
 
   describe('a file that is not HDF5', () => {
@@ -630,6 +635,14 @@ print(json.dumps(res))
       expect(deep.json.id).to.equal(g3);
       const rg = await c.get(`/groups/${rootId}`);
       expect(rg.json.linkCount).to.equal(4);
+    });
+
+    it('a domain created by PUT / is an empty HDF5 file for h5py', () => {
+      const out = pythonJson(
+        `import h5py, sys, json\nf = h5py.File(sys.argv[1], 'r')\nprint(json.dumps({'keys': list(f.keys()), 'attrs': list(f.attrs.keys())}))`,
+        [path.join(root, 'new1.h5')],
+      );
+      expect(out).to.deep.equal({ keys: [], attrs: [] });
     });
 
     it('h5dump reads the file', () => {

@@ -10,12 +10,13 @@
  * object) and fails once at the end with the whole list, so one run reports all server bugs.
  */
 import { expect } from 'chai';
+import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import type { TypeJson } from '../../src/codec/types.js';
 import { decodeElements } from '../../src/codec/values.js';
-import { toolJson } from '../helpers/python.js';
-import { Client, copyFixtures, type Reply, SHARED_FIXTURES, startServer, tempRoot, type TestServer } from '../helpers/server.js';
+import { PYTHON, toolJson } from '../helpers/python.js';
+import { Client, copyFixtures, REPO, type Reply, SHARED_FIXTURES, startServer, tempRoot, type TestServer } from '../helpers/server.js';
 
 // ---------------------------------------------------------------------------------------------
 // the reference dump (see test/tools/dump_h5.py)
@@ -54,6 +55,10 @@ interface DumpObject {
   attributeCount: number;
   attributes: DumpAttr[];
   links?: DumpLink[];
+  /** link titles in creation order, when the group tracks it */
+  linksByCreation?: string[];
+  /** attribute names in creation order, when the object tracks it */
+  attributesByCreation?: string[];
   type?: DumpType;
   committed?: string;
   shape?: DumpShape;
@@ -115,8 +120,15 @@ class Mismatches {
       return false;
     }
   }
+  /** Deep equality; the message shows both sides as JSON (chai's own truncates nested objects). */
   eq(where: string, actual: unknown, expected: unknown): boolean {
-    return this.check(where, () => expect(actual).to.deep.equal(expected));
+    try {
+      expect(actual).to.deep.equal(expected);
+      return true;
+    } catch {
+      this.add(`${where}: expected ${show(expected, 600)}, got ${show(actual, 600)}`);
+      return false;
+    }
   }
   /** A reply must have `status`; otherwise records the status and body and returns false. */
   status(where: string, r: Reply, status = 200): boolean {
@@ -192,10 +204,27 @@ interface RefContext {
   kindOf: Map<string, Kind>;
 }
 
-const show = (v: unknown): string => {
+function show(v: unknown, max = 160): string {
   const s = typeof v === 'bigint' ? `${v}n` : JSON.stringify(v, (_k, x) => (typeof x === 'bigint' ? `${x}n` : x));
-  return s === undefined ? String(v) : s.length > 120 ? s.slice(0, 117) + '...' : s;
-};
+  return s === undefined ? String(v) : s.length > max ? s.slice(0, max - 3) + '...' : s;
+}
+
+/** Round to the nearest IEEE binary16 value (ties to even), like Math.fround for binary32. */
+function f16round(x: number): number {
+  if (!Number.isFinite(x) || x === 0) return x;
+  const sign = x < 0 ? -1 : 1;
+  const a = Math.abs(x);
+  let e = Math.floor(Math.log2(a));
+  if (2 ** e > a) e--;
+  if (2 ** (e + 1) <= a) e++;
+  const quantum = 2 ** (Math.max(e, -14) - 10);
+  const m = a / quantum;
+  let n = Math.floor(m);
+  const rest = m - n;
+  if (rest > 0.5 || (rest === 0.5 && n % 2 === 1)) n++;
+  const r = n * quantum;
+  return r > 65504 ? sign * Infinity : sign * r;
+}
 
 /**
  * First difference between an expected element (`exp`, dump form or server form) and a server
@@ -216,6 +245,7 @@ function diffElement(t: any, exp: unknown, act: unknown, refs: RefContext, where
       if (Number.isNaN(exp)) return Number.isNaN(act) ? undefined : bad();
       const bits = Number(/F(\d+)/.exec(t.base)![1]);
       if (bits === 32) return Math.fround(exp) === Math.fround(act) ? undefined : bad();
+      if (bits === 16) return f16round(exp) === f16round(act) ? undefined : bad();
       return exp === act ? undefined : bad();
     }
     case 'H5T_STRING':
@@ -315,10 +345,22 @@ function rels(hrefs: unknown): string[] {
 // ---------------------------------------------------------------------------------------------
 // the suite
 
-const ALL_FILES = fs
+const SHARED_FILES = fs
   .readdirSync(SHARED_FIXTURES)
   .filter((n) => n.endsWith('.h5'))
   .sort();
+
+/**
+ * One more file, written here by h5py (test/tools/make_edge_fixture.py): the edge cases the shared
+ * corpus lacks (aliases and cycles, creation order, odd names, extreme numbers, string paddings,
+ * nested compounds, opaque, bitfield, more references and creation properties).
+ */
+const EDGE_FILE = 'edge_cases.h5';
+const GENERATED = tempRoot('h5store-fixtures-gen-');
+execFileSync(PYTHON, [path.join(REPO, 'test/tools/make_edge_fixture.py'), path.join(GENERATED, EDGE_FILE)]);
+
+const ALL_FILES = [...SHARED_FILES, EDGE_FILE];
+const sourceOf = (file: string) => path.join(file === EDGE_FILE ? GENERATED : SHARED_FIXTURES, file);
 
 let server: TestServer;
 let root: string;
@@ -391,6 +433,7 @@ describe('fixtures: every shared HDF5 file served as a domain, checked against h
     this.timeout(60000);
     root = tempRoot('h5store-fixtures-');
     copyFixtures(root);
+    copyFixtures(root, 'fx', [EDGE_FILE], GENERATED);
     server = await startServer({ root });
     base = new Client(server.url);
   });
@@ -399,10 +442,11 @@ describe('fixtures: every shared HDF5 file served as a domain, checked against h
     this.timeout(30000);
     if (server) await server.stop();
     if (root) fs.rmSync(root, { recursive: true, force: true });
+    fs.rmSync(GENERATED, { recursive: true, force: true });
   });
 
   for (const file of ALL_FILES) {
-    const src = path.join(SHARED_FIXTURES, file);
+    const src = sourceOf(file);
     const domain = `/fx/${file}`;
 
     if (!hasHdf5Signature(src)) {
@@ -417,7 +461,7 @@ describe('fixtures: every shared HDF5 file served as a domain, checked against h
             expect(r.json.status, `GET ${p} body.status`).to.equal(400);
             expect(r.json.message, `GET ${p} body.message`).to.be.a('string').and.not.equal('');
           }
-          const other = ALL_FILES.find((n) => n !== file && hasHdf5Signature(path.join(SHARED_FIXTURES, n)))!;
+          const other = ALL_FILES.find((n) => n !== file && hasHdf5Signature(sourceOf(n)))!;
           const ok = await base.with(`/fx/${other}`).get('/');
           expect(ok.status, `GET /?domain=/fx/${other} after the bad file: ${ok.text}`).to.equal(200);
           expect(ok.json.root).to.match(ID_RE);
@@ -504,6 +548,11 @@ describe('fixtures: every shared HDF5 file served as a domain, checked against h
                 m.eq(`${lw} class`, sl.class, 'H5L_TYPE_UDLINK');
                 for (const k of ['id', 'collection', 'target', 'h5path', 'h5domain']) m.check(`${lw} has no ${k}`, () => expect(sl).to.not.have.property(k));
             }
+          }
+          // creation order (wire-reference 0.9: CreateOrder=1 lists by creation time)
+          if (o.linksByCreation) {
+            const cr = await client.get(`/groups/${id}/links`, { CreateOrder: 1 });
+            if (m.status(`${where}?CreateOrder=1`, cr)) m.eq(`${where}?CreateOrder=1 titles`, (cr.json.links as any[]).map((l) => l.title), o.linksByCreation);
           }
           // every link again by name: GET /groups/<id>/links/<title> (wire-reference 2.2)
           for (const dl of exp) {
@@ -759,6 +808,11 @@ describe('fixtures: every shared HDF5 file served as a domain, checked against h
                 m.check(`${aw} href`, () => expect(g.href).to.be.a('string'));
               });
             }
+          }
+          if (o.attributesByCreation) {
+            const cw = `GET /${col}/${id}/attributes?CreateOrder=1 (${o.paths[0]})`;
+            const cr = await client.get(`/${col}/${id}/attributes`, { CreateOrder: 1 });
+            if (m.status(cw, cr)) m.eq(`${cw} names`, (cr.json.attributes as any[]).map((a) => a.name), o.attributesByCreation);
           }
           for (const a of o.attributes) {
             const aw = `GET /${col}/${id}/attributes/${a.name} (${o.paths[0]})`;

@@ -17,7 +17,9 @@ import {
   expectStatus,
   getBinary,
   h5dumpText,
+  halfRound,
   inspect,
+  mapNumbers,
   inspectOne,
   makeDataset,
   newDomain,
@@ -115,6 +117,11 @@ interface TypeCase {
   padAgnostic?: number;
   /** Variable-length type: attribute value reads may fall back to JSON (wire-reference 2.6). */
   variable?: boolean;
+  /**
+   * Float precision of the values: JSON reads are compared after rounding to it, so any decimal
+   * form that denotes the stored float (e.g. `0.1` or `0.10000000149011612` for a float32) passes.
+   */
+  norm?: (x: number) => number;
 }
 
 const cases: TypeCase[] = [];
@@ -170,6 +177,7 @@ for (const order of ['LE', 'BE']) {
     bin2: (le ? bytes.h16le : bytes.h16be)(0xc000, 0x3800, 0x0000, 0x6400),
     h5t: hFloat(2, order),
     dtype: `${le ? '<' : '>'}f2`,
+    norm: halfRound,
     // what h5dump prints for h5py's own float16 datasets
     dump: [`DATATYPE 16-bit ${le ? 'little' : 'big'}-endian floating-point 16-bit precision`],
   });
@@ -185,6 +193,7 @@ for (const order of ['LE', 'BE']) {
     bin2: (le ? bytes.f32le : bytes.f32be)(3.25, 0, -7, 2.5),
     h5t: hFloat(4, order),
     dtype: `${le ? '<' : '>'}f4`,
+    norm: Math.fround,
     dump: [`DATATYPE H5T_IEEE_F32${order}`],
   });
   cases.push({
@@ -541,6 +550,12 @@ cases.push({
   dump: ['DATATYPE H5T_STD_B16BE'],
 });
 
+/** JSON value equality (floats compared at the type's precision, see `TypeCase.norm`). */
+function expectJsonValue(actual: unknown, expected: unknown, c: TypeCase): void {
+  if (c.norm) expect(mapNumbers(actual, c.norm)).to.deep.equal(mapNumbers(expected, c.norm));
+  else expect(actual).to.deep.equal(expected);
+}
+
 /** Binary equality; for SPACEPAD strings trailing spaces and NULs count as the same padding. */
 function expectWire(actual: Buffer, expected: Buffer, c: TypeCase, what: string): void {
   if (!c.padAgnostic) {
@@ -598,7 +613,7 @@ describe('API write: type JSON for every class (dataset + attribute, JSON + bina
         expectStatus(w, 200, 'PUT value JSON');
         const r = await d.c.get(`/datasets/${id}/value`);
         expectStatus(r, 200, 'GET value');
-        expect(r.json.value).to.deep.equal(c.v1);
+        expectJsonValue(r.json.value, c.v1, c);
         const b = await getBinary(d.c, `/datasets/${id}/value`);
         expectStatus(b, 200, 'GET value binary');
         expect(b.headers.get('content-type')).to.equal('application/octet-stream');
@@ -609,7 +624,7 @@ describe('API write: type JSON for every class (dataset + attribute, JSON + bina
         const w = await putBinary(d.c, `/datasets/${id}/value`, c.bin2);
         expectStatus(w, 200, 'PUT value binary');
         const r = await d.c.get(`/datasets/${id}/value`);
-        expect(r.json.value).to.deep.equal(c.v2);
+        expectJsonValue(r.json.value, c.v2, c);
         const b = await getBinary(d.c, `/datasets/${id}/value`);
         expectWire(b.body, c.bin2, c, 'binary GET after a binary PUT');
       });
@@ -623,10 +638,10 @@ describe('API write: type JSON for every class (dataset + attribute, JSON + bina
         expectStatus(r, 200, 'GET attribute');
         expect(r.json.type).to.deep.equal(c.canon);
         expect(r.json.shape).to.deep.equal({ class: 'H5S_SIMPLE', dims: c.shape });
-        expect(r.json.value).to.deep.equal(c.v1);
+        expectJsonValue(r.json.value, c.v1, c);
         const v = await d.c.get(`${p}/value`);
         expectStatus(v, 200, 'GET attribute value');
-        expect(v.json.value).to.deep.equal(c.v1);
+        expectJsonValue(v.json.value, c.v1, c);
         if (!c.variable) {
           const b = await getBinary(d.c, `${p}/value`);
           expectStatus(b, 200, 'GET attribute value binary');

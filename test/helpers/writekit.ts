@@ -204,3 +204,26 @@ export function jsonText(v: unknown): string {
 export function sendJsonText(c: Client, method: string, p: string, body: unknown, query?: Record<string, string | number | boolean | undefined>): Promise<Reply> {
   return c.request(method, p, { raw: jsonText(body), query, headers: { 'content-type': 'application/json' } });
 }
+
+/** The IEEE binary16 value nearest to `x` (round half to even), as a double. */
+export function halfRound(x: number): number {
+  if (!Number.isFinite(x) || x === 0) return x;
+  const sign = x < 0 ? -1 : 1;
+  const a = Math.abs(x);
+  if (a >= 65520) return sign * Infinity;
+  let e = Math.floor(Math.log2(a));
+  if (2 ** e > a) e -= 1;
+  if (e < -14) e = -14;
+  const q = 2 ** (e - 10);
+  const m = a / q;
+  let r = Math.round(m);
+  if (m - Math.floor(m) === 0.5 && r % 2 !== 0) r -= 1;
+  return sign * r * q;
+}
+
+/** Map every number inside a JSON value (for comparing floats of a given precision). */
+export function mapNumbers(v: unknown, f: (x: number) => number): unknown {
+  if (typeof v === 'number') return f(v);
+  if (Array.isArray(v)) return v.map((x) => mapNumbers(x, f));
+  return v;
+}

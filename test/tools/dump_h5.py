@@ -17,8 +17,10 @@ Output:
       "paths": [...],                    # sorted; one per hard link met while walking (see walk())
       "attributeCount": n,
       "attributes": [ {"name", "type", "committed"?, "shape", "value"} ... ],   # name order
+      "attributesByCreation": [names],   # only when the object tracks attribute creation order
       # groups:
       "links": [ {"title", "class", ...target...} ... ],                         # name order
+      "linksByCreation": [titles],       # only when the group tracks link creation order
       #   hard: "addr": "<addr>", "kind"; soft: "h5path"; external: "file", "h5path";
       #   user-defined: "linkClass": <int>
       # datasets:
@@ -48,7 +50,7 @@ import sys
 
 import h5py
 import numpy as np
-from h5py import h5, h5a, h5d, h5l, h5o, h5r, h5s, h5t
+from h5py import h5, h5a, h5d, h5l, h5o, h5p, h5r, h5s, h5t
 
 KIND = {h5o.TYPE_GROUP: 'group', h5o.TYPE_DATASET: 'dataset', h5o.TYPE_NAMED_DATATYPE: 'datatype'}
 
@@ -137,6 +139,19 @@ def _describe_member(tid):
     return out
 
 
+def native_order(t):
+    """False if a numeric type anywhere in t has the non-native byte order."""
+    native = 'LE' if sys.byteorder == 'little' else 'BE'
+    c = t['class']
+    if c in ('H5T_INTEGER', 'H5T_FLOAT', 'H5T_BITFIELD'):
+        return t['base'].endswith(native) or t['base'][-4:-2] in ('I8', 'U8', 'B8')
+    if c in ('H5T_ARRAY', 'H5T_VLEN', 'H5T_ENUM'):
+        return native_order(t['base'])
+    if c == 'H5T_COMPOUND':
+        return all(native_order(f['type']) for f in t['fields'])
+    return True
+
+
 def is_bool_enum(t):
     return (t['class'] == 'H5T_ENUM' and t['base']['base'][-4:-2] in ('I8', 'U8')
             and t['mapping'] == {'FALSE': 0, 'TRUE': 1})
@@ -187,6 +202,9 @@ class Converter:
                 return bool(v)
             return int(v)
         if c == 'H5T_VLEN':
+            if not native_order(t['base']):
+                # h5py 3.7 hands back the file's bytes unswapped here: refuse rather than dump wrong values
+                raise ValueError('h5py cannot read vlen sequences of non-native byte order: %r' % (t,))
             return [self.element(t['base'], x) for x in np.asarray(v).reshape(-1)]
         if c == 'H5T_OPAQUE':
             return base64.b64encode(np.asarray(v).tobytes()).decode('ascii')
@@ -333,12 +351,23 @@ def walk(f):
             else:
                 links.append({'title': name, 'class': 'H5L_TYPE_USER_DEFINED', 'linkClass': int(ltype)})
         objects[addr]['links'] = links
+        # groups that track link creation order: the titles in that order
+        if grp.id.get_create_plist().get_link_creation_order() & h5p.CRT_ORDER_TRACKED:
+            crt = []
+            grp.id.links.iterate(lambda name: crt.append(name.decode('utf-8')) and None,
+                                 idx_type=h5.INDEX_CRT_ORDER, order=h5.ITER_INC)
+            objects[addr]['linksByCreation'] = crt
     # details of every object
     for addr, o in objects.items():
         path = o['paths'][0]
         obj = f[path]
         o['attributeCount'] = h5a.get_num_attrs(obj.id)
         o['attributes'] = attributes_of(obj, conv)
+        if obj.id.get_create_plist().get_attr_creation_order() & h5p.CRT_ORDER_TRACKED:
+            crt = []
+            h5a.iterate(obj.id, lambda name, *rest: crt.append(name.decode('utf-8')) and None,
+                        index_type=h5.INDEX_CRT_ORDER, order=h5.ITER_INC)
+            o['attributesByCreation'] = crt
         if o['kind'] == 'dataset':
             o.update(dataset_info(obj, conv))
         elif o['kind'] == 'datatype':

@@ -92,6 +92,19 @@ def describe_type(tid, top=True):
     return out
 
 
+def has_vlen(tid):
+    cls = tid.get_class()
+    if cls == h5t.VLEN:
+        return True
+    if cls == h5t.STRING:
+        return bool(tid.is_variable_str())
+    if cls == h5t.COMPOUND:
+        return any(has_vlen(tid.get_member_type(i)) for i in range(tid.get_nmembers()))
+    if cls == h5t.ARRAY:
+        return has_vlen(tid.get_super())
+    return False
+
+
 class Conv:
     def __init__(self, f):
         self.f = f
@@ -208,10 +221,13 @@ def describe_dataset(ds, conv):
     }
     if tid.committed():
         out["type_addr"] = h5py.h5o.get_info(tid).addr
-    try:
-        out["fillvalue"] = conv(ds.fillvalue)
-    except Exception as e:  # region references and the like
-        out["fillvalue_error"] = str(e)
+    if has_vlen(tid):
+        out["fillvalue_skipped"] = True  # h5py 3.7 crashes reading a vlen fill value (own files too)
+    else:
+        try:
+            out["fillvalue"] = conv(ds.fillvalue)
+        except Exception as e:  # region references and the like
+            out["fillvalue_error"] = str(e)
     space = ds.id.get_space()
     if space.get_simple_extent_type() == h5py.h5s.NULL:
         out["space"] = "NULL"

@@ -5,7 +5,7 @@ import type Router from '@koa/router';
 import type { Context } from 'koa';
 import fs from 'node:fs';
 import { authorize } from '../../auth/policy.js';
-import { ValueJsonWriter, stringifyJson } from '../../codec/json.js';
+import { ValueJsonWriter, WireValue, stringifyJson } from '../../codec/json.js';
 import { badRequest, tooLarge } from '../../errors.js';
 import type { PagePool } from '../../store/pagepool.js';
 import type { ReadPlan, ValuePage } from '../../store/values.js';
@@ -104,7 +104,7 @@ export function datasetRoutes(router: Router, d: Deps): void {
     const query = param(ctx, 'query');
     if (query !== undefined) {
       const r = await d.store.queryValues(ref.domain, id, query, { select: param(ctx, 'select'), limit: limitParam(ctx), fields: param(ctx, 'fields') });
-      sendJson(ctx, 200, { value: r.rows, hrefs: await valueHrefs(ctx, ref, id) }, { ignoreNan: flag(ctx, 'ignore_nan') });
+      sendJson(ctx, 200, { value: new WireValue(r.wire, r.type, [r.count]), hrefs: await valueHrefs(ctx, ref, id) }, { ignoreNan: flag(ctx, 'ignore_nan') });
       return;
     }
     const hrefs = await valueHrefs(ctx, ref, id);
@@ -140,7 +140,7 @@ export function datasetRoutes(router: Router, d: Deps): void {
       const body = await jsonObject(ctx, d.config, { required: true });
       const update = 'value' in body && typeof body.value === 'object' ? body.value : body;
       const r = await d.store.queryUpdate(ref.domain, id, query, update, { select: param(ctx, 'select'), limit: limitParam(ctx) });
-      sendJson(ctx, 200, { value: r.rows, hrefs: await valueHrefs(ctx, ref, id) });
+      sendJson(ctx, 200, { value: new WireValue(r.wire, r.type, [r.count]), hrefs: await valueHrefs(ctx, ref, id) });
       return;
     }
     const common = {
