@@ -225,6 +225,26 @@ export function visitObjects(oid: Hid): Map<bigint, ObjectKind | undefined> {
 }
 
 
+/**
+ * One path (relative to `oid`, as `H5Ovisit2` first meets it) of every object reachable from
+ * `oid` by hard links: address -> path. `oid` itself maps to '.'.
+ */
+export function objectPaths(oid: Hid): Map<bigint, string> {
+  const out = new Map<bigint, string>();
+  H5Ovisit2(
+    oid,
+    C.H5_INDEX_NAME,
+    C.H5_ITER_INC,
+    (_obj: Hid, name: string, info: bigint) => {
+      out.set(BigInt(peekU64(info, 8)), name);
+      return 0;
+    },
+    null,
+    C.H5O_INFO_BASIC,
+  );
+  return out;
+}
+
 // ---------------------------------------------------------------------------------------------
 // Groups and links
 

@@ -30,6 +30,7 @@ export interface DatasetJson {
   lastModified: number;
   domain: string;
   attributes?: Record<string, unknown>;
+  alias?: string[];
 }
 
 /** REST JSON of one filter of a pipeline (wire-reference 3.4). */
@@ -82,7 +83,7 @@ export function creationJson(cr: DatasetCreation, type: TypeJson): Record<string
 }
 
 /** JSON of an open dataset. */
-export function datasetJsonOf(f: DomainFile, did: Hid, addr: bigint, opts: { includeAttrs?: boolean } = {}): DatasetJson {
+export function datasetJsonOf(f: DomainFile, did: Hid, addr: bigint, opts: { includeAttrs?: boolean; alias?: boolean } = {}): DatasetJson {
   const info = h5.objectInfo(did);
   const t = f.objectTimes(info);
   const meta = io.describeDataset(did, f.committedId, f.refs);
@@ -100,11 +101,12 @@ export function datasetJsonOf(f: DomainFile, did: Hid, addr: bigint, opts: { inc
   };
   if (meta.space.cls !== 'H5S_NULL') out.layout = cp.layout as Record<string, unknown>;
   if (opts.includeAttrs) out.attributes = attributesDict(f, did);
+  if (opts.alias) out.alias = f.aliasOf(addr);
   return out;
 }
 
 /** GET /datasets/<id>. */
-export function getDataset(f: DomainFile, id: string, opts: { includeAttrs?: boolean }): DatasetJson {
+export function getDataset(f: DomainFile, id: string, opts: { includeAttrs?: boolean; alias?: boolean }): DatasetJson {
   return f.withId(id, 'dataset', (did, addr) => datasetJsonOf(f, did, addr, opts));
 }
 

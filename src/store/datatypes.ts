@@ -21,10 +21,11 @@ export interface DatatypeJson {
   lastModified: number;
   domain: string;
   attributes?: Record<string, unknown>;
+  alias?: string[];
 }
 
 /** JSON of an open committed datatype. */
-export function datatypeJsonOf(f: DomainFile, tid: Hid, addr: bigint, opts: { includeAttrs?: boolean } = {}): DatatypeJson {
+export function datatypeJsonOf(f: DomainFile, tid: Hid, addr: bigint, opts: { includeAttrs?: boolean; alias?: boolean } = {}): DatatypeJson {
   const info = h5.objectInfo(tid);
   const t = f.objectTimes(info);
   const out: DatatypeJson = {
@@ -37,11 +38,12 @@ export function datatypeJsonOf(f: DomainFile, tid: Hid, addr: bigint, opts: { in
     domain: f.domain,
   };
   if (opts.includeAttrs) out.attributes = attributesDict(f, tid);
+  if (opts.alias) out.alias = f.aliasOf(addr);
   return out;
 }
 
 /** GET /datatypes/<id>. */
-export function getDatatype(f: DomainFile, id: string, opts: { includeAttrs?: boolean } = {}): DatatypeJson {
+export function getDatatype(f: DomainFile, id: string, opts: { includeAttrs?: boolean; alias?: boolean } = {}): DatatypeJson {
   return f.withId(id, 'datatype', (tid, addr) => datatypeJsonOf(f, tid, addr, opts));
 }
 

@@ -71,6 +71,7 @@ export class DomainFile {
   private reservedAddr_: bigint | null | undefined;
   private internalAddrs = new Set<bigint>();
   private linkCache = new Map<bigint, LinkList>();
+  private pathCache: Map<bigint, string> | undefined;
 
   constructor(domain: string, path: string, goneIds: Set<string>) {
     this.domain = domain;
@@ -88,11 +89,13 @@ export class DomainFile {
     this.reservedAddr_ = undefined;
     this.internalAddrs.clear();
     this.linkCache.clear();
+    this.pathCache = undefined;
   }
 
   /** Drop caches that a write may have made stale (ids and known addresses stay). */
   invalidateCaches(): void {
     this.linkCache.clear();
+    this.pathCache = undefined;
   }
 
   get h(): Hid {
@@ -171,6 +174,18 @@ export class DomainFile {
     const all = h5.visitObjects(this.h);
     for (const a of this.internalAddrs) all.delete(a);
     return all;
+  }
+
+  /**
+   * The paths of an object for `getalias=1` (wire-reference 2.1): one absolute path (the first
+   * `H5Ovisit` meets), `/` for the root, [] for objects held only by the reserved group.
+   */
+  aliasOf(addr: bigint): string[] {
+    if (addr === this.rootAddr) return ['/'];
+    this.pathCache ??= h5.objectPaths(this.h);
+    const p = this.pathCache.get(addr);
+    if (p === undefined || p.startsWith(RESERVED + '/') || p === RESERVED) return [];
+    return ['/' + p];
   }
 
   /**

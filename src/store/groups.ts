@@ -21,11 +21,12 @@ export interface GroupJson {
   creationProperties?: Record<string, unknown>;
   links?: Record<string, Omit<LinkJson, 'title'>>;
   attributes?: Record<string, unknown>;
+  alias?: string[];
   domain: string;
 }
 
 /** JSON of an open group. */
-export function groupJsonOf(f: DomainFile, gid: Hid, gaddr: bigint, opts: { includeLinks?: boolean; includeAttrs?: boolean } = {}): GroupJson {
+export function groupJsonOf(f: DomainFile, gid: Hid, gaddr: bigint, opts: { includeLinks?: boolean; includeAttrs?: boolean; alias?: boolean } = {}): GroupJson {
   const info = h5.objectInfo(gid);
   const t = f.objectTimes(info);
   const out: GroupJson = {
@@ -47,11 +48,12 @@ export function groupJsonOf(f: DomainFile, gid: Hid, gaddr: bigint, opts: { incl
     out.links = links;
   }
   if (opts.includeAttrs) out.attributes = attributesDict(f, gid);
+  if (opts.alias) out.alias = f.aliasOf(gaddr);
   return out;
 }
 
 /** GET /groups/<id>. */
-export function getGroup(f: DomainFile, id: string, opts: { includeLinks?: boolean; includeAttrs?: boolean }): GroupJson {
+export function getGroup(f: DomainFile, id: string, opts: { includeLinks?: boolean; includeAttrs?: boolean; alias?: boolean }): GroupJson {
   return f.withId(id, 'group', (gid, gaddr) => groupJsonOf(f, gid, gaddr, opts));
 }
 

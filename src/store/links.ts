@@ -121,6 +121,39 @@ export function listLinks(f: DomainFile, groupId: string, opts: LinkListOptions)
   });
 }
 
+/**
+ * `follow_links=1` (wire-reference 2.2): the links of every group reachable from `groupId` by
+ * hard links, keyed by group id, each group once; `limit` caps the total number of links.
+ * Items carry no `collection`, `target` or `href`.
+ */
+export function listLinksDeep(f: DomainFile, groupId: string, opts: { limit?: number; pattern?: (name: string) => boolean }): Record<string, LinkJson[]> {
+  const out: Record<string, LinkJson[]> = {};
+  const limit = opts.limit && opts.limit > 0 ? opts.limit : Infinity;
+  let total = 0;
+  const queue: bigint[] = [f.resolve(groupId, 'group')];
+  const seen = new Set<bigint>(queue);
+  while (queue.length && total < limit) {
+    const gaddr = queue.shift()!;
+    h5.withObject(f.h, gaddr, (gid) => {
+      const times = groupTimes(f, gid);
+      const items: LinkJson[] = [];
+      for (const rec of f.links(gid, gaddr).links) {
+        if (rec.cls === 'H5L_TYPE_HARD' && f.kindOfAddr(gid, rec) === 'group' && !seen.has(rec.addr!)) {
+          seen.add(rec.addr!);
+          queue.push(rec.addr!);
+        }
+        if (total >= limit || (opts.pattern && !opts.pattern(rec.name))) continue;
+        const { collection: _c, ...item } = linkJson(f, gid, rec, times);
+        void _c;
+        items.push(item);
+        total++;
+      }
+      out[f.idOf(gaddr, 'group')] = items;
+    });
+  }
+  return out;
+}
+
 /** One link of a group: `{link, created, lastModified}` (spec 2.2). */
 export function getLink(f: DomainFile, groupId: string, name: string): { link: LinkJson; created: number; lastModified: number } {
   return f.withId(groupId, 'group', (gid, gaddr) => {

@@ -310,7 +310,7 @@ export class Store {
   // -------------------------------------------------------------------------------------------
   // Objects
 
-  getGroup(domain: string, id: string, opts: { includeLinks?: boolean; includeAttrs?: boolean }) {
+  getGroup(domain: string, id: string, opts: { includeLinks?: boolean; includeAttrs?: boolean; alias?: boolean }) {
     return this.read(domain, (f) => groups.getGroup(f, id, opts));
   }
   createGroup(domain: string, body: Record<string, unknown>, implicit: boolean) {
@@ -329,6 +329,9 @@ export class Store {
   listLinks(domain: string, groupId: string, opts: links.LinkListOptions) {
     return this.read(domain, (f) => links.listLinks(f, groupId, opts));
   }
+  listLinksDeep(domain: string, groupId: string, opts: { limit?: number; pattern?: (name: string) => boolean }) {
+    return this.read(domain, (f) => links.listLinksDeep(f, groupId, opts));
+  }
   getLink(domain: string, groupId: string, name: string) {
     return this.read(domain, (f) => links.getLink(f, groupId, name));
   }
@@ -339,7 +342,7 @@ export class Store {
     return this.write(domain, (f) => links.deleteLink(f, groupId, name));
   }
 
-  getDataset(domain: string, id: string, opts: { includeAttrs?: boolean }) {
+  getDataset(domain: string, id: string, opts: { includeAttrs?: boolean; alias?: boolean }) {
     return this.read(domain, (f) => dsets.getDataset(f, id, opts));
   }
   getDatasetTypeAndShape(domain: string, id: string) {
@@ -352,7 +355,7 @@ export class Store {
     return this.write(domain, (f) => dsets.resizeDataset(f, id, body));
   }
 
-  getDatatype(domain: string, id: string, opts: { includeAttrs?: boolean } = {}) {
+  getDatatype(domain: string, id: string, opts: { includeAttrs?: boolean; alias?: boolean } = {}) {
     return this.read(domain, (f) => dtypes.getDatatype(f, id, opts));
   }
   createDatatype(domain: string, body: Record<string, unknown>, implicit: boolean) {

@@ -165,7 +165,7 @@ export function attributeRoutes(router: Router, d: Deps): void {
   router.get('/datatypes/:id', async (ctx) => {
     const ref = requireDomain(ctx);
     authorize(ctx, ref.domain, 'read');
-    const t = await d.store.getDatatype(ref.domain, ctx.params.id, { includeAttrs: flag(ctx, 'include_attrs') });
+    const t = await d.store.getDatatype(ref.domain, ctx.params.id, { includeAttrs: flag(ctx, 'include_attrs'), alias: flag(ctx, 'getalias') });
     const h = new Hrefs(ctx, d.config, ref);
     sendJson(ctx, 200, { ...t, hrefs: objectHrefs(h, 'datatypes', t.id, t.root) });
   });

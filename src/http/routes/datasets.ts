@@ -37,7 +37,7 @@ export function datasetRoutes(router: Router, d: Deps): void {
   router.get('/datasets/:id', async (ctx) => {
     const ref = requireDomain(ctx);
     authorize(ctx, ref.domain, 'read');
-    const ds = await d.store.getDataset(ref.domain, ctx.params.id, { includeAttrs: flag(ctx, 'include_attrs') });
+    const ds = await d.store.getDataset(ref.domain, ctx.params.id, { includeAttrs: flag(ctx, 'include_attrs'), alias: flag(ctx, 'getalias') });
     const h = new Hrefs(ctx, d.config, ref);
     const extra: Href[] = [];
     if (ds.shape.class !== 'H5S_NULL') {

@@ -62,10 +62,9 @@ export function groupRoutes(router: Router, d: Deps): void {
     const g = await d.store.getGroup(ref.domain, ctx.params.id, {
       includeLinks: flag(ctx, 'include_links'),
       includeAttrs: flag(ctx, 'include_attrs'),
+      alias: flag(ctx, 'getalias'),
     });
-    const out: Record<string, unknown> = { ...g, hrefs: objectHrefs(h, 'groups', g.id, g.root) };
-    if (flag(ctx, 'getalias')) out.alias = g.id === g.root ? ['/'] : [];
-    sendJson(ctx, 200, out);
+    sendJson(ctx, 200, { ...g, hrefs: objectHrefs(h, 'groups', g.id, g.root) });
   });
 
   // DELETE /groups/:id, /datasets/:id, /datatypes/:id
@@ -84,13 +83,18 @@ export function groupRoutes(router: Router, d: Deps): void {
     const ref = requireDomain(ctx);
     authorize(ctx, ref.domain, 'read');
     const id = ctx.params.id;
+    const h = new Hrefs(ctx, d.config, ref);
+    if (flag(ctx, 'follow_links')) {
+      const all = await d.store.listLinksDeep(ref.domain, id, { limit: limitParam(ctx), pattern: globParam(ctx) });
+      sendJson(ctx, 200, { links: all, hrefs: ownedHrefs(h, `/groups/${id}/links`, `/groups/${id}`) });
+      return;
+    }
     const items = await d.store.listLinks(ref.domain, id, {
       limit: limitParam(ctx),
       marker: markerParam(ctx),
       createOrder: flag(ctx, 'CreateOrder'),
       pattern: globParam(ctx),
     });
-    const h = new Hrefs(ctx, d.config, ref);
     const links = items.map((l) => {
       const item: Record<string, unknown> = { ...l, href: h.url(`/groups/${id}/links/${encodeURIComponent(l.title)}`) };
       if (l.id && l.collection) item.target = h.url(`/${l.collection}/${l.id}`);
