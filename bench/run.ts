@@ -202,6 +202,85 @@ async function main() {
       const ms = performance.now() - s;
       report('list 10,000 links in pages of 1000', ms, 'ms', '<= 50', ms <= 50 && total === 10000, `${total} links`);
     }
+    // ------------------------------------------------------------------ issue 3: writing
+    if (want('write')) {
+      const W = '/b/write.h5';
+      await request(`${base}/?domain=${W}`, { method: 'PUT' });
+      const wroot = (await getJson(`${base}/?domain=${W}`)).root;
+      const mk = async (body: object) => {
+        const r = await request(`${base}/datasets?domain=${W}`, { method: 'POST', body: JSON.stringify(body), keep: true });
+        if (r.status !== 201) throw new Error(`POST /datasets: ${r.status} ${r.body}`);
+        return JSON.parse(r.body!.toString()).id as string;
+      };
+      // POST /datasets latency (linked, small chunked float32 datasets)
+      const times: number[] = [];
+      for (let i = 0; i < 300; i++) {
+        const t0 = performance.now();
+        await mk({ type: 'H5T_IEEE_F32LE', shape: [100], link: { id: wroot, name: `d${i}` } });
+        times.push(performance.now() - t0);
+      }
+      report('POST /datasets (create + link), median of 300', median(times.slice(20)), 'ms', '<= 3', median(times.slice(20)) <= 3, `p90 ${pct(times, 90).toFixed(2)} ms`);
+      // binary PUT of 16 MiB into a float32 dataset
+      const f32 = await mk({ type: 'H5T_IEEE_F32LE', shape: [4096, 1024] });
+      const body = Buffer.alloc(16 * 1024 * 1024);
+      for (let i = 0; i < body.length / 4; i++) body.writeFloatLE(i * 0.5, i * 4);
+      const put: number[] = [];
+      for (let i = 0; i < 8; i++) {
+        const r = await request(`${base}/datasets/${f32}/value?domain=${W}`, { method: 'PUT', body, headers: { 'Content-Type': 'application/octet-stream' } });
+        if (r.status !== 200) throw new Error(`PUT value ${r.status}`);
+        put.push(body.length / (r.ms / 1000));
+      }
+      report('binary PUT 16 MiB float32', median(put.slice(1)) / 1e6, 'MB/s', '>= 750', median(put.slice(1)) >= 750e6);
+      // JSON GET of a 1 Mi-element float32 selection (random values)
+      const rnd = Buffer.alloc(4 * 1024 * 1024);
+      for (let i = 0; i < rnd.length / 4; i++) rnd.writeFloatLE(Math.random() * 1000 - 500, i * 4);
+      const sel = `select=[0:1024,0:1024]`;
+      await request(`${base}/datasets/${f32}/value?domain=${W}&${sel}`, { method: 'PUT', body: rnd, headers: { 'Content-Type': 'application/octet-stream' } });
+      const js: number[] = [];
+      for (let i = 0; i < 6; i++) {
+        const r = await request(`${base}/datasets/${f32}/value?domain=${W}&${sel}`);
+        if (r.status !== 200) throw new Error(`JSON GET ${r.status}`);
+        js.push((4 * 1024 * 1024) / (r.ms / 1000));
+      }
+      report('JSON GET 1 Mi float32 (binary-equivalent)', median(js.slice(1)) / 1e6, 'MB/s', '>= 40', median(js.slice(1)) >= 40e6);
+      // gzip-chunked 1024x1024 int32 region
+      const reg = `${base}/datasets/${chunked}/value?domain=${D}&select=[1024:2048,512:1536]`;
+      const rr = curlRates(reg, 9);
+      report('binary GET 1024x1024 int32 of gzip-chunked', median(rr.slice(1)) / 1e6, 'MB/s', '>= 700', median(rr.slice(1)) >= 700e6);
+    }
+    if (want('attrs')) {
+      const A = '/b/attrs1k.h5';
+      const aroot = (await getJson(`${base}/?domain=${A}`)).root;
+      const obj = await linkId(base, A, aroot, 'obj');
+      const t: number[] = [];
+      for (let i = 0; i < 30; i++) {
+        const r = await request(`${base}/groups/${obj}/attributes?domain=${A}&IncludeData=1`, { keep: true });
+        if (r.status !== 200 || JSON.parse(r.body!.toString()).attributes.length !== 1000) throw new Error('attributes');
+        t.push(r.ms);
+      }
+      report('GET all 1,000 attributes with values', median(t.slice(5)), 'ms', '<= 7', median(t.slice(5)) <= 7);
+    }
+    if (want('query')) {
+      const T = '/b/table.h5';
+      const troot = (await getJson(`${base}/?domain=${T}`)).root;
+      const table = await linkId(base, T, troot, 'table');
+      const q = async (query: string, extra = '') => {
+        const t: number[] = [];
+        let n = 0;
+        for (let i = 0; i < 30; i++) {
+          const r = await request(`${base}/datasets/${table}/value?domain=${T}&query=${encodeURIComponent(query)}${extra}`, { keep: true });
+          if (r.status !== 200) throw new Error(`query ${r.status} ${r.body}`);
+          n = JSON.parse(r.body!.toString()).value.length;
+          t.push(r.ms);
+        }
+        return { ms: median(t.slice(5)), n };
+      };
+      const a = await q('time >= 98999');
+      report('query on 100,000 rows returning 1,001 rows (time >= 98999)', a.ms, 'ms', '<= 3.5', a.ms <= 3.5 && a.n === 1001, `${a.n} rows`);
+      const b = await q("(temp > 50.0) & (station == b'KORD')", '&Limit=1001');
+      report("query (temp > 50.0) & (station == b'KORD'), Limit=1001", b.ms, 'ms', '<= 3.5', b.ms <= 3.5 && b.n === 1001, `${b.n} rows`);
+    }
+    if (want('h5py')) await compareWithH5py(base, root);
   } finally {
     srv.stop();
     agent.destroy();
@@ -209,6 +288,50 @@ async function main() {
     fs.rmSync(root, { recursive: true, force: true });
   }
 }
+
+/**
+ * 256 MiB binary write and read through the server vs h5py doing the same in-process, for a
+ * contiguous and a chunked+deflate float32 dataset.
+ */
+async function compareWithH5py(base: string, root: string): Promise<void> {
+  const W = '/b/cmp.h5';
+  await request(`${base}/?domain=${W}`, { method: 'PUT' });
+  const n = 64 * 1024 * 1024;
+  const body = Buffer.alloc(n * 4);
+  for (let i = 0; i < n; i++) body.writeFloatLE((i % 4096) * 0.25, i * 4);
+  const spool = path.join(root, 'body.bin');
+  fs.writeFileSync(spool, body);
+  const layouts: [string, object][] = [
+    ['contiguous', {}],
+    ['chunked+deflate', { layout: { class: 'H5D_CHUNKED', dims: [1024, 1024] }, filters: [{ class: 'H5Z_FILTER_DEFLATE', id: 1, level: 1 }] }],
+  ];
+  for (const [label, cp] of layouts) {
+    const r = await request(`${base}/datasets?domain=${W}`, { method: 'POST', keep: true, body: JSON.stringify({ type: 'H5T_IEEE_F32LE', shape: [8192, 8192], creationProperties: cp }) });
+    const id = JSON.parse(r.body!.toString()).id;
+    const w = execFileSync('curl', ['-s', '-o', '/dev/null', '-X', 'PUT', '-H', 'Content-Type: application/octet-stream', '--data-binary', `@${spool}`, `${base}/datasets/${id}/value?domain=${W}`, '-w', '%{http_code} %{time_total}'], { encoding: 'utf8' }).split(' ');
+    if (w[0] !== '200') throw new Error(`PUT ${w[0]}`);
+    const wrate = body.length / Number(w[1]);
+    const rr = median(curlRates(`${base}/datasets/${id}/value?domain=${W}`, 3));
+    const py = execFileSync(PY, ['-c', H5PY_TIMING, path.join(root, 'h5py-cmp.h5'), label], { encoding: 'utf8' }).trim().split(' ').map(Number);
+    report(`256 MiB ${label} write, server vs h5py in-process`, wrate / 1e6, 'MB/s', 'report', true, `h5py ${(py[0] / 1e6).toFixed(0)} MB/s, ratio ${(wrate / py[0]).toFixed(2)}`);
+    report(`256 MiB ${label} read, server vs h5py in-process`, rr / 1e6, 'MB/s', 'report', true, `h5py ${(py[1] / 1e6).toFixed(0)} MB/s, ratio ${(rr / py[1]).toFixed(2)}`);
+  }
+  fs.rmSync(spool, { force: true });
+}
+
+const H5PY_TIMING = `
+import sys, time, os, h5py, numpy as np
+path, label = sys.argv[1], sys.argv[2]
+a = (np.arange(64*1024*1024, dtype=np.float32) % 4096 * 0.25).reshape(8192, 8192)
+kw = dict(chunks=(1024, 1024), compression='gzip', compression_opts=1) if label != 'contiguous' else {}
+if os.path.exists(path): os.remove(path)
+with h5py.File(path, 'w') as f:
+    d = f.create_dataset('x', shape=a.shape, dtype='<f4', **kw)
+    t = time.perf_counter(); d[...] = a; f.flush(); w = time.perf_counter() - t
+with h5py.File(path, 'r') as f:
+    t = time.perf_counter(); b = f['x'][...]; r = time.perf_counter() - t
+print(a.nbytes / w, a.nbytes / r)
+`;
 
 main().catch((e) => {
   console.error(e);

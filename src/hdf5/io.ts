@@ -74,6 +74,18 @@ function memSpace(n: number): Hid {
   return H5.H5Screate_simple(1, new BigUint64Array([BigInt(n)]), null);
 }
 
+/**
+ * The memory dataspace for a selection: for a hyperslab, the shape of its counts (same rank as
+ * the file selection, so libhdf5 takes its fast per-chunk path; a 1-D memory space for a 2-D
+ * hyperslab of a chunked dataset reads 3-5x slower); 1-D otherwise.
+ */
+function memSpaceFor(sel: SpaceSelection, n: number): Hid {
+  if (sel.kind === 'hyperslab' && sel.count.length > 1) {
+    return H5.H5Screate_simple(sel.count.length, new BigUint64Array(sel.count.map(BigInt)), null);
+  }
+  return memSpace(n);
+}
+
 // ---------------------------------------------------------------------------------------------
 // Datasets
 
@@ -240,7 +252,7 @@ export function readDataset(
   const fsid = H5.H5Dget_space(did);
   try {
     if (!scalar) applySelection(fsid, sel);
-    const msid = scalar ? H5.H5Screate(C.H5S_SCALAR) : memSpace(n);
+    const msid = scalar ? H5.H5Screate(C.H5S_SCALAR) : memSpaceFor(sel, n);
     try {
       const size = memSize(type);
       if (!hasIndirect(type)) {
@@ -282,7 +294,7 @@ export function writeDataset(
   const fsid = H5.H5Dget_space(did);
   try {
     if (!scalar) applySelection(fsid, sel);
-    const msid = scalar ? H5.H5Screate(C.H5S_SCALAR) : memSpace(n);
+    const msid = scalar ? H5.H5Screate(C.H5S_SCALAR) : memSpaceFor(sel, n);
     try {
       H5.H5Dwrite(did, memType, msid, fsid, C.H5P_DEFAULT, mem);
     } finally {

@@ -14,6 +14,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import lockfile from 'proper-lockfile';
 import { H5StoreError, notFound } from '../errors.js';
+import { Hdf5Error } from '../hdf5/lib.js';
 import * as h5 from '../hdf5/objects.js';
 import { DomainFile, sameStamp, stampOf } from './domainFile.js';
 import { LOCK_SUFFIX } from './paths.js';
@@ -124,12 +125,18 @@ export class FileCache {
   async write<T>(f: DomainFile, fn: (f: DomainFile) => T | Promise<T>): Promise<T> {
     await f.lock.write();
     let release: (() => Promise<void>) | undefined;
+    let failed = false;
     try {
       if (!fs.existsSync(f.path)) throw notFound(`Domain ${f.domain} not found`);
       release = await this.crossProcessLock(f.path);
       this.ensureOpen(f, true);
       try {
         return await fn(f);
+      } catch (e) {
+        // After a libhdf5 failure its in-memory state of the file may be off: start afresh on
+        // the next request (the handle is flushed and closed below).
+        if (e instanceof Hdf5Error) failed = true;
+        throw e;
       } finally {
         f.invalidateCaches();
         if (f.fid !== undefined) {
@@ -138,6 +145,10 @@ export class FileCache {
             f.stamp = stampOf(fs.statSync(f.path));
           } catch {
             /* deleted meanwhile */
+          }
+          if (failed) {
+            this.close(f);
+            f.resetState();
           }
         }
       }

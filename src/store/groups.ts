@@ -105,13 +105,9 @@ export function deleteObject(f: DomainFile, kind: ObjectKind, id: string): void 
   const addr = f.resolve(id, kind);
   refuseRoot(f, addr);
   const before = f.allObjects();
-  let candidates: Map<bigint, ObjectKind | undefined>;
-  if (kind === 'group') {
-    candidates = h5.withObject(f.h, addr, (o) => h5.visitObjects(o));
-  } else {
-    candidates = new Map([[addr, kind]]);
-  }
-  // Remove every hard link to the object, including a holding link in the reserved group.
+  const candidates: Map<bigint, ObjectKind | undefined> =
+    kind === 'group' ? h5.withObject(f.h, addr, (o) => h5.visitObjects(o)) : new Map([[addr, kind]]);
+  // Every group that may hold a hard link to the object: all groups, and the reserved group.
   const holders: bigint[] = [];
   for (const [a, k] of before) if (k === 'group') holders.push(a);
   if (f.hasReserved) {
@@ -122,18 +118,27 @@ export function deleteObject(f: DomainFile, kind: ObjectKind, id: string): void 
       h5.closeObject(rg);
     }
   }
-  for (const g of holders) {
-    h5.withObject(f.h, g, (gid) => {
+  // Keep the object and every holder open while links are removed: libhdf5 frees an object
+  // whose last link goes only when its last id closes, so no address is freed under our feet.
+  const target = h5.openByAddr(f.h, addr);
+  const open: Hid[] = [];
+  try {
+    const removals: [Hid, string][] = [];
+    for (const g of holders) {
+      const gid = h5.openByAddr(f.h, g);
+      open.push(gid);
       for (const rec of h5.listLinks(gid)) {
-        if (rec.cls === 'H5L_TYPE_HARD' && rec.addr === addr && !(g === f.rootAddr && rec.name === RESERVED)) {
-          h5.deleteLink(gid, rec.name);
-        }
+        if (rec.cls === 'H5L_TYPE_HARD' && rec.addr === addr && !(g === f.rootAddr && rec.name === RESERVED)) removals.push([gid, rec.name]);
       }
-    });
+    }
+    for (const [gid, name] of removals) h5.deleteLink(gid, name);
+  } finally {
+    for (const gid of open) h5.closeObject(gid);
+    h5.closeObject(target);
   }
   f.invalidateCaches();
   f.dropReservedIfEmpty();
-  settleFreed(f, candidates.size === 1 && kind !== 'group' ? candidates : candidates);
+  settleFreed(f, candidates);
 }
 
 /**

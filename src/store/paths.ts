@@ -66,19 +66,25 @@ export class DomainPaths {
   resolve(domain: string): string {
     const rel = domain === '/' ? '' : domain.slice(1);
     const full = path.join(this.realRoot, ...rel.split('/'));
-    // Find the deepest existing ancestor (or the path itself) and check its real path.
+    // Find the deepest existing entry (lstat: dangling symlinks exist too) and check where it
+    // really leads; a dangling symlink is checked by its target path.
     let probe = full;
     for (;;) {
-      let real: string | undefined;
+      let st: fs.Stats | undefined;
       try {
-        real = fs.realpathSync(probe);
+        st = fs.lstatSync(probe);
       } catch {
-        real = undefined;
+        st = undefined;
       }
-      if (real !== undefined) {
-        if (real !== this.realRoot && !real.startsWith(this.realRoot + path.sep)) {
-          throw badRequest('Invalid domain: the path leads outside the data directory');
+      if (st) {
+        let real: string;
+        try {
+          real = fs.realpathSync(probe);
+        } catch {
+          // Dangling symlink (or a loop): judge by the link's target.
+          real = this.linkTarget(probe);
         }
+        if (!this.inside(real)) throw badRequest('Invalid domain: the path leads outside the data directory');
         break;
       }
       const up = path.dirname(probe);
@@ -86,6 +92,30 @@ export class DomainPaths {
       probe = up;
     }
     return full;
+  }
+
+  private inside(real: string): boolean {
+    return real === this.realRoot || real.startsWith(this.realRoot + path.sep);
+  }
+
+  /** Where a (possibly dangling) symlink points, resolving its parent's real path. */
+  private linkTarget(p: string): string {
+    try {
+      const target = fs.readlinkSync(p);
+      return path.resolve(fs.realpathSync(path.dirname(p)), target);
+    } catch {
+      return p;
+    }
+  }
+
+  /** True when something (a file, folder, or even a dangling symlink) is at `fsPath`. */
+  static exists(fsPath: string): boolean {
+    try {
+      fs.lstatSync(fsPath);
+      return true;
+    } catch {
+      return false;
+    }
   }
 
   /** Domain path of a file system path inside the root (for listings). */

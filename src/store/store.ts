@@ -143,7 +143,7 @@ export class Store {
       throw notFound(`Parent folder ${parentDomain(domain)} not found`);
     }
     if (!pst.isDirectory()) throw badRequest('Parent domain must be a folder');
-    if (fs.existsSync(p)) throw conflict(`${domain} already exists`);
+    if (DomainPaths.exists(p)) throw conflict(`${domain} already exists`);
     if (opts.folder) {
       try {
         fs.mkdirSync(p);
@@ -156,12 +156,12 @@ export class Store {
     }
     const release = await this.files.crossProcessLock(p);
     try {
-      if (fs.existsSync(p)) throw conflict(`${domain} already exists`);
+      if (DomainPaths.exists(p)) throw conflict(`${domain} already exists`);
       let fid;
       try {
         fid = h5.createFile(p, { trackOrder: opts.trackOrder });
       } catch (e) {
-        if (fs.existsSync(p)) throw conflict(`${domain} already exists`);
+        if (DomainPaths.exists(p)) throw conflict(`${domain} already exists`);
         throw e;
       }
       h5.closeFile(fid);

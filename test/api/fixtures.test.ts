@@ -205,7 +205,8 @@ interface RefContext {
 }
 
 function show(v: unknown, max = 160): string {
-  const s = typeof v === 'bigint' ? `${v}n` : JSON.stringify(v, (_k, x) => (typeof x === 'bigint' ? `${x}n` : x));
+  const repl = (_k: string, x: unknown) => (typeof x === 'bigint' ? `${x}n` : typeof x === 'number' && !Number.isFinite(x) ? String(x) : x);
+  const s = typeof v === 'bigint' ? `${v}n` : typeof v === 'number' ? String(v) : JSON.stringify(v, repl);
   return s === undefined ? String(v) : s.length > max ? s.slice(0, max - 3) + '...' : s;
 }
 
@@ -357,6 +358,7 @@ const SHARED_FILES = fs
  */
 const EDGE_FILE = 'edge_cases.h5';
 const GENERATED = tempRoot('h5store-fixtures-gen-');
+process.once('exit', () => fs.rmSync(GENERATED, { recursive: true, force: true }));
 execFileSync(PYTHON, [path.join(REPO, 'test/tools/make_edge_fixture.py'), path.join(GENERATED, EDGE_FILE)]);
 
 const ALL_FILES = [...SHARED_FILES, EDGE_FILE];
@@ -806,6 +808,7 @@ describe('fixtures: every shared HDF5 file served as a domain, checked against h
                   if (d) m.add(d);
                 }
                 m.check(`${aw} href`, () => expect(g.href).to.be.a('string'));
+                m.check(`${aw} created`, () => expect(g.created).to.be.a('number'));
               });
             }
           }
@@ -941,6 +944,11 @@ describe('fixtures: every shared HDF5 file served as a domain, checked against h
           }
           expect(pages).to.equal(10);
           expect(all).to.deep.equal(fullTitles);
+          // wire-reference 0.9: an unknown marker is a 404; a Limit that is not an int is a 400
+          const missing = await client.get(`/groups/${w.rootId}/links`, { Limit: 100, Marker: 'g9999' });
+          expect(missing.status, `Marker=g9999: ${missing.text}`).to.equal(404);
+          const badLimit = await client.get(`/groups/${w.rootId}/links`, { Limit: 'ten' });
+          expect(badLimit.status, `Limit=ten: ${badLimit.text}`).to.equal(400);
         });
       }
 
@@ -973,6 +981,10 @@ describe('fixtures: every shared HDF5 file served as a domain, checked against h
           }
           expect(pages).to.equal(10);
           expect(all).to.deep.equal(fullNames);
+          const missing = await client.get(`/groups/${w.rootId}/attributes`, { Limit: 100, Marker: 'a9999' });
+          expect(missing.status, `Marker=a9999: ${missing.text}`).to.equal(404);
+          const badLimit = await client.get(`/groups/${w.rootId}/attributes`, { Limit: 'ten' });
+          expect(badLimit.status, `Limit=ten: ${badLimit.text}`).to.equal(400);
         });
       }
     });
@@ -984,6 +996,11 @@ describe('fixtures: every shared HDF5 file served as a domain, checked against h
       const r = await base.get('/info');
       expect(r.status, r.text).to.equal(200);
       expect(r.json.open_hdf5_ids).to.equal(0);
+    });
+
+    it('every served file is byte for byte unchanged (a file that is only read is never written, DESIGN.md 4)', () => {
+      const changed = ALL_FILES.filter((n) => !fs.readFileSync(path.join(root, 'fx', n)).equals(fs.readFileSync(sourceOf(n))));
+      expect(changed).to.deep.equal([]);
     });
   });
 });

@@ -211,23 +211,24 @@ function sendValue(ctx: Context, d: Deps, plan: ReadPlan, release: () => void, h
     const writer = new ValueJsonWriter(plan.type, shape, { ignoreNan: flag(ctx, 'ignore_nan') });
     const tail = `,"hrefs":${stringifyJson(hrefs)}}`;
     if (singlePage) {
-      let text = '{"value":';
-      for (const page of plan.pages()) text += writer.write(page.wire, page.count);
+      const parts: Buffer[] = [Buffer.from('{"value":')];
+      for (const page of plan.pages()) parts.push(writer.writeBytes(page.wire, page.count));
       release();
+      parts.push(writer.endBytes(), Buffer.from(tail));
       ctx.status = 200;
       ctx.type = 'application/json';
-      ctx.body = text + writer.end() + tail;
+      ctx.body = Buffer.concat(parts);
       return;
     }
     ctx.respond = false;
     ctx.res.writeHead(200, { 'Content-Type': 'application/json' });
     ctx.res.write('{"value":');
     const text = (p: ValuePage) => {
-      const out = Buffer.from(writer.write(p.wire, p.count));
+      const out = writer.writeBytes(p.wire, p.count);
       if (p.pooled) pool.give(p.pooled);
       return out;
     };
-    void streamPages(ctx, plan.pages(pool), pool, release, text, () => writer.end() + tail);
+    void streamPages(ctx, plan.pages(pool), pool, release, text, () => Buffer.concat([writer.endBytes(), Buffer.from(tail)]));
   } catch (e) {
     release();
     throw e;
@@ -245,7 +246,7 @@ async function streamPages(
   pool: PagePool,
   release: () => void,
   bytesOf: (p: ValuePage) => Buffer,
-  tail?: () => string,
+  tail?: () => Buffer,
 ): Promise<void> {
   const res = ctx.res;
   let closed = false;
