@@ -21,6 +21,13 @@ export class RawJson {
 /** Wrap JSON text so `stringifyJson` embeds it as is. */
 export const rawJson = (text: string): RawJson => new RawJson(text);
 
+const sharedSink = new TextSink(64 * 1024);
+
+/** Cache key of a type's structure (its JSON without committed-type ids). */
+export function typeKey(t: TypeJson): string {
+  return JSON.stringify(t, (k, v) => (k === 'id' ? undefined : v));
+}
+
 /**
  * A value still in the binary wire format; `stringifyJson` writes it with `valueToJson` (each
  * element formatted for its type: float32 shortest, NaN literals or null with `ignoreNan`).
@@ -485,7 +492,23 @@ function elemJson(t: TypeJson, ignoreNan: boolean, checkedRead: boolean): ElemJs
 }
 
 /** Run writer: the hot loops for top-level numeric types, else element by element. */
+/**
+ * Compiled writers by type structure: types described from files are fresh objects every
+ * request, so the cache is keyed by the type's JSON text (without `id`), bounded.
+ */
+const runCache = new Map<string, RunJson>();
 function runJson(t: TypeJson, ignoreNan: boolean): RunJson {
+  const key = (ignoreNan ? 'n' : 'v') + typeKey(t);
+  let r = runCache.get(key);
+  if (!r) {
+    if (runCache.size > 512) runCache.clear();
+    r = compileRun(t, ignoreNan);
+    runCache.set(key, r);
+  }
+  return r;
+}
+
+function compileRun(t: TypeJson, ignoreNan: boolean): RunJson {
   if (t.class === 'H5T_ENUM' && !isBooleanEnum(t)) return runJson(t.base, ignoreNan);
   const base = t.class === 'H5T_INTEGER' || t.class === 'H5T_FLOAT' || t.class === 'H5T_BITFIELD' ? numericBase(t.base) : undefined;
   if (base?.kind === 'float' && base.size === 4) {
@@ -623,7 +646,7 @@ function asciiOnly(t: TypeJson): boolean {
  * badRequest for malformed variable-length data; notImplemented for vlen-of-variable types.
  */
 export class ValueJsonWriter {
-  private readonly sink = new TextSink(4096);
+  private readonly sink: TextSink = new TextSink(4096);
   private readonly dims: number[];
   private readonly rank: number;
   private readonly total: number;
@@ -635,7 +658,8 @@ export class ValueJsonWriter {
   private idx = 0;
   private col = 0;
 
-  constructor(type: TypeJson, shape: readonly number[], opts?: { ignoreNan?: boolean }) {
+  constructor(type: TypeJson, shape: readonly number[], opts?: { ignoreNan?: boolean }, sink?: TextSink) {
+    if (sink) this.sink = sink;
     this.dims = [...shape];
     this.rank = shape.length;
     let total = 1;
@@ -735,7 +759,9 @@ function emptyNested(dims: number[], level: number): string {
 
 /** One-shot: the JSON text of `count = prod(shape)` elements in `buf` (see `ValueJsonWriter`). */
 export function valueToJson(buf: Buffer, type: TypeJson, shape: readonly number[], opts?: { ignoreNan?: boolean }): string {
-  const w = new ValueJsonWriter(type, shape, opts);
+  // One shared sink for these one-shot conversions (synchronous, so never used twice at once).
+  sharedSink.pos = 0;
+  const w = new ValueJsonWriter(type, shape, opts, sharedSink);
   let count = 1;
   for (const d of shape) count *= d;
   return w.write(buf, count) + w.end();

@@ -113,11 +113,20 @@ const cache = new WeakMap<TypeJson, Codec>();
 export function codecFor(t: TypeJson): Codec {
   let c = cache.get(t);
   if (!c) {
-    c = compile(t);
+    // Types described from files are fresh objects each time: fall back to a structural key.
+    const key = JSON.stringify(t, (k, v) => (k === 'id' ? undefined : v));
+    c = keyCache.get(key);
+    if (!c) {
+      if (keyCache.size > 512) keyCache.clear();
+      c = compile(t);
+      keyCache.set(key, c);
+    }
     cache.set(t, c);
   }
   return c;
 }
+
+const keyCache = new Map<string, Codec>();
 
 function compile(t: TypeJson): Codec {
   switch (t.class) {
