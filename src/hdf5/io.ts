@@ -560,11 +560,6 @@ export function renameAttribute(oid: Hid, from: string, to: string): void {
   H5.H5Arename(oid, from, to);
 }
 
-/** Open a datatype: for building file types from an open committed type object id. */
-export function copyType(tid: Hid): Hid {
-  return H5.H5Tcopy(tid);
-}
-
 /** Close a datatype id. */
 export function closeType(tid: Hid): void {
   H5.H5Tclose(tid);

@@ -87,10 +87,7 @@ export function createGroup(
     const id = f.idOf(addr, 'group');
     if (!place) f.holdAnonymous(gid, id);
     f.invalidateCaches();
-    const json = groupJsonOf(f, gid, addr);
-    delete json.creationProperties;
-    if (trackOrder) json.creationProperties = { CreateOrder: 1 };
-    return json;
+    return groupJsonOf(f, gid, addr);
   } finally {
     h5.closeObject(gid);
   }

@@ -71,10 +71,9 @@ def order_suffix(tid):
     raise ValueError('unsupported byte order %r' % o)
 
 
-def describe_type(tid, with_committed=True):
-    """Canonical REST type JSON of an h5py TypeID (plus 'committed': addr at the top level)."""
-    out = _describe(tid)
-    return out
+def describe_type(tid):
+    """Canonical REST type JSON of an h5py TypeID (nested committed types carry "committed")."""
+    return _describe(tid)
 
 
 def committed_addr(tid):

@@ -3,6 +3,7 @@
  */
 import type Router from '@koa/router';
 import type { Context } from 'koa';
+import { createHash } from 'node:crypto';
 import { authorize } from '../../auth/policy.js';
 import { badRequest } from '../../errors.js';
 import type { ObjectKind } from '../../hdf5/objects.js';
@@ -182,10 +183,7 @@ export function groupRoutes(router: Router, d: Deps): void {
   });
 }
 
-/** A strong ETag of a link's content (FNV-1a of its JSON). */
+/** A strong ETag of a link's content (hash of its JSON). */
 function etagOf(link: object): string {
-  const s = JSON.stringify(link);
-  let h = 0x811c9dc5;
-  for (let i = 0; i < s.length; i++) h = Math.imul(h ^ s.charCodeAt(i), 0x01000193) >>> 0;
-  return h.toString(16).padStart(8, '0');
+  return createHash('sha1').update(JSON.stringify(link)).digest('hex').slice(0, 20);
 }
