@@ -340,8 +340,12 @@ export function setExtent(did: Hid, dims: number[]): void {
 export interface DatasetCreateOptions {
   layout?: 'H5D_CONTIGUOUS' | 'H5D_CHUNKED' | 'H5D_COMPACT';
   chunks?: number[];
-  /** Filters in pipeline order. */
-  filters?: { id: number; cdValues: number[]; optional?: boolean }[];
+  /**
+   * Filters in pipeline order. Filters set with `H5Pset_filter` are optional unless
+   * `mandatory` (as h5py sets them): a chunk the filter cannot shrink is stored unfiltered
+   * instead of failing the write.
+   */
+  filters?: { id: number; cdValues: number[]; mandatory?: boolean }[];
   /** Fill value in the wire format. */
   fillValue?: Buffer;
   fillTime?: number;
@@ -378,7 +382,7 @@ export function createDataset(
         H5.H5Pset_filter(
           dcpl,
           f.id,
-          f.optional ? C.H5Z_FLAG_OPTIONAL : C.H5Z_FLAG_MANDATORY,
+          f.mandatory ? C.H5Z_FLAG_MANDATORY : C.H5Z_FLAG_OPTIONAL,
           BigInt(f.cdValues.length),
           new Uint32Array(f.cdValues),
         );

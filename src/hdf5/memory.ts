@@ -119,6 +119,27 @@ export function fixedWireSize(t: TypeJson): number {
   }
 }
 
+/** True when the type contains a region reference anywhere (values not supported yet). */
+export function hasRegionRef(t: TypeJson): boolean {
+  switch (t.class) {
+    case 'H5T_REFERENCE':
+      return t.base === 'H5T_STD_REF_DSETREG';
+    case 'H5T_ARRAY':
+    case 'H5T_VLEN':
+    case 'H5T_ENUM':
+      return hasRegionRef(t.base);
+    case 'H5T_COMPOUND':
+      return t.fields.some((f) => hasRegionRef(f.type));
+    default:
+      return false;
+  }
+}
+
+/** 501 for values of types with region references (reads and writes). */
+export function refuseRegionRefs(t: TypeJson): void {
+  if (hasRegionRef(t)) throw notImplemented('Values of region references (H5T_STD_REF_DSETREG) are not supported yet; the type itself is');
+}
+
 /** True when the type contains a variable-length string or sequence. */
 export function isVariable(t: TypeJson): boolean {
   switch (t.class) {

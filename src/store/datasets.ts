@@ -11,7 +11,7 @@ import { badRequest, conflict } from '../errors.js';
 import * as C from '../hdf5/constants.js';
 import * as io from '../hdf5/io.js';
 import type { DatasetCreateOptions, DatasetCreation, SpaceInfo } from '../hdf5/io.js';
-import type { Hid } from '../hdf5/lib.js';
+import { Hdf5Error, type Hid } from '../hdf5/lib.js';
 import * as h5 from '../hdf5/objects.js';
 import { attributesDict, committedType, fileTypeFor, shapeJson, spaceOf } from './attributes.js';
 import type { DomainFile } from './domainFile.js';
@@ -211,7 +211,7 @@ export function parseFilter(entry: unknown, type: TypeJson): FilterSpec {
     case BLOSC_ID: {
       const l = typeof level === 'number' ? level : 5;
       const shuffle = typeof obj.shuffle === 'number' ? obj.shuffle : 1;
-      return { id, cdValues: [0, 0, 0, 0, l, shuffle, bloscCode ?? 0], optional: false };
+      return { id, cdValues: [0, 0, 0, 0, l, shuffle, bloscCode ?? 0] };
     }
     default: {
       const cd = Array.isArray(obj.cd_values) ? obj.cd_values : typeof level === 'number' ? [level] : [];
@@ -370,14 +370,24 @@ export function createDataset(f: DomainFile, body: Record<string, unknown>, impl
   const place = newObjectPlace(f, body, implicit);
   const ft = fileTypeFor(f, spec.type);
   let did: Hid;
+  // libhdf5 refusing the creation properties (e.g. szip pixels per block larger than a chunk)
+  // is the client's error: 400 with libhdf5's reason.
+  const create = (loc: Hid, name: string | undefined): Hid => {
+    try {
+      return io.createDataset(loc, name, ft, spec.type, spec.space, spec.options, f.refs);
+    } catch (e) {
+      if (e instanceof Hdf5Error) throw badRequest(`Cannot create the dataset with these properties: ${e.message}`);
+      throw e;
+    }
+  };
   try {
     if (place) {
       did = h5.withObject(f.h, place.parent, (pg) => {
         checkFreeName(f, pg, place.parent, place.name);
-        return io.createDataset(pg, place.name, ft, spec.type, spec.space, spec.options, f.refs);
+        return create(pg, place.name);
       });
     } else {
-      did = io.createDataset(f.h, undefined, ft, spec.type, spec.space, spec.options, f.refs);
+      did = create(f.h, undefined);
     }
   } finally {
     io.closeType(ft);
@@ -423,11 +433,10 @@ export function resizeDataset(f: DomainFile, id: string, body: Record<string, un
       dims = space.dims.slice();
       dims[d] += n;
     }
+    if (dims.every((d, i) => d === space.dims[i])) return { dims };
+    // Only chunked datasets can change their extent (HDF5); beyond maxdims is a 409.
     const cr = io.describeCreationOf(did);
-    if (cr.layout !== C.H5D_CHUNKED) {
-      if (dims.every((d, i) => d === space.dims[i])) return { dims };
-      throw badRequest('Dataset is not extensible (it is not chunked)');
-    }
+    if (cr.layout !== C.H5D_CHUNKED) throw badRequest('Dataset is not extensible (it is not chunked)');
     dims.forEach((d, i) => {
       if (d > space.maxdims[i]) throw conflict(`Dimension ${i} cannot grow to ${d}: the maximum is ${space.maxdims[i]}`);
     });

@@ -15,7 +15,7 @@ import * as C from '../hdf5/constants.js';
 import * as io from '../hdf5/io.js';
 import type { SpaceSelection } from '../hdf5/io.js';
 import type { Hid } from '../hdf5/lib.js';
-import { fixedWireSize, hasIndirect, isVariable, memSize } from '../hdf5/memory.js';
+import { fixedWireSize, hasIndirect, isVariable, memSize, refuseRegionRefs } from '../hdf5/memory.js';
 import * as h5 from '../hdf5/objects.js';
 import { type Column, type EncodedStrings, parseQuery } from '../selection/query.js';
 import {
@@ -129,6 +129,7 @@ export function planRead(f: DomainFile, id: string, req: ReadRequest, limits: Va
     const { type: fullType, space } = io.datasetTypeAndSpace(did);
     if (space.cls === 'H5S_NULL') throw badRequest('The dataset has a null dataspace (H5S_NULL): it holds no values');
     const type = fieldSubset(fullType, req.fields);
+    refuseRegionRefs(type);
     const scalar = space.cls === 'H5S_SCALAR';
     if (scalar && (req.pointsBinary || req.body?.points !== undefined)) {
       throw badRequest('POST value not supported for datasets with SCALAR shape');
@@ -408,6 +409,7 @@ function planWrite(f: DomainFile, did: Hid, req: WriteRequest, limits: ValueLimi
   if (space.cls === 'H5S_NULL') throw badRequest('The dataset has a null dataspace (H5S_NULL): it holds no values');
   const scalar = space.cls === 'H5S_SCALAR';
   const type = fieldSubset(fullType, req.fields ?? (req.json?.fields as string | undefined));
+  refuseRegionRefs(type);
   const body = req.json ?? {};
   let append = req.append ?? (body.append as number | undefined);
   let appendDim = req.appendDim ?? (body.append_dim as number | undefined) ?? 0;
@@ -420,6 +422,7 @@ function planWrite(f: DomainFile, did: Hid, req: WriteRequest, limits: ValueLimi
     if (req.select || bodySel || body.points !== undefined) throw badRequest('"append" cannot be combined with a selection or points');
     if (space.cls !== 'H5S_SIMPLE') throw badRequest('Only simple dataspaces can be appended to');
     if (!Number.isInteger(appendDim) || appendDim < 0 || appendDim >= space.dims.length) throw badRequest('"append_dim" is out of range');
+    if (io.describeCreationOf(did).layout !== C.H5D_CHUNKED) throw badRequest('Dataset is not extensible (it is not chunked)');
     newDims = space.dims.slice();
     newDims[appendDim] += append;
     if (newDims[appendDim] > space.maxdims[appendDim]) {
@@ -502,11 +505,7 @@ function broadcast(wire: Buffer, type: TypeJson, n: number, total: number): Buff
 export function writeValues(f: DomainFile, id: string, req: WriteRequest, limits: ValueLimits, pool?: PagePool): void {
   f.withId(id, 'dataset', (did) => {
     const plan = planWrite(f, did, req, limits);
-    if (plan.newDims) {
-      const cr = io.describeCreationOf(did);
-      if (cr.layout !== C.H5D_CHUNKED) throw badRequest('Dataset is not extensible (it is not chunked)');
-      io.setExtent(did, plan.newDims);
-    }
+    if (plan.newDims) io.setExtent(did, plan.newDims);
     const mt = io.createType(plan.type);
     try {
       if (plan.points) {

@@ -222,6 +222,12 @@ cases.push(
   { name: 'append past maxdims (409)', run: ({ d, ids }) => d.c.put(`/datasets/${ids.ext}/value`, { value: [9, 9, 9], append: 3 }), status: 409 },
   { name: 'append together with a selection', run: ({ d, ids }) => d.c.put(`/datasets/${ids.ext}/value`, { value: [9], append: 1 }, { select: '[0:1]' }) },
   { name: 'append with a value of the wrong length', run: ({ d, ids }) => d.c.put(`/datasets/${ids.ext}/value`, { value: [9, 9], append: 1 }) },
+  { name: 'object reference to an id of no object in this domain', run: ({ d, ids }) => d.c.put(`/datasets/${ids.refs}/value`, { value: ['groups/g-00000000-00000000-0000-000000-000000'] }) },
+  { name: 'object reference that is not a reference string', run: ({ d, ids }) => d.c.put(`/datasets/${ids.refs}/value`, { value: ['not a reference'] }) },
+  { name: 'enum value that is not a member', run: ({ d, ids }) => d.c.put(`/datasets/${ids.enm}/value`, { value: [1, 5] }), msg: ['5'] },
+  { name: 'boolean enum given 2', run: ({ d, ids }) => d.c.put(`/datasets/${ids.flags}/value`, { value: [true, 2] }), msg: ['2'] },
+  { name: 'opaque value that is not base64', run: ({ d, ids }) => d.c.put(`/datasets/${ids.opq}/value`, { value: ['AQIDBA==', '**not base64**'] }) },
+  { name: 'opaque value of the wrong size', run: ({ d, ids }) => d.c.put(`/datasets/${ids.opq}/value`, { value: ['AQIDBA==', 'AQID'] }) },
   { name: 'scalar dataset written with a list of two', run: ({ d, ids }) => d.c.put(`/datasets/${ids.scal}/value`, { value: [1, 2] }) },
   { name: 'scalar dataset written with points', run: ({ d, ids }) => d.c.put(`/datasets/${ids.scal}/value`, { points: [0], value: [1] }) },
 );
@@ -234,7 +240,9 @@ cases.push(
   { name: 'resize past maxdims (409)', run: resize('ext', { shape: [5] }), status: 409 },
   { name: 'extend past maxdims (409)', run: resize('ext', { extend: 3 }), status: 409 },
   { name: 'resize a contiguous dataset', run: resize('ints', { shape: [8] }), msg: ['extensible'] },
-  { name: 'resize a chunked dataset created without maxdims (not extensible)', run: resize('fixedchunk', { shape: [8] }), msg: ['extensible'] },
+  // In HDF5 a chunked dataset created without maxdims has maxdims equal to its dims: growing it
+  // is past maxdims (409), as for any chunked dataset; contiguous ones are not extensible (400).
+  { name: 'grow a chunked dataset created without maxdims (past maxdims, 409)', run: resize('fixedchunk', { shape: [8] }), status: 409, msg: ['maximum'] },
   { name: 'resize with the wrong rank', run: resize('ext', { shape: [2, 2] }), msg: ['shape'] },
   { name: 'resize to a negative size', run: resize('ext', { shape: [-1] }) },
   { name: 'resize with both shape and extend', run: resize('ext', { shape: [3], extend: 1 }) },
@@ -268,6 +276,14 @@ describe('API write: bad input is refused with 400 (or 409/404) and leaves the f
     expectStatus(await d.c.put(`/datasets/${ids.ext}/value`, { value: [1, 2] }), 200, 'ext');
     ids.fixedchunk = await makeDataset(d, 'fixedchunk', { type: I32, shape: [4], creationProperties: { layout: { class: 'H5D_CHUNKED', dims: [2] } } });
     ids.nul = await makeDataset(d, 'nul', { type: I32, shape: 'H5S_NULL' });
+    ids.refs = await makeDataset(d, 'refs', { type: { class: 'H5T_REFERENCE', base: 'H5T_STD_REF_OBJ' }, shape: [1] });
+    expectStatus(await d.c.put(`/datasets/${ids.refs}/value`, { value: [`datasets/${ids.ints}`] }), 200, 'refs');
+    ids.enm = await makeDataset(d, 'enm', { type: { class: 'H5T_ENUM', base: I8, mapping: { ONE: 1, TWO: 2 } }, shape: [2] });
+    expectStatus(await d.c.put(`/datasets/${ids.enm}/value`, { value: [2, 1] }), 200, 'enm');
+    ids.flags = await makeDataset(d, 'flags', { type: { class: 'H5T_ENUM', base: I8, mapping: { FALSE: 0, TRUE: 1 } }, shape: [2] });
+    expectStatus(await d.c.put(`/datasets/${ids.flags}/value`, { value: [false, true] }), 200, 'flags');
+    ids.opq = await makeDataset(d, 'opq', { type: { class: 'H5T_OPAQUE', size: 4, tag: '' }, shape: [2] });
+    expectStatus(await d.c.put(`/datasets/${ids.opq}/value`, { value: ['AAAAAA==', '/////w=='] }), 200, 'opq');
     ids.scal = await makeDataset(d, 'scal', { type: F64 });
     expectStatus(await d.c.put(`/datasets/${ids.scal}/value`, { value: 1.5 }), 200, 'scal');
     expectStatus(await d.c.put(`/groups/${d.root}/attributes/keep`, { type: I32, shape: [2], value: [10, 20] }), 201, 'keep');
@@ -287,6 +303,8 @@ describe('API write: bad input is refused with 400 (or 409/404) and leaves the f
     expect(py['/'].attrs.items.keep.value).to.deep.equal([10, 20]);
     expect(py['/ext'].shape).to.deep.equal([2]);
     expect(py['/ext'].maxshape).to.deep.equal([4]);
+    expect(py['/refs'].value).to.deep.equal(['/ints']);
+    expect(py['/flags'].value).to.deep.equal([false, true]);
   });
 
   for (const c of cases) {
@@ -315,7 +333,7 @@ describe('API write: bad input is refused with 400 (or 409/404) and leaves the f
     expect((await d.c.get(`/datasets/${ids.ext}`)).json.shape.dims).to.deep.equal([2]);
     expect((await d.c.get(`/datasets/${ids.strs}/value`)).json.value).to.deep.equal(['a', 'bc']);
     expect((await d.c.get(`/groups/${d.root}/links`)).json.links.map((l: any) => l.title).sort()).to.deep.equal(
-      ['cmp', 'ext', 'fixedchunk', 'grid', 'ints', 'nul', 'scal', 'strs'],
+      ['cmp', 'enm', 'ext', 'fixedchunk', 'flags', 'grid', 'ints', 'nul', 'opq', 'refs', 'scal', 'strs'],
     );
   });
 });

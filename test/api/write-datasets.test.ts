@@ -201,18 +201,21 @@ describe('API write: datasets', function () {
       expectPy?: Record<string, unknown>;
       /** Ids that must be in the file's pipeline, in order. */
       ids: number[];
+      /** What each entry of GET creationProperties.filters must include (wire-reference 3.4). */
+      cp?: Record<string, unknown>[];
       /** Values come back within this distance (lossy scaleoffset). */
       tolerance?: number;
       dump?: string;
     }
     const base: FilterCase[] = [
-      { name: 'gzip (name)', filters: ['gzip'], h5py: { compression: 'gzip' }, cd: true, ids: [1], expectPy: { compression: 'gzip', compression_opts: 4 }, dump: 'COMPRESSION DEFLATE { LEVEL 4 }' },
+      { name: 'gzip (name)', filters: ['gzip'], h5py: { compression: 'gzip' }, cd: true, ids: [1], cp: [{ class: 'H5Z_FILTER_DEFLATE', id: 1 }], expectPy: { compression: 'gzip', compression_opts: 4 }, dump: 'COMPRESSION DEFLATE { LEVEL 4 }' },
       {
         name: 'deflate level 9 (h5pyd object)',
         filters: [{ class: 'H5Z_FILTER_DEFLATE', id: 1, level: 9 }],
         h5py: { compression: 'gzip', compression_opts: 9 },
         cd: true,
         ids: [1],
+        cp: [{ class: 'H5Z_FILTER_DEFLATE', id: 1, level: 9 }],
         expectPy: { compression: 'gzip', compression_opts: 9 },
         dump: 'COMPRESSION DEFLATE { LEVEL 9 }',
       },
@@ -226,10 +229,14 @@ describe('API write: datasets', function () {
         h5py: { shuffle: true, compression: 'gzip', compression_opts: 6 },
         cd: true,
         ids: [2, 1],
+        cp: [
+          { class: 'H5Z_FILTER_SHUFFLE', id: 2, name: 'shuffle' },
+          { class: 'H5Z_FILTER_DEFLATE', id: 1, level: 6 },
+        ],
         expectPy: { shuffle: true, compression: 'gzip', compression_opts: 6 },
         dump: 'FILTERS { PREPROCESSING SHUFFLE COMPRESSION DEFLATE { LEVEL 6 } }',
       },
-      { name: 'fletcher32', filters: [{ class: 'H5Z_FILTER_FLETCHER32', id: 3 }], h5py: { fletcher32: true }, cd: true, ids: [3], expectPy: { fletcher32: true }, dump: 'CHECKSUM FLETCHER32' },
+      { name: 'fletcher32', filters: [{ class: 'H5Z_FILTER_FLETCHER32', id: 3 }], h5py: { fletcher32: true }, cd: true, ids: [3], cp: [{ class: 'H5Z_FILTER_FLETCHER32', id: 3 }], expectPy: { fletcher32: true }, dump: 'CHECKSUM FLETCHER32' },
       {
         name: 'shuffle + deflate + fletcher32',
         filters: ['shuffle', 'gzip', 'fletcher32'],
@@ -256,11 +263,12 @@ describe('API write: datasets', function () {
         h5py: { scaleoffset: 2 },
         cd: true,
         ids: [6],
+        cp: [{ class: 'H5Z_FILTER_SCALEOFFSET', id: 6, scaleType: 'H5Z_SO_FLOAT_DSCALE', scaleOffset: 2 }],
         expectPy: { scaleoffset: 2 },
         tolerance: 0.00501, // half a unit of the 2nd decimal, plus float rounding
       },
       { name: 'nbit', filters: ['nbit'], h5py: null, ids: [5], dump: 'COMPRESSION NBIT' },
-      { name: 'lzf', filters: ['lzf'], h5py: { compression: 'lzf' }, cd: true, ids: [32000], expectPy: { compression: 'lzf' } },
+      { name: 'lzf', filters: ['lzf'], h5py: { compression: 'lzf' }, cd: true, ids: [32000], cp: [{ class: 'H5Z_FILTER_LZF', id: 32000, name: 'lzf' }], expectPy: { compression: 'lzf' } },
       { name: 'lz4 plugin filter (id 32004)', filters: [{ class: 'H5Z_FILTER_LZ4', id: 32004 }], h5py: { compression: 32004 }, cd: false, ids: [32004] },
     ];
     const bloscCodes: Record<string, number> = { blosclz: 0, lz4: 1, lz4hc: 2, snappy: 3, zlib: 4, zstd: 5 };
@@ -291,6 +299,7 @@ describe('API write: datasets', function () {
         expect(f.id, 'filter id').to.equal(c.ids[k]);
         expect(f.class, 'filter class').to.be.a('string').and.match(/^H5Z_FILTER_/);
         expect(f.name, 'filter name').to.be.a('string');
+        if (c.cp) expect(f, 'creationProperties.filters entry').to.deep.include(c.cp[k]);
       });
       const w = await d.c.put(`/datasets/${r.json.id}/value`, { value: values });
       expectStatus(w, 200, 'PUT value');
@@ -445,6 +454,24 @@ describe('API write: datasets', function () {
       });
       expect((await d.c.get(`/datasets/${id}/value`)).json.value).to.deep.equal([258, 258]);
       expect(inspectOne(d.file, '/fill_b64').fillvalue).to.equal(258);
+    });
+
+    const moreFills: [string, unknown, unknown, unknown][] = [
+      ['variable-length string', { class: 'H5T_STRING', charSet: 'H5T_CSET_UTF8', strPad: 'H5T_STR_NULLTERM', length: 'H5T_VARIABLE' }, 'nöne', 'nöne'],
+      ['float16 big-endian', 'H5T_IEEE_F16BE', 1.5, 1.5],
+      ['boolean enum', { class: 'H5T_ENUM', base: { class: 'H5T_INTEGER', base: 'H5T_STD_I8LE' }, mapping: { FALSE: 0, TRUE: 1 } }, true, true],
+      ['enum over int16 big-endian', { class: 'H5T_ENUM', base: 'H5T_STD_I16BE', mapping: { A: 1, B: 2 } }, 2, 2],
+      ['vlen sequence', { class: 'H5T_VLEN', base: 'H5T_STD_I32LE' }, [1, 2], [1, 2]],
+      ['fixed string', { class: 'H5T_STRING', charSet: 'H5T_CSET_ASCII', strPad: 'H5T_STR_NULLPAD', length: 5 }, 'n/a', 'n/a'],
+    ];
+    moreFills.forEach(([label, type, fill, back], i) => {
+      it(`fillValue for a ${label}: unwritten elements read it back; h5py too`, async () => {
+        const name = `fill_more_${i}`;
+        const id = await makeDataset(d, name, { type, shape: [2], creationProperties: { fillValue: fill } });
+        expect((await d.c.get(`/datasets/${id}`)).json.creationProperties.fillValue).to.deep.equal(back);
+        expect((await d.c.get(`/datasets/${id}/value`)).json.value).to.deep.equal([back, back]);
+        expect(inspectOne(d.file, `/${name}`).value).to.deep.equal([back, back]);
+      });
     });
 
     for (const ft of ['H5D_FILL_TIME_ALLOC', 'H5D_FILL_TIME_NEVER', 'H5D_FILL_TIME_IFSET']) {

