@@ -101,13 +101,15 @@ function curlRates(url: string, n: number, extra: string[] = []): number[] {
 
 function wrk(url: string, conns: number, seconds: number): { rps: number; p50ms: number; p99ms: number } {
   const out = execFileSync('wrk', ['-t', String(Math.min(conns, 2)), '-c', String(conns), '-d', `${seconds}s`, '--latency', url], { encoding: 'utf8' });
-  const rps = Number(/Requests\/sec:\s+([\d.]+)/.exec(out)![1]);
-  const toMs = (s: string) => {
-    const m = /([\d.]+)(us|ms|s)/.exec(s)!;
-    return Number(m[1]) * (m[2] === 'us' ? 0.001 : m[2] === 'ms' ? 1 : 1000);
+  const need = (re: RegExp) => {
+    const m = re.exec(out);
+    if (!m) throw new Error(`cannot read wrk output (${re}):\n${out}`);
+    return m;
   };
-  const p50 = toMs(/50%\s+(\S+)/.exec(out)![1]);
-  const p99 = toMs(/99%\s+(\S+)/.exec(out)![1]);
+  const rps = Number(need(/Requests\/sec:\s+([\d.]+)/)[1]);
+  const toMs = (m: RegExpExecArray) => Number(m[1]) * (m[2] === 'us' ? 0.001 : m[2] === 'ms' ? 1 : 1000);
+  const p50 = toMs(need(/50%\s+([\d.]+)(us|ms|s)/));
+  const p99 = toMs(need(/99%\s+([\d.]+)(us|ms|s)/));
   if (/Non-2xx/.test(out)) throw new Error('wrk saw errors:\n' + out);
   return { rps, p50ms: p50, p99ms: p99 };
 }

@@ -31,6 +31,12 @@ export const ConfigSchema = z
     maxBinaryBodyBytes: z.coerce.number().int().min(1024).default(16 * 1024 * MiB),
     /** Binary bodies above this size are spooled to a temporary file and written page by page. */
     spoolBodyBytes: z.coerce.number().int().min(1024).default(64 * MiB),
+    /**
+     * Pace each streamed response to at most this many bytes per second (0: no limit). Over a
+     * real network the link is slower; on loopback an unpaced stream can take both cores of a
+     * small machine and starve every other request (measured: 60 ms stalls at 4.4 GB/s).
+     */
+    maxStreamBytesPerSec: z.coerce.number().int().min(0).default(2_000_000_000),
     /** Largest number of points / coordinates in one selection. */
     maxPoints: z.coerce.number().int().min(1).default(10_000_000),
     /** Owner reported for domains and folders without a recorded owner. */

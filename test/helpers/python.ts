@@ -10,14 +10,19 @@ import { REPO } from './server.js';
 
 export const PYTHON = '/usr/bin/python3';
 
-/** Run a Python script (text) with arguments; returns stdout. Throws with stderr on failure. */
-export function python(script: string, args: string[] = []): string {
-  return execFileSync(PYTHON, ['-c', script, ...args], { encoding: 'utf8', maxBuffer: 256 * 1024 * 1024 });
+/**
+ * Run a Python script (text) with arguments; returns stdout. Throws with stderr on failure.
+ * Reads while the server may hold the file open pass `{ lockFree: true }`: libhdf5's file lock
+ * is turned off for the child only (the server keeps a written file open up to ~1 s).
+ */
+export function python(script: string, args: string[] = [], opts: { lockFree?: boolean } = {}): string {
+  const env = opts.lockFree ? { ...process.env, HDF5_USE_FILE_LOCKING: 'FALSE' } : process.env;
+  return execFileSync(PYTHON, ['-c', script, ...args], { encoding: 'utf8', maxBuffer: 256 * 1024 * 1024, env });
 }
 
 /** Run a Python script and parse its stdout as JSON (NaN literals allowed). */
-export function pythonJson(script: string, args: string[] = []): any {
-  return parseJsonBody(python(script, args));
+export function pythonJson(script: string, args: string[] = [], opts: { lockFree?: boolean } = {}): any {
+  return parseJsonBody(python(script, args, opts));
 }
 
 /** Run a script file from test/tools with arguments and parse its JSON output. */

@@ -204,7 +204,7 @@ function sendValue(ctx: Context, d: Deps, plan: ReadPlan, release: () => void, h
       const headers: Record<string, string | number> = { 'Content-Type': 'application/octet-stream' };
       if (plan.itemSize !== undefined) headers['Content-Length'] = plan.count * plan.itemSize;
       ctx.res.writeHead(200, headers);
-      void streamPages(ctx, plan.pages(pool), pool, release, (p) => p.wire);
+      void streamPages(ctx, plan.pages(pool), pool, release, d.config.maxStreamBytesPerSec, (p) => p.wire);
       return;
     }
     const shape = flag(ctx, 'reduce_dim') ? plan.shape.filter((x) => x !== 1) : plan.shape;
@@ -228,7 +228,7 @@ function sendValue(ctx: Context, d: Deps, plan: ReadPlan, release: () => void, h
       if (p.pooled) pool.give(p.pooled);
       return out;
     };
-    void streamPages(ctx, plan.pages(pool), pool, release, text, () => Buffer.concat([writer.endBytes(), Buffer.from(tail)]));
+    void streamPages(ctx, plan.pages(pool), pool, release, d.config.maxStreamBytesPerSec, text, () => Buffer.concat([writer.endBytes(), Buffer.from(tail)]));
   } catch (e) {
     release();
     throw e;
@@ -237,18 +237,22 @@ function sendValue(ctx: Context, d: Deps, plan: ReadPlan, release: () => void, h
 
 /**
  * Write pages to the response as the socket takes them: one libhdf5 read per page, a yield to
- * the event loop after each, pooled buffers returned once written. Mid-stream failures can only
- * abort the connection (the status line is gone).
+ * the event loop after each, pooled buffers returned once written, and the pace kept at most
+ * `maxRate` bytes/s (0: unpaced). Mid-stream failures can only abort the connection (the status
+ * line is gone).
  */
 async function streamPages(
   ctx: Context,
   pages: Generator<ValuePage>,
   pool: PagePool,
   release: () => void,
+  maxRate: number,
   bytesOf: (p: ValuePage) => Buffer,
   tail?: () => Buffer,
 ): Promise<void> {
   const res = ctx.res;
+  const t0 = performance.now();
+  let sent = 0;
   let closed = false;
   res.once('close', () => (closed = true));
   try {
@@ -262,16 +266,21 @@ async function streamPages(
       const ok = res.write(bytes, () => {
         if (pooled) pool.give(pooled);
       });
-      if (!ok) await new Promise<void>((resolve) => {
-        const done = () => {
-          res.off('drain', done);
-          res.off('close', done);
-          resolve();
-        };
-        res.on('drain', done);
-        res.on('close', done);
-      });
-      else await new Promise<void>((resolve) => setImmediate(resolve));
+      sent += bytes.length;
+      if (!ok) {
+        await new Promise<void>((resolve) => {
+          const done = () => {
+            res.off('drain', done);
+            res.off('close', done);
+            resolve();
+          };
+          res.on('drain', done);
+          res.on('close', done);
+        });
+      }
+      const ahead = maxRate > 0 ? (sent / maxRate) * 1000 - (performance.now() - t0) : 0;
+      if (ahead >= 1) await new Promise<void>((resolve) => setTimeout(resolve, ahead));
+      else if (ok) await new Promise<void>((resolve) => setImmediate(resolve));
     }
     if (!closed) res.end(tail ? tail() : undefined);
   } catch (e) {

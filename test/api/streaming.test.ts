@@ -1,0 +1,113 @@
+/**
+ * Paged, streamed value reads and spooled writes: a server with tiny pages (64 KiB), pacing on,
+ * and a low spool threshold, so every path of the streaming code runs on small data.
+ */
+import { expect } from 'chai';
+import http from 'node:http';
+import { Client, type TestServer, startServer, tempRoot } from '../helpers/server.js';
+import { pythonJson } from '../helpers/python.js';
+
+const PAGE = 64 * 1024;
+
+describe('streamed reads and spooled writes', function () {
+  this.timeout(120000);
+  let srv: TestServer;
+  let c: Client;
+  let id: string;
+  let chunkedId: string;
+  const n = 300_000; // float32: 1.2 MB, ~18 pages
+  const values = Float32Array.from({ length: n }, (_, i) => (i % 977) * 0.5 - 100);
+
+  before(async () => {
+    srv = await startServer({
+      root: tempRoot(),
+      env: {
+        H5STORE_PAGE_BYTES: String(PAGE),
+        H5STORE_MAX_STREAM_BYTES_PER_SEC: String(50_000_000),
+        H5STORE_SPOOL_BODY_BYTES: String(100_000),
+        H5STORE_MAX_JSON_VALUE_BYTES: String(4_000_000),
+      },
+    });
+    c = new Client(srv.url, '/s.h5');
+    expect((await c.put('/')).status).to.equal(201);
+    const root = (await c.get('/')).json.root;
+    id = (await c.post('/datasets', { type: 'H5T_IEEE_F32LE', shape: [600, 500], link: { id: root, name: 'f' } })).json.id;
+    chunkedId = (
+      await c.post('/datasets', {
+        type: 'H5T_IEEE_F32LE',
+        shape: [600, 500],
+        maxdims: [0, 500],
+        creationProperties: { layout: { class: 'H5D_CHUNKED', dims: [37, 100] }, filters: ['shuffle', { class: 'H5Z_FILTER_DEFLATE', level: 1 }] },
+        link: { id: root, name: 'z' },
+      })
+    ).json.id;
+  });
+  after(async () => srv.stop());
+
+  const body = () => Buffer.from(values.buffer, values.byteOffset, values.byteLength);
+
+  it('writes a body larger than the spool threshold (spooled, written page by page)', async () => {
+    for (const d of [id, chunkedId]) {
+      const r = await c.request('PUT', `/datasets/${d}/value`, { raw: body(), headers: { 'content-type': 'application/octet-stream' } });
+      expect(r.status, r.text).to.equal(200);
+    }
+  });
+
+  it('refuses a spooled body of the wrong size and writes nothing', async () => {
+    const short = body().subarray(0, body().length - 4);
+    const r = await c.request('PUT', `/datasets/${id}/value`, { raw: short, headers: { 'content-type': 'application/octet-stream' } });
+    expect(r.status).to.equal(400);
+    const back = await c.get(`/datasets/${id}/value`, { select: '[599:600,496:500]' });
+    expect(back.json.value).to.deep.equal([Array.from(values.subarray(n - 4))]);
+  });
+
+  it('streams multi-page binary reads, several on one keep-alive connection', async () => {
+    const agent = new http.Agent({ keepAlive: true, maxSockets: 1 });
+    try {
+      for (let rep = 0; rep < 3; rep++) {
+        for (const d of [id, chunkedId]) {
+          const buf = await new Promise<Buffer>((resolve, reject) => {
+            http.get(c.url(`/datasets/${d}/value`), { agent, headers: { accept: 'application/octet-stream' } }, (res) => {
+              expect(res.statusCode).to.equal(200);
+              expect(res.headers['content-length']).to.equal(String(n * 4));
+              const parts: Buffer[] = [];
+              res.on('data', (b: Buffer) => parts.push(b));
+              res.on('end', () => resolve(Buffer.concat(parts)));
+              res.on('error', reject);
+            });
+          });
+          expect(buf.equals(body())).to.equal(true);
+        }
+      }
+    } finally {
+      agent.destroy();
+    }
+  });
+
+  it('streams multi-page JSON (with a strided selection) that matches h5py', async () => {
+    const r = await c.get(`/datasets/${chunkedId}/value`, { select: '[1:600:2,3:500:3]' });
+    expect(r.status).to.equal(200);
+    expect(r.json.value).to.have.length(300);
+    const py = pythonJson(
+      `import h5py, json, sys
+f = h5py.File(sys.argv[1], 'r')
+print(json.dumps(f['z'][1:600:2, 3:500:3].astype(float).tolist()))`,
+      [`${srv.root}/s.h5`],
+      { lockFree: true },
+    );
+    const f = (x: number) => Math.fround(x);
+    expect(r.json.value.map((row: number[]) => row.map(f))).to.deep.equal(py.map((row: number[]) => row.map(f)));
+  });
+
+  it('answers a JSON read above maxJsonValueBytes with 413 naming binary', async () => {
+    const big = (await c.post('/datasets', { type: 'H5T_STD_U8LE', shape: [5_000_000] })).json.id;
+    const r = await c.get(`/datasets/${big}/value`);
+    expect(r.status).to.equal(413);
+    expect(r.json.message).to.match(/binary/);
+  });
+
+  it('leaves no HDF5 ids open', async () => {
+    await new Promise((r) => setTimeout(r, 200));
+    expect((await c.get('/info')).json.open_hdf5_ids).to.equal(0);
+  });
+});
