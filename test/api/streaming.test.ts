@@ -53,6 +53,25 @@ describe('streamed reads and spooled writes', function () {
     }
   });
 
+  it('takes bodies without Content-Length (chunked), in memory and spooled', async () => {
+    const send = (buf: Buffer, select?: string) =>
+      new Promise<number>((resolve, reject) => {
+        const req = http.request(c.url(`/datasets/${id}/value`, { select }), { method: 'PUT', headers: { 'content-type': 'application/octet-stream', 'transfer-encoding': 'chunked' } }, (res) => {
+          res.resume();
+          res.on('end', () => resolve(res.statusCode ?? 0));
+        });
+        req.on('error', reject);
+        for (let o = 0; o < buf.length; o += 10_000) req.write(buf.subarray(o, o + 10_000));
+        req.end();
+      });
+    const small = Buffer.from(new Float32Array([1.5, 2.5, 3.5, 4.5]).buffer);
+    expect(await send(small, '[0:1,0:4]')).to.equal(200);
+    expect((await c.get(`/datasets/${id}/value`, { select: '[0:1,0:4]' })).json.value).to.deep.equal([[1.5, 2.5, 3.5, 4.5]]);
+    expect(await send(body())).to.equal(200); // 1.2 MB > spool threshold of 100 kB
+    const back = await c.get(`/datasets/${id}/value`, { select: '[0:1,0:4]' });
+    expect(back.json.value).to.deep.equal([Array.from(values.subarray(0, 4))]);
+  });
+
   it('refuses a spooled body of the wrong size and writes nothing', async () => {
     const short = body().subarray(0, body().length - 4);
     const r = await c.request('PUT', `/datasets/${id}/value`, { raw: short, headers: { 'content-type': 'application/octet-stream' } });

@@ -3,7 +3,6 @@
  */
 import type Router from '@koa/router';
 import type { Context } from 'koa';
-import fs from 'node:fs';
 import { authorize } from '../../auth/policy.js';
 import { ValueJsonWriter, WireValue, stringifyJson } from '../../codec/json.js';
 import { badRequest, tooLarge } from '../../errors.js';
@@ -12,7 +11,7 @@ import type { ReadPlan, ValuePage } from '../../store/values.js';
 import type { Deps } from '../deps.js';
 import { objectHrefs, ownedHrefs } from '../deps.js';
 import { type Href, Hrefs, sendJson } from '../present.js';
-import { bodyIsBinary, dropSpool, flag, jsonBody, jsonObject, limitParam, param, rawBody, requireDomain, spoolBody, wantsBinary } from '../request.js';
+import { binaryBody, bodyIsBinary, flag, jsonBody, jsonObject, limitParam, param, rawBody, requireDomain, wantsBinary } from '../request.js';
 
 /** Integer query parameter or undefined. @throws BadRequest when not a non-negative integer. */
 function intParam(ctx: Context, name: string): number | undefined {
@@ -151,19 +150,11 @@ export function datasetRoutes(router: Router, d: Deps): void {
       elementCount: intParam(ctx, 'element_count'),
     };
     if (bodyIsBinary(ctx)) {
-      const announced = Number(ctx.get('content-length') || -1);
-      if (announced > d.config.spoolBodyBytes || announced < 0) {
-        if (announced > d.config.maxBinaryBodyBytes) throw tooLarge(`Request body larger than ${d.config.maxBinaryBodyBytes} bytes`);
-        const spool = await spoolBody(ctx, d.config.maxBinaryBodyBytes);
-        try {
-          const small = spool.size <= d.config.spoolBodyBytes;
-          await d.store.writeValues(ref.domain, id, small ? { ...common, wire: fs.readFileSync(spool.path) } : { ...common, spool });
-        } finally {
-          dropSpool(spool);
-        }
-      } else {
-        const wire = await rawBody(ctx, Math.min(d.config.spoolBodyBytes, d.config.maxBinaryBodyBytes));
-        await d.store.writeValues(ref.domain, id, { ...common, wire });
+      const body = await binaryBody(ctx, { spoolAbove: d.config.spoolBodyBytes, max: d.config.maxBinaryBodyBytes, pool: d.store.bodyPool });
+      try {
+        await d.store.writeValues(ref.domain, id, { ...common, wire: body.wire, spool: body.spool });
+      } finally {
+        body.done();
       }
     } else {
       const body = await jsonBody(ctx, d.config, { required: true });
