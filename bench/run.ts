@@ -190,19 +190,26 @@ async function main() {
       report('first GET / on a fresh 300 MB file with 10,000 groups', t1 - t0, 'ms', '< 50', t1 - t0 < 50, `then GET root group ${(t2 - t1).toFixed(2)} ms`);
       // 10,000 links in pages of 1000 (the file was just opened; nothing cached beyond that)
       fs.copyFileSync(path.join(dataDir, 'groups10k.h5'), path.join(root, 'b', 'links10k.h5'));
+      execFileSync('sync');
       const L = '/b/links10k.h5';
       const lroot = (await getJson(`${base}/?domain=${L}`)).root;
-      const s = performance.now();
-      let marker: string | undefined;
-      let total = 0;
-      for (;;) {
-        const j = await getJson(`${base}/groups/${lroot}/links?domain=${L}&Limit=1000${marker ? '&Marker=' + encodeURIComponent(marker) : ''}`);
-        total += j.links.length;
-        if (j.links.length < 1000) break;
-        marker = j.links[j.links.length - 1].title;
-      }
-      const ms = performance.now() - s;
-      report('list 10,000 links in pages of 1000', ms, 'ms', '<= 50', ms <= 50 && total === 10000, `${total} links`);
+      const listAll = async () => {
+        const s = performance.now();
+        let marker: string | undefined;
+        let total = 0;
+        for (;;) {
+          const j = await getJson(`${base}/groups/${lroot}/links?domain=${L}&Limit=1000${marker ? '&Marker=' + encodeURIComponent(marker) : ''}`);
+          total += j.links.length;
+          if (j.links.length < 1000) break;
+          marker = j.links[j.links.length - 1].title;
+        }
+        return { ms: performance.now() - s, total };
+      };
+      const cold = await listAll();
+      report('list 10,000 links in pages of 1000, fresh file', cold.ms, 'ms', '<= 50', cold.ms <= 50 && cold.total === 10001, `${cold.total} links; every object header read once`);
+      const warm: number[] = [];
+      for (let i = 0; i < 5; i++) warm.push((await listAll()).ms);
+      report('list 10,000 links in pages of 1000, again', median(warm), 'ms', '<= 50', median(warm) <= 50, 'client JSON parsing included');
     }
     // ------------------------------------------------------------------ issue 3: writing
     if (want('write')) {
@@ -260,7 +267,7 @@ async function main() {
         if (r.status !== 200 || JSON.parse(r.body!.toString()).attributes.length !== 1000) throw new Error('attributes');
         t.push(r.ms);
       }
-      report('GET all 1,000 attributes with values', median(t.slice(5)), 'ms', '<= 7', median(t.slice(5)) <= 7);
+      report('GET all 1,000 attributes with values', median(t.slice(5)), 'ms', '<= 7', median(t.slice(5)) <= 7, `first request (nothing cached) ${t[0].toFixed(1)} ms`);
     }
     if (want('query')) {
       const T = '/b/table.h5';

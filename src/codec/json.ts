@@ -7,7 +7,7 @@ import { badRequest, internal } from '../errors.js';
 import { float64ToString } from './float.js';
 import * as text from './textsink.js';
 import { TextSink } from './textsink.js';
-import { isBooleanEnum, isVariableLength, numericBase, type TypeJson } from './types.js';
+import { isBooleanEnum, isVariableLength, numericBase, type TypeJson, typeKey } from './types.js';
 import { codecFor, Cursor, readInt64 } from './values.js';
 
 // ---------------------------------------------------------------------------------------------
@@ -23,10 +23,6 @@ export const rawJson = (text: string): RawJson => new RawJson(text);
 
 const sharedSink = new TextSink(64 * 1024);
 
-/** Cache key of a type's structure (its JSON without committed-type ids). */
-export function typeKey(t: TypeJson): string {
-  return JSON.stringify(t, (k, v) => (k === 'id' ? undefined : v));
-}
 
 /**
  * A value still in the binary wire format; `stringifyJson` writes it with `valueToJson` (each
@@ -97,7 +93,10 @@ function writeJson(v: unknown, out: string[], ignoreNan: boolean): boolean {
         out.push('[');
         for (let i = 0; i < v.length; i++) {
           if (i) out.push(',');
-          if (!writeJson(v[i], out, ignoreNan)) out.push('null');
+          const x = v[i];
+          // Plain subtrees (the common case) go through the native stringifier.
+          if (typeof x === 'object' && x !== null && !needsCustom(x, 1)) out.push(JSON.stringify(x));
+          else if (!writeJson(x, out, ignoreNan)) out.push('null');
         }
         out.push(']');
         return true;
@@ -109,7 +108,8 @@ function writeJson(v: unknown, out: string[], ignoreNan: boolean): boolean {
         if (x === undefined || typeof x === 'function' || typeof x === 'symbol') continue;
         out.push(first ? JSON.stringify(k) + ':' : ',' + JSON.stringify(k) + ':');
         first = false;
-        writeJson(x, out, ignoreNan);
+        if (typeof x === 'object' && x !== null && !needsCustom(x, 1)) out.push(JSON.stringify(x));
+        else writeJson(x, out, ignoreNan);
       }
       out.push('}');
       return true;

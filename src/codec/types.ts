@@ -443,3 +443,29 @@ export function typesEqual(a: TypeJson, b: TypeJson): boolean {
     }
   }
 }
+
+/**
+ * A compact key of a type's structure (committed-type `id`s ignored), for caches of compiled
+ * codecs: types described from files are fresh objects on every request.
+ */
+export function typeKey(t: TypeJson): string {
+  switch (t.class) {
+    case 'H5T_INTEGER':
+    case 'H5T_FLOAT':
+    case 'H5T_BITFIELD':
+    case 'H5T_REFERENCE':
+      return t.base;
+    case 'H5T_STRING':
+      return `S(${t.charSet},${t.strPad},${t.length})`;
+    case 'H5T_OPAQUE':
+      return `O(${t.size},${JSON.stringify(t.tag)})`;
+    case 'H5T_ARRAY':
+      return `A(${t.dims.join('x')},${typeKey(t.base)})`;
+    case 'H5T_VLEN':
+      return `V(${typeKey(t.base)})`;
+    case 'H5T_ENUM':
+      return `E(${typeKey(t.base)},${JSON.stringify(t.mapping)})`;
+    case 'H5T_COMPOUND':
+      return `C(${t.fields.map((f) => JSON.stringify(f.name) + ':' + typeKey(f.type)).join(',')})`;
+  }
+}

@@ -28,6 +28,7 @@ import {
   REFERENCE_SIZE,
   type NumericBase,
   type TypeJson,
+  typeKey,
 } from './types.js';
 
 // ---------------------------------------------------------------------------------------------
@@ -114,7 +115,7 @@ export function codecFor(t: TypeJson): Codec {
   let c = cache.get(t);
   if (!c) {
     // Types described from files are fresh objects each time: fall back to a structural key.
-    const key = JSON.stringify(t, (k, v) => (k === 'id' ? undefined : v));
+    const key = typeKey(t);
     c = keyCache.get(key);
     if (!c) {
       if (keyCache.size > 512) keyCache.clear();

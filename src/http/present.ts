@@ -28,8 +28,8 @@ export class Hrefs {
   }
   /** Absolute URL of a path (with the domain parameter when needed). */
   url(path: string, query?: string): string {
-    const q = [query, this.suffix].filter(Boolean).join('&');
-    return this.base + path + (q ? '?' + q : '');
+    if (!query) return this.suffix ? this.base + path + '?' + this.suffix : this.base + path;
+    return this.base + path + '?' + query + (this.suffix ? '&' + this.suffix : '');
   }
   /** A `{rel, href}` element. */
   rel(rel: string, path: string, query?: string): Href {
@@ -41,11 +41,14 @@ export class Hrefs {
   }
 }
 
-/** Send a JSON body (NaN/Infinity as literals, or null with `ignoreNan`). */
-export function sendJson(ctx: Context, status: number, body: unknown, opts: { ignoreNan?: boolean } = {}): void {
+/**
+ * Send a JSON body (NaN/Infinity as literals, or null with `ignoreNan`). `plain` skips the scan
+ * for non-finite numbers and bigints, for bodies that cannot hold any (ids, names, timestamps).
+ */
+export function sendJson(ctx: Context, status: number, body: unknown, opts: { ignoreNan?: boolean; plain?: boolean } = {}): void {
   ctx.status = status;
   ctx.type = 'application/json; charset=utf-8';
-  ctx.body = stringifyJson(body, opts);
+  ctx.body = opts.plain ? JSON.stringify(body) : stringifyJson(body, opts);
 }
 
 /** A reason phrase safe for the status line: one line of printable ASCII, at most 200 chars. */

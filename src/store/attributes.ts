@@ -15,7 +15,7 @@ import type { Hid } from '../hdf5/lib.js';
 import { refuseRegionRefs } from '../hdf5/memory.js';
 import * as h5 from '../hdf5/objects.js';
 import type { ObjectKind } from '../hdf5/objects.js';
-import type { DomainFile, Times } from './domainFile.js';
+import { ATTR_CACHE_BYTES, ATTR_CACHE_VALUE_MAX, type AttrFacts, type DomainFile, type Times } from './domainFile.js';
 
 /** Shape JSON of a dataspace (wire-reference 3.2: unlimited is 0; maxdims only when extensible). */
 export function shapeJson(space: SpaceInfo): ShapeJson {
@@ -104,20 +104,51 @@ export interface AttributeListOptions {
   pattern?: (name: string) => boolean;
 }
 
-function attrNames(oid: Hid, createOrder: boolean): string[] {
+function attrNames(f: DomainFile, oid: Hid, addr: bigint, createOrder: boolean): string[] {
+  const key = `${addr}:${createOrder ? 'c' : 'n'}`;
+  const cached = f.attrNames.get(key);
+  if (cached) return cached;
+  let names: string[] | undefined;
   if (createOrder) {
     try {
-      return io.listAttributeNames(oid, 'crt');
+      names = io.listAttributeNames(oid, 'crt');
     } catch {
       /* creation order not tracked: fall back to names */
     }
   }
-  return io.listAttributeNames(oid, 'name');
+  names ??= io.listAttributeNames(oid, 'name');
+  f.attrNames.set(key, names);
+  return names;
+}
+
+/**
+ * Type, dataspace and (with `withValue`) the value of one attribute, from the file's attribute
+ * cache when an earlier read left them there (dropped on every write and file change).
+ */
+function attrFacts(f: DomainFile, oid: Hid, addr: bigint, name: string, withValue: boolean): AttrFacts {
+  let perObject = f.attrFacts.get(addr);
+  const hit = perObject?.get(name);
+  if (hit && (!withValue || hit.wire || hit.space.cls === 'H5S_NULL')) return hit;
+  const aid = io.openAttribute(oid, name);
+  try {
+    const meta = hit ?? io.describeAttribute(aid, name, f.committedId);
+    const facts: AttrFacts = { type: meta.type, space: meta.space };
+    if (withValue && meta.space.cls !== 'H5S_NULL') facts.wire = io.readAttribute(aid, meta.type, spaceCount(meta.space), f.refs);
+    const bytes = facts.wire?.length ?? 0;
+    if (bytes <= ATTR_CACHE_VALUE_MAX && f.attrCacheBytes + bytes <= ATTR_CACHE_BYTES) {
+      if (!perObject) f.attrFacts.set(addr, (perObject = new Map()));
+      perObject.set(name, facts);
+      f.attrCacheBytes += bytes;
+    }
+    return facts;
+  } finally {
+    io.closeAttribute(aid);
+  }
 }
 
 /** Attributes of an open object in the given order, with or without values. */
-export function attributesOf(f: DomainFile, oid: Hid, opts: AttributeListOptions & { names?: string[] }): AttributeJson[] {
-  const names = opts.names ?? attrNames(oid, !!opts.createOrder);
+export function attributesOf(f: DomainFile, oid: Hid, addr: bigint, opts: AttributeListOptions & { names?: string[] }): AttributeJson[] {
+  const names = opts.names ?? attrNames(f, oid, addr, !!opts.createOrder);
   let start = 0;
   if (opts.marker !== undefined && opts.marker !== '') {
     let i = names.indexOf(opts.marker);
@@ -131,22 +162,17 @@ export function attributesOf(f: DomainFile, oid: Hid, opts: AttributeListOptions
   for (let i = start; i < names.length && out.length < limit; i++) {
     const name = names[i];
     if (opts.pattern && !opts.pattern(name)) continue;
-    const aid = io.openAttribute(oid, name);
-    try {
-      const meta = io.describeAttribute(aid, name, f.committedId);
-      const item: AttributeJson = { name, type: meta.type, shape: shapeJson(meta.space), created: t.created };
-      if (opts.includeData) item.value = attributeValue(f, aid, meta.type, meta.space);
-      out.push(item);
-    } finally {
-      io.closeAttribute(aid);
-    }
+    const facts = attrFacts(f, oid, addr, name, !!opts.includeData);
+    const item: AttributeJson = { name, type: facts.type, shape: shapeJson(facts.space), created: t.created };
+    if (opts.includeData) item.value = facts.space.cls === 'H5S_NULL' ? null : new WireValue(facts.wire!, facts.type, facts.space.dims);
+    out.push(item);
   }
   return out;
 }
 
 /** The attributes of an object (GET .../attributes). */
 export function listAttributes(f: DomainFile, kind: ObjectKind, ownerId: string, opts: AttributeListOptions): AttributeJson[] {
-  return f.withId(ownerId, kind, (oid) => attributesOf(f, oid, opts));
+  return f.withId(ownerId, kind, (oid, addr) => attributesOf(f, oid, addr, opts));
 }
 
 /**
@@ -154,9 +180,9 @@ export function listAttributes(f: DomainFile, kind: ObjectKind, ownerId: string,
  * @throws H5StoreError NotFound/Gone for a missing name.
  */
 export function attributesByName(f: DomainFile, kind: ObjectKind, ownerId: string, names: string[], includeData: boolean): AttributeJson[] {
-  return f.withId(ownerId, kind, (oid) => {
+  return f.withId(ownerId, kind, (oid, addr) => {
     for (const n of names) openAttrCheck(f, oid, ownerId, n);
-    return attributesOf(f, oid, { names, includeData });
+    return attributesOf(f, oid, addr, { names, includeData });
   });
 }
 
@@ -165,9 +191,9 @@ function openAttrCheck(f: DomainFile, oid: Hid, ownerId: string, name: string): 
 }
 
 /** The `attributes` dict of `include_attrs` (storage form keyed by name, wire-reference 2.1). */
-export function attributesDict(f: DomainFile, oid: Hid): Record<string, Omit<AttributeJson, 'name'>> {
+export function attributesDict(f: DomainFile, oid: Hid, addr: bigint): Record<string, Omit<AttributeJson, 'name'>> {
   const out: Record<string, Omit<AttributeJson, 'name'>> = {};
-  for (const a of attributesOf(f, oid, { includeData: true })) {
+  for (const a of attributesOf(f, oid, addr, { includeData: true })) {
     const { name, ...rest } = a;
     out[name] = rest;
   }

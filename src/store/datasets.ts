@@ -100,7 +100,7 @@ export function datasetJsonOf(f: DomainFile, did: Hid, addr: bigint, opts: { inc
     domain: f.domain,
   };
   if (meta.space.cls !== 'H5S_NULL') out.layout = cp.layout as Record<string, unknown>;
-  if (opts.includeAttrs) out.attributes = attributesDict(f, did);
+  if (opts.includeAttrs) out.attributes = attributesDict(f, did, addr);
   if (opts.alias) out.alias = f.aliasOf(addr);
   return out;
 }

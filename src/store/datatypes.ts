@@ -37,7 +37,7 @@ export function datatypeJsonOf(f: DomainFile, tid: Hid, addr: bigint, opts: { in
     lastModified: t.lastModified,
     domain: f.domain,
   };
-  if (opts.includeAttrs) out.attributes = attributesDict(f, tid);
+  if (opts.includeAttrs) out.attributes = attributesDict(f, tid, addr);
   if (opts.alias) out.alias = f.aliasOf(addr);
   return out;
 }

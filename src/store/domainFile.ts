@@ -8,7 +8,9 @@
 import fs from 'node:fs';
 import { badRequest, gone, notFound } from '../errors.js';
 import * as C from '../hdf5/constants.js';
+import type { TypeJson } from '../codec/types.js';
 import * as io from '../hdf5/io.js';
+import type { SpaceInfo } from '../hdf5/io.js';
 import type { Hid } from '../hdf5/lib.js';
 import type { RefCodec } from '../hdf5/memory.js';
 import * as h5 from '../hdf5/objects.js';
@@ -44,10 +46,23 @@ export interface Times {
   lastModified: number;
 }
 
+/** What a read learnt about one attribute: type, dataspace, and (small) value in wire format. */
+export interface AttrFacts {
+  type: TypeJson;
+  space: SpaceInfo;
+  wire?: Buffer;
+}
+
+/** Most bytes of attribute values one file keeps cached; larger single values are not cached. */
+export const ATTR_CACHE_BYTES = 32 * 1024 * 1024;
+export const ATTR_CACHE_VALUE_MAX = 256 * 1024;
+
 /** Cached, sorted links of one group. */
-interface LinkList {
+export interface LinkList {
   links: LinkRecord[];
   index: Map<string, number>;
+  /** REST JSON of each link, filled in as pages are asked for (owned by links.ts). */
+  json: unknown[];
 }
 
 export class DomainFile {
@@ -72,6 +87,11 @@ export class DomainFile {
   private internalAddrs = new Set<bigint>();
   private linkCache = new Map<bigint, LinkList>();
   private pathCache: Map<bigint, string> | undefined;
+  /** Attribute names (per object and order) and facts (per object and name), until a write. */
+  readonly attrNames = new Map<string, string[]>();
+  readonly attrFacts = new Map<bigint, Map<string, AttrFacts>>();
+  /** Bytes of attribute values held in `attrFacts` (bounded by ATTR_CACHE_BYTES). */
+  attrCacheBytes = 0;
 
   constructor(domain: string, path: string, goneIds: Set<string>) {
     this.domain = domain;
@@ -88,14 +108,16 @@ export class DomainFile {
     this.rootAddr_ = undefined;
     this.reservedAddr_ = undefined;
     this.internalAddrs.clear();
-    this.linkCache.clear();
-    this.pathCache = undefined;
+    this.invalidateCaches();
   }
 
   /** Drop caches that a write may have made stale (ids and known addresses stay). */
   invalidateCaches(): void {
     this.linkCache.clear();
     this.pathCache = undefined;
+    this.attrNames.clear();
+    this.attrFacts.clear();
+    this.attrCacheBytes = 0;
   }
 
   get h(): Hid {
@@ -444,7 +466,7 @@ export class DomainFile {
     if (gaddr === this.rootAddr && this.hasReserved) links = links.filter((l) => l.name !== RESERVED);
     const index = new Map<string, number>();
     links.forEach((l, i) => index.set(l.name, i));
-    const list = { links, index };
+    const list: LinkList = { links, index, json: [] };
     if (order === 'name') this.linkCache.set(gaddr, list);
     return list;
   }

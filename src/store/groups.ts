@@ -47,7 +47,7 @@ export function groupJsonOf(f: DomainFile, gid: Hid, gaddr: bigint, opts: { incl
     }
     out.links = links;
   }
-  if (opts.includeAttrs) out.attributes = attributesDict(f, gid);
+  if (opts.includeAttrs) out.attributes = attributesDict(f, gid, gaddr);
   if (opts.alias) out.alias = f.aliasOf(gaddr);
   return out;
 }

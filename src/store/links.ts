@@ -102,7 +102,9 @@ export interface LinkListOptions {
 export function listLinks(f: DomainFile, groupId: string, opts: LinkListOptions): LinkJson[] {
   return f.withId(groupId, 'group', (gid, gaddr) => {
     const useCrt = !!opts.createOrder && h5.groupTracksOrder(gid);
-    const { links, index } = f.links(gid, gaddr, useCrt ? 'crt' : 'name');
+    const list = f.links(gid, gaddr, useCrt ? 'crt' : 'name');
+    const { links, index } = list;
+    const cache = list.json as (LinkJson | undefined)[];
     let start = 0;
     if (opts.marker !== undefined && opts.marker !== '') {
       let i = index.get(opts.marker);
@@ -115,7 +117,8 @@ export function listLinks(f: DomainFile, groupId: string, opts: LinkListOptions)
     const limit = opts.limit && opts.limit > 0 ? opts.limit : Infinity;
     for (let i = start; i < links.length && out.length < limit; i++) {
       if (opts.pattern && !opts.pattern(links[i].name)) continue;
-      out.push(linkJson(f, gid, links[i], times));
+      // Cached per link until the next write; callers copy before adding request-specific hrefs.
+      out.push((cache[i] ??= linkJson(f, gid, links[i], times)));
     }
     return out;
   });

@@ -96,12 +96,13 @@ export function groupRoutes(router: Router, d: Deps): void {
       createOrder: flag(ctx, 'CreateOrder'),
       pattern: globParam(ctx),
     });
-    const links = items.map((l) => {
-      const item: Record<string, unknown> = { ...l, href: h.url(`/groups/${id}/links/${encodeURIComponent(l.title)}`) };
-      if (l.id && l.collection) item.target = h.url(`/${l.collection}/${l.id}`);
-      return item;
-    });
-    sendJson(ctx, 200, { links, hrefs: ownedHrefs(h, `/groups/${id}/links`, `/groups/${id}`) });
+    const self = `/groups/${id}/links/`;
+    const links = items.map((l) =>
+      l.id && l.collection
+        ? { ...l, href: h.url(self + encodeURIComponent(l.title)), target: h.url(`/${l.collection}/${l.id}`) }
+        : { ...l, href: h.url(self + encodeURIComponent(l.title)) },
+    );
+    sendJson(ctx, 200, { links, hrefs: ownedHrefs(h, `/groups/${id}/links`, `/groups/${id}`) }, { plain: true });
   });
 
   // POST /groups/:id/links: several links by title
