@@ -117,7 +117,7 @@ export class Client {
       body = JSON.stringify(opts.body);
       headers['content-type'] ??= 'application/json';
     }
-    const r = await fetch(this.url(p, opts.query), { method, headers, body });
+    const r = await fetch(this.url(p, opts.query), { method, headers, body: body as BodyInit | undefined });
     const buf = Buffer.from(await r.arrayBuffer());
     const text = buf.toString('utf8');
     let json: unknown;
