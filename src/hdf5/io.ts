@@ -194,20 +194,7 @@ function readFillValue(dcpl: Hid, type: TypeJson, refs?: RefCodec): Buffer {
  * @param committedId maps a committed datatype (by open type id) to its REST id
  */
 export function describeDataset(did: Hid, committedId?: (tid: Hid) => string | undefined, refs?: RefCodec): DatasetMeta {
-  const tid = H5.H5Dget_type(did);
-  let type: TypeJson;
-  try {
-    type = describeType(tid, committedId);
-  } finally {
-    H5.H5Tclose(tid);
-  }
-  const sid = H5.H5Dget_space(did);
-  let space: SpaceInfo;
-  try {
-    space = describeSpace(sid);
-  } finally {
-    H5.H5Sclose(sid);
-  }
+  const { type, space } = datasetTypeAndSpace(did, committedId);
   const dcpl = H5.H5Dget_create_plist(did);
   try {
     return { type, space, creation: describeCreation(dcpl, type, refs) };
@@ -216,21 +203,19 @@ export function describeDataset(did: Hid, committedId?: (tid: Hid) => string | u
   }
 }
 
-/** Type and dataspace only (cheap; for value reads). */
-export function datasetTypeAndSpace(did: Hid, committedId?: (tid: Hid) => string | undefined): { type: TypeJson; space: SpaceInfo } {
-  const tid = H5.H5Dget_type(did);
-  let type: TypeJson;
+/** Describe a type and a dataspace, closing both ids. */
+function typeAndSpace(tid: Hid, sid: Hid, committedId?: (tid: Hid) => string | undefined): { type: TypeJson; space: SpaceInfo } {
   try {
-    type = describeType(tid, committedId);
+    return { type: describeType(tid, committedId), space: describeSpace(sid) };
   } finally {
     H5.H5Tclose(tid);
-  }
-  const sid = H5.H5Dget_space(did);
-  try {
-    return { type, space: describeSpace(sid) };
-  } finally {
     H5.H5Sclose(sid);
   }
+}
+
+/** Type and dataspace only (cheap; for value reads). */
+export function datasetTypeAndSpace(did: Hid, committedId?: (tid: Hid) => string | undefined): { type: TypeJson; space: SpaceInfo } {
+  return typeAndSpace(H5.H5Dget_type(did), H5.H5Dget_space(did), committedId);
 }
 
 /**
@@ -488,19 +473,7 @@ export function closeAttribute(aid: Hid): void {
 
 /** Name, type and dataspace of an open attribute. */
 export function describeAttribute(aid: Hid, name: string, committedId?: (tid: Hid) => string | undefined): AttributeMeta {
-  const tid = H5.H5Aget_type(aid);
-  let type: TypeJson;
-  try {
-    type = describeType(tid, committedId);
-  } finally {
-    H5.H5Tclose(tid);
-  }
-  const sid = H5.H5Aget_space(aid);
-  try {
-    return { name, type, space: describeSpace(sid) };
-  } finally {
-    H5.H5Sclose(sid);
-  }
+  return { name, ...typeAndSpace(H5.H5Aget_type(aid), H5.H5Aget_space(aid), committedId) };
 }
 
 /** Read a whole attribute value in the wire format (`n` elements; 0 for H5S_NULL). */

@@ -393,11 +393,7 @@ export function createDataset(f: DomainFile, body: Record<string, unknown>, impl
     io.closeType(ft);
   }
   try {
-    const addr = h5.objectAddr(did);
-    f.noteObject(addr, 'dataset');
-    const id = f.idOf(addr, 'dataset');
-    if (!place) f.holdAnonymous(did, id);
-    f.invalidateCaches();
+    const { addr } = f.registerNew(did, 'dataset', !!place);
     return datasetJsonOf(f, did, addr);
   } finally {
     h5.closeObject(did);

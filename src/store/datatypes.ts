@@ -64,11 +64,7 @@ export function createDatatype(f: DomainFile, body: Record<string, unknown>, imp
     tid = io.commitType(f.h, undefined, type as TypeJson);
   }
   try {
-    const addr = h5.objectAddr(tid);
-    f.noteObject(addr, 'datatype');
-    const id = f.idOf(addr, 'datatype');
-    if (!place) f.holdAnonymous(tid, id);
-    f.invalidateCaches();
+    const { addr } = f.registerNew(tid, 'datatype', !!place);
     return datatypeJsonOf(f, tid, addr);
   } finally {
     io.closeType(tid);

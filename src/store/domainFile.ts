@@ -225,6 +225,19 @@ export class DomainFile {
     this.saveGenerations();
   }
 
+  /**
+   * Register an object just created: remember its address, give it an id, and hold it in the
+   * reserved group when it was created without a link (DESIGN.md section 4).
+   */
+  registerNew(oid: Hid, kind: ObjectKind, linked: boolean): { addr: bigint; id: string } {
+    const addr = h5.objectAddr(oid);
+    this.noteObject(addr, kind);
+    const id = this.idOf(addr, kind);
+    if (!linked) this.holdAnonymous(oid, id);
+    this.invalidateCaches();
+    return { addr, id };
+  }
+
   /** Open an object by id (after `resolve`); the caller closes it. */
   open(id: string, expected?: ObjectKind): Hid {
     return h5.openByAddr(this.h, this.resolve(id, expected));

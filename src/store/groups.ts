@@ -82,11 +82,7 @@ export function createGroup(
     gid = h5.createGroup(f.h, undefined, { trackOrder });
   }
   try {
-    const addr = h5.objectAddr(gid);
-    f.noteObject(addr, 'group');
-    const id = f.idOf(addr, 'group');
-    if (!place) f.holdAnonymous(gid, id);
-    f.invalidateCaches();
+    const { addr } = f.registerNew(gid, 'group', !!place);
     return groupJsonOf(f, gid, addr);
   } finally {
     h5.closeObject(gid);

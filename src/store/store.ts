@@ -77,19 +77,23 @@ export class Store {
   // -------------------------------------------------------------------------------------------
   // Domains and folders
 
-  /** Lookup of a domain file (not a folder): 404/410 when missing, 400 for a folder. */
-  private fileOf(domain: string): DomainFile {
+  /**
+   * The file system path and stat of a domain or folder.
+   * @throws Gone when deleted earlier in this process, NotFound otherwise when missing.
+   */
+  private statOf(domain: string): { p: string; st: fs.Stats } {
     const p = this.paths.resolve(domain);
-    let st: fs.Stats | undefined;
     try {
-      st = fs.statSync(p);
+      return { p, st: fs.statSync(p) };
     } catch {
-      st = undefined;
-    }
-    if (!st) {
       if (this.goneDomains.has(domain)) throw gone(`Domain ${domain} has been deleted`);
       throw notFound(`Domain ${domain} not found`);
     }
+  }
+
+  /** Lookup of a domain file (not a folder): 404/410 when missing, 400 for a folder. */
+  private fileOf(domain: string): DomainFile {
+    const { p, st } = this.statOf(domain);
     if (st.isDirectory()) throw badRequest(`${domain} is a folder, not a domain`);
     if (!st.isFile()) throw badRequest(`${domain} is not a regular file`);
     return this.files.entry(domain, p);
@@ -116,14 +120,7 @@ export class Store {
 
   /** GET /: the domain (with its root id) or folder record. */
   async getDomain(domain: string): Promise<DomainJson> {
-    const p = this.paths.resolve(domain);
-    let st: fs.Stats;
-    try {
-      st = fs.statSync(p);
-    } catch {
-      if (this.goneDomains.has(domain)) throw gone(`Domain ${domain} has been deleted`);
-      throw notFound(`Domain ${domain} not found`);
-    }
+    const { p, st } = this.statOf(domain);
     if (st.isDirectory()) return this.folderJson(p, st);
     return this.read(domain, (f) => {
       const t = f.fileTimes();
@@ -180,14 +177,7 @@ export class Store {
    * @throws Conflict for a folder with entries; NotFound/Gone when missing.
    */
   async deleteDomain(domain: string): Promise<void> {
-    const p = this.paths.resolve(domain);
-    let st: fs.Stats;
-    try {
-      st = fs.statSync(p);
-    } catch {
-      if (this.goneDomains.has(domain)) throw gone(`Domain ${domain} has been deleted`);
-      throw notFound(`Domain ${domain} not found`);
-    }
+    const { p, st } = this.statOf(domain);
     if (st.isDirectory()) {
       const entries = fs.readdirSync(p).filter((n) => n !== FOLDER_META && !n.endsWith(LOCK_SUFFIX));
       if (entries.length) throw conflict('folder has sub-items');
