@@ -67,6 +67,8 @@ export interface EncodedStrings {
   get(k: number): string;
   /** Whether row k decodes to `s` (compares bytes). */
   equals(k: number, s: string): boolean;
+  /** Set out[k] = 1 where row k decodes to `s` (0 elsewhere), for k < n: one tight loop. */
+  matchInto(s: string, out: Uint8Array, n: number): void;
 }
 
 /** One column of values for `CompiledQuery.mask`. */
@@ -525,9 +527,8 @@ function maskNode(node: Node, cols: readonly Column[], n: number): Uint8Array {
       const op = OP_CODE[node.op];
       const { left: l, right: r } = node;
       if ((op === EQ || op === NE) && l.kind === 'field' && r.kind === 'lit' && typeof r.value === 'string' && isEncoded(cols[l.index])) {
-        const c = cols[l.index] as EncodedStrings;
-        const v = r.value;
-        for (let k = 0; k < n; k++) out[k] = c.equals(k, v) === (op === EQ) ? 1 : 0;
+        (cols[l.index] as EncodedStrings).matchInto(r.value, out, n);
+        if (op === NE) for (let k = 0; k < n; k++) out[k] ^= 1;
         return out;
       }
       if (l.kind === 'field' && r.kind === 'lit' && typeof r.value === 'number' && isNumericColumn(cols[l.index])) {

@@ -411,10 +411,10 @@ export class Store {
     }
   }
   queryValues(domain: string, id: string, query: string, opts: { select?: string; limit?: number; fields?: string }) {
-    return this.read(domain, (f) => values.queryRows(f, id, query, opts, this.limits));
+    return this.read(domain, (f) => values.queryRows(f, id, query, opts, this.limits, this.pagePool));
   }
   queryUpdate(domain: string, id: string, query: string, update: unknown, opts: { select?: string; limit?: number }) {
-    return this.write(domain, (f) => values.queryUpdate(f, id, query, update, opts, this.limits));
+    return this.write(domain, (f) => values.queryUpdate(f, id, query, update, opts, this.limits, this.pagePool));
   }
   writeValues(domain: string, id: string, req: values.WriteRequest) {
     return this.write(domain, (f) => values.writeValues(f, id, req, this.limits, this.pagePool));

@@ -1,0 +1,86 @@
+/**
+ * query= on one-dimensional compound tables: both scan paths (whole fixed-size rows; columns for
+ * compounds with variable-length fields), string paddings, big-endian fields, fields=, Limit,
+ * select=, and the result shape [index, ...fields] (wire-reference 2.4).
+ */
+import { expect } from 'chai';
+import { Client, type TestServer, startServer, tempRoot } from '../helpers/server.js';
+
+const str = (length: number | 'H5T_VARIABLE', strPad = 'H5T_STR_NULLPAD') => ({ class: 'H5T_STRING', charSet: 'H5T_CSET_ASCII', strPad, length });
+
+describe('query= on compound tables', function () {
+  this.timeout(60000);
+  let srv: TestServer;
+  let c: Client;
+  const ids: Record<string, string> = {};
+  const rows = Array.from({ length: 50 }, (_, i) => [i, (i % 10) * 1.5, ['KORD', 'KSFO', 'PANC'][i % 3], 1000 - i]);
+
+  before(async () => {
+    srv = await startServer({ root: tempRoot() });
+    c = new Client(srv.url, '/q.h5');
+    expect((await c.put('/')).status).to.equal(201);
+    const make = async (name: string, fields: { name: string; type: unknown }[], value: unknown[]) => {
+      const r = await c.post('/datasets', { type: { class: 'H5T_COMPOUND', fields }, shape: [value.length] });
+      expect(r.status, r.text).to.equal(201);
+      ids[name] = r.json.id;
+      const w = await c.put(`/datasets/${r.json.id}/value`, { value });
+      expect(w.status, w.text).to.equal(200);
+    };
+    const fields = (station: unknown) => [
+      { name: 'time', type: 'H5T_STD_I64BE' },
+      { name: 'temp', type: 'H5T_IEEE_F32LE' },
+      { name: 'station', type: station },
+      { name: 'count', type: 'H5T_STD_U16BE' },
+    ];
+    await make('nullpad', fields(str(6)), rows);
+    await make('spacepad', fields(str(6, 'H5T_STR_SPACEPAD')), rows);
+    await make('nullterm', fields(str(6, 'H5T_STR_NULLTERM')), rows);
+    await make('vlen', fields(str('H5T_VARIABLE', 'H5T_STR_NULLTERM')), rows);
+  });
+  after(async () => srv.stop());
+
+  const q = async (name: string, query: string, extra: Record<string, string | number> = {}) => {
+    const r = await c.get(`/datasets/${ids[name]}/value`, { query, ...extra });
+    expect(r.status, r.text).to.equal(200);
+    return r.json.value as unknown[][];
+  };
+
+  for (const name of ['nullpad', 'spacepad', 'nullterm', 'vlen']) {
+    it(`${name}: string equality, numbers of both byte orders, [index, ...fields] rows`, async () => {
+      const got = await q(name, "(station == b'KSFO') & (temp >= 6.0) & (count > 960)");
+      const want = rows.map((r, i) => [i, ...r]).filter((r) => r[3] === 'KSFO' && (r[2] as number) >= 6 && (r[4] as number) > 960);
+      expect(want.length).to.be.greaterThan(0);
+      expect(got).to.deep.equal(want);
+      expect(await q(name, "station != 'KORD'")).to.have.length(rows.filter((r) => r[2] !== 'KORD').length);
+      expect(await q(name, "station == 'KSF'")).to.deep.equal([]);
+      expect(await q(name, 'station IN (KORD, PANC)')).to.have.length(rows.filter((r) => r[2] !== 'KSFO').length);
+    });
+  }
+
+  it('fields= returns only those fields after the index; Limit stops early; select= bounds the scan', async () => {
+    expect(await q('nullpad', 'time < 3', { fields: 'station:time' })).to.deep.equal([
+      [0, 'KORD', 0],
+      [1, 'KSFO', 1],
+      [2, 'PANC', 2],
+    ]);
+    expect(await q('vlen', 'time >= 0', { Limit: 4 })).to.have.length(4);
+    expect((await q('nullpad', 'time >= 0', { select: '[10:20]' })).map((r) => r[0])).to.deep.equal([10, 11, 12, 13, 14, 15, 16, 17, 18, 19]);
+    expect((await q('vlen', 'time >= 0', { select: '[10:20]', Limit: 3 })).map((r) => r[0])).to.deep.equal([10, 11, 12]);
+  });
+
+  it('PUT query= updates the matching rows of either path and answers them', async () => {
+    for (const name of ['nullpad', 'vlen']) {
+      const r = await c.put(`/datasets/${ids[name]}/value`, { value: { count: 7 } }, { query: "station == b'PANC'" });
+      expect(r.status, r.text).to.equal(200);
+      expect(r.json.value.every((row: unknown[]) => row[4] === 7 && row[3] === 'PANC')).to.equal(true);
+      expect(await q(name, 'count == 7')).to.have.length(rows.filter((x) => x[2] === 'PANC').length);
+    }
+  });
+
+  it('rejects bad queries and non-table datasets with 400', async () => {
+    expect((await c.get(`/datasets/${ids.nullpad}/value`, { query: 'nosuch > 1' })).status).to.equal(400);
+    expect((await c.get(`/datasets/${ids.nullpad}/value`, { query: "temp == 'x'" })).status).to.equal(400);
+    const plain = (await c.post('/datasets', { type: 'H5T_STD_I32LE', shape: [3] })).json.id;
+    expect((await c.get(`/datasets/${plain}/value`, { query: 'x > 1' })).status).to.equal(400);
+  });
+});
