@@ -10,7 +10,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import type { TypeJson } from '../codec/types.js';
 import { decodeElements, encodeElements, flattenValue } from '../codec/values.js';
-import { badRequest, conflict, tooLarge } from '../errors.js';
+import { badRequest, conflict, notImplemented, tooLarge } from '../errors.js';
 import * as C from '../hdf5/constants.js';
 import * as io from '../hdf5/io.js';
 import type { SpaceSelection } from '../hdf5/io.js';
@@ -149,7 +149,9 @@ export function planRead(f: DomainFile, id: string, req: ReadRequest, limits: Va
       io.closeType(memType);
       h5.closeObject(did);
     };
-    const chunkDims = sel?.isHyperslab && !scalar ? chunkDimsOf(did) : undefined;
+    const creation = io.describeCreationOf(did);
+    refuseMissingFilters(creation);
+    const chunkDims = sel?.isHyperslab && !scalar && creation.layout === C.H5D_CHUNKED ? creation.chunks : undefined;
     const fixed = !hasIndirect(type);
     const readPage = (sel: SpaceSelection, n: number, pool?: PagePool): ValuePage => {
       if (pool && fixed) {
@@ -184,9 +186,20 @@ export function planRead(f: DomainFile, id: string, req: ReadRequest, limits: Va
   }
 }
 
-function chunkDimsOf(did: Hid): number[] | undefined {
-  const cr = io.describeCreationOf(did);
-  return cr.layout === C.H5D_CHUNKED ? cr.chunks : undefined;
+/**
+ * A dataset whose filter cannot be decoded here answers 501 naming the filter (DESIGN.md 1),
+ * never garbage bytes or an opaque libhdf5 error.
+ */
+function refuseMissingFilters(creation: io.DatasetCreation): void {
+  for (const fi of creation.filters) {
+    if (!io.filterDecodable(fi.id)) {
+      const known = C.FILTERS.find((k) => k.id === fi.id);
+      const name = known?.name ?? (fi.name || 'unknown');
+      throw notImplemented(
+        `The dataset uses filter ${name} (id ${fi.id}), which this server cannot decode: install its HDF5 plugin (e.g. Debian hdf5-filter-plugin) or add its directory to pluginPath`,
+      );
+    }
+  }
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -5,7 +5,7 @@
 import { expect } from 'chai';
 import http from 'node:http';
 import { Client, type TestServer, startServer, tempRoot } from '../helpers/server.js';
-import { pythonJson } from '../helpers/python.js';
+import { python, pythonJson } from '../helpers/python.js';
 
 const PAGE = 64 * 1024;
 
@@ -128,5 +128,33 @@ print(json.dumps(f['z'][1:600:2, 3:500:3].astype(float).tolist()))`,
   it('leaves no HDF5 ids open', async () => {
     await new Promise((r) => setTimeout(r, 200));
     expect((await c.get('/info')).json.open_hdf5_ids).to.equal(0);
+  });
+});
+
+describe('a dataset whose filter plugin is missing', function () {
+  this.timeout(60000);
+  let srv: TestServer;
+  it('answers 501 naming the filter (and metadata still works)', async () => {
+    const root = tempRoot();
+    // h5py has LZF built in; the server is started with no plugin directory, so it cannot decode it.
+    python(
+      `import h5py, numpy as np, sys
+with h5py.File(sys.argv[1], 'w') as f:
+    f.create_dataset('z', data=np.arange(1000), chunks=(100,), compression='lzf')`,
+      [`${root}/lzf.h5`],
+    );
+    srv = await startServer({ root, env: { HDF5_PLUGIN_PATH: '/nonexistent-plugin-dir' } });
+    const c = new Client(srv.url, '/lzf.h5');
+    const rootId = (await c.get('/')).json.root;
+    const id = (await c.get(`/groups/${rootId}/links/z`)).json.link.id;
+    const meta = await c.get(`/datasets/${id}`);
+    expect(meta.status).to.equal(200);
+    expect(meta.json.creationProperties.filters[0]).to.include({ id: 32000, name: 'lzf' });
+    for (const accept of ['application/json', 'application/octet-stream']) {
+      const r = await c.get(`/datasets/${id}/value`, undefined, { accept });
+      expect(r.status).to.equal(501);
+      expect(r.json.message).to.match(/lzf/);
+    }
+    await srv.stop();
   });
 });
