@@ -457,8 +457,7 @@ function elemJson(t: TypeJson, ignoreNan: boolean, checkedRead: boolean): ElemJs
       return (c, s) => level(c, s, 0);
     }
     case 'H5T_VLEN': {
-      const codec = codecFor(t); // throws notImplemented for variable bases
-      void codec;
+      codecFor(t); // throws notImplemented for variable-length bases
       const base = elemJson(t.base, ignoreNan, true);
       const bs = codecFor(t.base).size;
       return (c, s) => {

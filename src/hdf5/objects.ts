@@ -350,20 +350,7 @@ export function listLinks(gid: Hid, order: 'name' | 'crt' = 'name'): LinkRecord[
   return out;
 }
 
-/** Group facts from `H5Gget_info` and its creation property list. */
-export interface GroupInfo {
-  nlinks: number;
-  /** True when the group tracks link creation order (h5py `track_order=True`). */
-  trackOrder: boolean;
-}
-
-const groupInfoBuf = Buffer.alloc(32);
-/** Number of links and creation-order tracking of an open group. */
-export function groupInfo(gid: Hid): GroupInfo {
-  H5.H5Gget_info(gid, groupInfoBuf);
-  const nlinks = Number(groupInfoBuf.readBigUInt64LE(8));
-  return { nlinks, trackOrder: groupTracksOrder(gid) };
-}
+const groupInfoBuf = Buffer.alloc(32); // sizeof(H5G_info_t)
 
 /** Only the number of links (cheapest). */
 export function linkCount(gid: Hid): number {

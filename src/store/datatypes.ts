@@ -50,18 +50,18 @@ export function getDatatype(f: DomainFile, id: string, opts: { includeAttrs?: bo
 /** POST /datatypes: commit a type, anonymous or linked. */
 export function createDatatype(f: DomainFile, body: Record<string, unknown>, implicit: boolean): DatatypeJson {
   if (body.type === undefined) throw badRequest('POST Datatype has no type key in body');
-  const parsed = parseType(body.type, (id) => committedType(f, id));
-  const { id: _ignored, ...type } = parsed as TypeJson & { id?: string };
-  void _ignored;
+  // Committing a copy of a committed type makes a new type: drop the source's id.
+  const type: TypeJson = { ...parseType(body.type, (id) => committedType(f, id)) };
+  delete type.id;
   const place = newObjectPlace(f, body, implicit);
   let tid: Hid;
   if (place) {
     tid = h5.withObject(f.h, place.parent, (pg) => {
       checkFreeName(f, pg, place.parent, place.name);
-      return io.commitType(pg, place.name, type as TypeJson);
+      return io.commitType(pg, place.name, type);
     });
   } else {
-    tid = io.commitType(f.h, undefined, type as TypeJson);
+    tid = io.commitType(f.h, undefined, type);
   }
   try {
     const { addr } = f.registerNew(tid, 'datatype', !!place);

@@ -137,6 +137,11 @@ export class DomainFile {
     return this.rootAddr_;
   }
 
+  /** Read the root address, the reserved group and the generations once per open file. */
+  private ensureLoaded(): void {
+    if (this.rootAddr_ === undefined) void this.rootAddr;
+  }
+
   get rootId(): string {
     return this.idOf(this.rootAddr, 'group');
   }
@@ -165,7 +170,7 @@ export class DomainFile {
     }
     if (p.key !== this.key) throw badRequest('Object id is not a member of the given domain');
     if (this.goneIds.has(id)) throw gone(`${p.kind} ${id} has been deleted`);
-    void this.rootAddr; // loads generations
+    this.ensureLoaded();
     const gen = this.gens.get(p.addr) ?? 0;
     if (p.gen !== gen || this.internalAddrs.has(p.addr)) throw notFound(`${p.kind} ${id} not found`);
     let kind = this.known.get(p.addr);
@@ -341,13 +346,13 @@ export class DomainFile {
 
   /** Whether the root group holds the reserved group (it is hidden from every listing). */
   get hasReserved(): boolean {
-    void this.rootAddr;
+    this.ensureLoaded();
     return this.reservedAddr_ !== null && this.reservedAddr_ !== undefined;
   }
 
   /** True for internal objects of the reserved group (never addressable). */
   isInternal(addr: bigint): boolean {
-    void this.rootAddr;
+    this.ensureLoaded();
     return this.internalAddrs.has(addr);
   }
 

@@ -146,8 +146,8 @@ export function listLinksDeep(f: DomainFile, groupId: string, opts: { limit?: nu
           queue.push(rec.addr!);
         }
         if (total >= limit || (opts.pattern && !opts.pattern(rec.name))) continue;
-        const { collection: _c, ...item } = linkJson(f, gid, rec, times);
-        void _c;
+        const item = linkJson(f, gid, rec, times);
+        delete item.collection;
         items.push(item);
         total++;
       }
