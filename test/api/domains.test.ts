@@ -7,9 +7,9 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { GROUP_ID_RE, allPages, digest, expectError, rawRequest, sleep, snapshot } from '../helpers/apiExtra.js';
 import { h5dump, pythonJson, python } from '../helpers/python.js';
-import { Client, type Reply, SHARED_FIXTURES, type TestServer, startServer, tempRoot } from '../helpers/server.js';
+import { Client, type Reply, type TestServer, fixturePath, startServer, tempRoot } from '../helpers/server.js';
 
-const TALL = path.join(SHARED_FIXTURES, 'tall.h5');
+const TALL = fixturePath('tall.h5');
 
 describe('domains, folders and service endpoints', function () {
   this.timeout(60000);
@@ -533,7 +533,7 @@ describe('domains, folders and service endpoints', function () {
     });
 
     it('the shared notahdf5file.h5 fixture is reported the same way', async () => {
-      fs.copyFileSync(path.join(SHARED_FIXTURES, 'notahdf5file.h5'), path.join(root, 'notahdf5file.h5'));
+      fs.copyFileSync(fixturePath('notahdf5file.h5'), path.join(root, 'notahdf5file.h5'));
       const r = await api.get('/', { domain: '/notahdf5file.h5' });
       expectError(r, 400);
       expect((await api.get('/about')).status).to.equal(200);

@@ -8,7 +8,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { ID_RE, addrOf, expectError, sleep, withAddr, withGen } from '../helpers/apiExtra.js';
 import { h5dump, pythonJson } from '../helpers/python.js';
-import { Client, type Reply, SHARED_FIXTURES, type TestServer, startServer, tempRoot } from '../helpers/server.js';
+import { Client, type Reply, type TestServer, fixturePath, startServer, tempRoot } from '../helpers/server.js';
 
 type Kind = 'group' | 'dataset';
 const COL: Record<Kind, string> = { group: 'groups', dataset: 'datasets' };
@@ -27,7 +27,7 @@ describe('object ids', function () {
 
   before(async () => {
     root = tempRoot('h5store-ids-');
-    fs.copyFileSync(path.join(SHARED_FIXTURES, 'tall.h5'), path.join(root, 'tall.h5'));
+    fs.copyFileSync(fixturePath('tall.h5'), path.join(root, 'tall.h5'));
     fs.chmodSync(path.join(root, 'tall.h5'), 0o644);
     facts = pythonJson(
       `

@@ -3,7 +3,7 @@
  * plain HTTP helpers, and fixture copying. The server exits when the test process goes away
  * (`--exit-with-stdin`), so no stray servers survive a crashed run.
  */
-import { type ChildProcess, spawn } from 'node:child_process';
+import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -14,6 +14,25 @@ const here = path.dirname(fileURLToPath(import.meta.url));
 export const REPO = path.resolve(here, '../..');
 /** The shared fixtures written by others (CI has ../shared beside the clone). */
 export const SHARED_FIXTURES = path.resolve(REPO, '../shared/fixtures/hdf5');
+/** Whether the shared fixtures are here; without them the tests use files of their own. */
+export const HAVE_SHARED = fs.existsSync(path.join(SHARED_FIXTURES, 'tall.h5'));
+
+let ownFixtures: string | undefined;
+/**
+ * Path of a fixture file: the shared one when present, else the project's own equivalent
+ * (`tall.h5` written by test/tools/make_tall.py, `notahdf5file.h5` a text file), so a plain clone
+ * runs every suite.
+ */
+export function fixturePath(name: 'tall.h5' | 'notahdf5file.h5'): string {
+  if (HAVE_SHARED) return path.join(SHARED_FIXTURES, name);
+  if (!ownFixtures) {
+    ownFixtures = fs.mkdtempSync(path.join(os.tmpdir(), 'h5store-own-fixtures-'));
+    execFileSync('/usr/bin/python3', [path.join(REPO, 'test/tools/make_tall.py'), path.join(ownFixtures, 'tall.h5')]);
+    fs.writeFileSync(path.join(ownFixtures, 'notahdf5file.h5'), 'this is not an HDF5 file\n');
+    process.once('exit', () => fs.rmSync(ownFixtures!, { recursive: true, force: true }));
+  }
+  return path.join(ownFixtures, name);
+}
 
 export interface TestServer {
   url: string;
