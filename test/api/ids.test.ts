@@ -8,6 +8,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { ID_RE, addrOf, expectError, sleep, withAddr, withGen } from '../helpers/apiExtra.js';
 import { h5dump, pythonJson } from '../helpers/python.js';
+import { parseId } from '../../src/store/ids.js';
 import { Client, type Reply, type TestServer, fixturePath, startServer, tempRoot } from '../helpers/server.js';
 
 type Kind = 'group' | 'dataset';
@@ -179,7 +180,8 @@ print(json.dumps({'raw': raw, 'addr': addr}))
         0x800000000000n,
         BigInt(fs.statSync(path.join(root, 'tall.h5')).size),
         BigInt(fs.statSync(path.join(root, 'tall.h5')).size - 8),
-      ];
+        // 0x60 is the root header in files written with libver earliest: keep only non-objects
+      ].filter((a) => a !== parseId(tallRoot).addr && !headers.some((h) => BigInt(h) === a));
       const failures: string[] = [];
       for (const a of addrs) {
         for (const [kind, base] of [
