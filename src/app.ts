@@ -27,7 +27,7 @@ export function createApp(deps: Deps): Koa {
   attributeRoutes(router, deps);
 
   app.use(requestLogger(deps.logger));
-  app.use(errorMiddleware(deps.logger));
+  app.use(errorMiddleware(deps.logger, deps.store.paths.root));
   if (deps.config.corsOrigin) {
     app.use(
       cors({

@@ -3,6 +3,8 @@
  * and the error middleware (one error type -> status + JSON body).
  */
 import type { Context, Next } from 'koa';
+import fs from 'node:fs';
+import path from 'node:path';
 import type { Logger } from 'pino';
 import { stringifyJson } from '../codec/json.js';
 import type { Config } from '../config.js';
@@ -62,7 +64,10 @@ function reasonPhrase(msg: string): string {
  * `{"status", "message", "hrefs": []}` and the message as the reason phrase (h5pyd shows it).
  * Anything else is a 500 with a generic message, logged with its stack.
  */
-export function errorMiddleware(logger: Logger) {
+export function errorMiddleware(logger: Logger, dataRoot?: string) {
+  // Messages never show where the data directory is on the server's disk.
+  const hide = dataRoot ? [...new Set([dataRoot, safeRealpath(dataRoot)])].filter(Boolean) : [];
+  const scrub = (m: string) => hide.reduce((acc, r) => acc.split(r).join('<root>'), m);
   return async (ctx: Context, next: Next): Promise<void> => {
     try {
       await next();
@@ -91,13 +96,22 @@ export function errorMiddleware(logger: Logger) {
         ctx.res.destroy();
         return;
       }
+      const message = scrub(err.message);
       ctx.status = err.status;
-      ctx.message = reasonPhrase(err.message);
+      ctx.message = reasonPhrase(message);
       for (const [k, v] of Object.entries(err.headers ?? {})) if (v) ctx.set(k, v);
       ctx.type = 'application/json; charset=utf-8';
-      ctx.body = JSON.stringify({ status: err.status, message: err.message, hrefs: [] });
+      ctx.body = JSON.stringify({ status: err.status, message, hrefs: [] });
     }
   };
+}
+
+function safeRealpath(p: string): string {
+  try {
+    return fs.realpathSync(p);
+  } catch {
+    return '';
+  }
 }
 
 /** Request log: method, path, status, milliseconds (one line per request). */
