@@ -291,16 +291,11 @@ export function writeDataset(
   keep.length = 0;
 }
 
-/** Creation properties of an open dataset (no fill value conversion). */
-export function describeCreationOf(did: Hid): DatasetCreation {
+/** Creation properties of an open dataset; `type` (its type JSON) when the caller has it. */
+export function describeCreationOf(did: Hid, type?: TypeJson): DatasetCreation {
   const dcpl = H5.H5Dget_create_plist(did);
   try {
-    const tid = H5.H5Dget_type(did);
-    try {
-      return describeCreation(dcpl, describeType(tid));
-    } finally {
-      H5.H5Tclose(tid);
-    }
+    return describeCreation(dcpl, type ?? datasetTypeAndSpace(did).type);
   } finally {
     H5.H5Pclose(dcpl);
   }

@@ -408,7 +408,7 @@ export function createDataset(f: DomainFile, body: Record<string, unknown>, impl
  */
 export function resizeDataset(f: DomainFile, id: string, body: Record<string, unknown>): { selection?: string; dims: number[] } {
   return f.withId(id, 'dataset', (did) => {
-    const { space } = io.datasetTypeAndSpace(did);
+    const { type, space } = io.datasetTypeAndSpace(did);
     if (space.cls !== 'H5S_SIMPLE') throw badRequest('Only datasets with a simple dataspace can be resized');
     const hasShape = body.shape !== undefined;
     const hasExtend = body.extend !== undefined;
@@ -431,7 +431,7 @@ export function resizeDataset(f: DomainFile, id: string, body: Record<string, un
     }
     if (dims.every((d, i) => d === space.dims[i])) return { dims };
     // Only chunked datasets can change their extent (HDF5); beyond maxdims is a 409.
-    const cr = io.describeCreationOf(did);
+    const cr = io.describeCreationOf(did, type);
     if (cr.layout !== C.H5D_CHUNKED) throw badRequest('Dataset is not extensible (it is not chunked)');
     dims.forEach((d, i) => {
       if (d > space.maxdims[i]) throw conflict(`Dimension ${i} cannot grow to ${d}: the maximum is ${space.maxdims[i]}`);

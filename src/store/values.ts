@@ -149,7 +149,7 @@ export function planRead(f: DomainFile, id: string, req: ReadRequest, limits: Va
       io.closeType(memType);
       h5.closeObject(did);
     };
-    const creation = io.describeCreationOf(did);
+    const creation = io.describeCreationOf(did, fullType);
     refuseMissingFilters(creation);
     const chunkDims = sel?.isHyperslab && !scalar && creation.layout === C.H5D_CHUNKED ? creation.chunks : undefined;
     const fixed = !hasIndirect(type);
@@ -634,7 +634,7 @@ function planWrite(f: DomainFile, did: Hid, req: WriteRequest, limits: ValueLimi
     if (req.select || bodySel || body.points !== undefined) throw badRequest('"append" cannot be combined with a selection or points');
     if (space.cls !== 'H5S_SIMPLE') throw badRequest('Only simple dataspaces can be appended to');
     if (!Number.isInteger(appendDim) || appendDim < 0 || appendDim >= space.dims.length) throw badRequest('"append_dim" is out of range');
-    if (io.describeCreationOf(did).layout !== C.H5D_CHUNKED) throw badRequest('Dataset is not extensible (it is not chunked)');
+    if (io.describeCreationOf(did, fullType).layout !== C.H5D_CHUNKED) throw badRequest('Dataset is not extensible (it is not chunked)');
     newDims = space.dims.slice();
     newDims[appendDim] += append;
     if (newDims[appendDim] > space.maxdims[appendDim]) {
