@@ -13,6 +13,9 @@
  * - Malformed headers (other schemes, bad base64, no colon, empty, over 4 KiB): 400.
  * - Unknown user, wrong password, unknown/expired/revoked token: 401 with `WWW-Authenticate`.
  *   Repeated failures for one user name are slowed down (bounded exponential back-off).
+ * A server without a users file (and without OpenID Connect) has no users: well-formed
+ * credentials are then ignored and the request is `default`'s (h5pyd users often have a user
+ * name configured for every server).
  * The users file is re-read when it changes (checked by inode, size and mtime on each request
  * that carries credentials), so `h5store user remove` and `token revoke` take effect at once.
  */
@@ -163,6 +166,7 @@ export class Authenticator {
     const user = text.slice(0, colon);
     const password = text.slice(colon + 1);
     if (user === '') throw badRequest('Malformed Basic credentials (empty user name)');
+    if (!this.hasUsers) return ANONYMOUS; // no users exist: nobody to be but `default`
     await this.backoff(user);
     const rec = Object.prototype.hasOwnProperty.call(this.doc.users, user) ? this.doc.users[user] : undefined;
     const ok = await verifyPassword(password, rec?.hash);
@@ -176,6 +180,7 @@ export class Authenticator {
 
   private async bearer(value: string, xhr: boolean): Promise<Principal & { expiresAt?: number }> {
     const tok = parseToken(value);
+    if (!this.hasUsers && !this.hasOidc) return ANONYMOUS; // no users exist: nobody to be but `default`
     if (tok) {
       await this.backoff('token:' + tok.id);
       const rec = this.doc.tokens.find((t) => t.id === tok.id);

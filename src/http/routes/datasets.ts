@@ -72,7 +72,7 @@ export function datasetRoutes(d: Deps): Route[] {
     const h = new Hrefs(ctx, d.config, ref);
     const out: Record<string, unknown> = { hrefs: [h.rel('self', `/datasets/${ctx.params.id}/shape`), h.rel('owner', `/datasets/${ctx.params.id}`)] };
     if (r.selection) out.selection = r.selection;
-    sendJson(ctx, 201, out);
+    sendJson(ctx, 200, out); // spec 4.4: 200 OK (HSDS answers 201; h5pyd accepts both)
   }));
 
   // GET /datasets/:id/type
