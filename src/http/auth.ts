@@ -65,6 +65,12 @@ export function makeGuard(deps: { store: Store; config: Config; auth: Authentica
       const view = await deps.store.aclView(domain, target);
       state.acl = view;
       if (!principal.admin && !allows(principal, need.flag, view)) throw denial(principal, need.flag, what, xhr);
+      if (r.targets && !principal.admin && view.kind === 'domain' && view.hasObjectAcls) {
+        for (const t of r.targets(ctx)) {
+          const v = await deps.store.aclView(domain, t);
+          if (!allows(principal, need.flag, v)) throw denial(principal, need.flag, `${t.h5path ?? t.id} in ${domain}`, xhr);
+        }
+      }
       return next();
     };
 }

@@ -47,6 +47,11 @@ export interface Route {
    * from the body, or an `h5path` (relative to `parentId`) whose object's own ACL applies.
    */
   object?: (ctx: Context) => AclTarget;
+  /**
+   * Further objects of the same domain the request reads or changes (bulk routes: several paths
+   * or ids in the body): the requirement is checked on each of them as well.
+   */
+  targets?: (ctx: Context) => AclTarget[];
   handler: (ctx: Context) => Promise<void> | void;
 }
 

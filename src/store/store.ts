@@ -65,6 +65,8 @@ export interface AclView {
   object?: Acl;
   /** True when the domain file holds no ACL and its folder governs it. */
   inherited: boolean;
+  /** True when some object of the domain has an ACL of its own (bulk requests check each object). */
+  hasObjectAcls?: boolean;
 }
 
 /**
@@ -215,7 +217,8 @@ export class Store {
     if (st?.isFile()) {
       const state = await this.fileAcl(domain, p, st);
       if (state) {
-        const view: AclView = { kind: 'domain', owner: state.owner || this.opts.defaultOwner, root: state.root, inherited: false };
+        const hasObjectAcls = Object.keys(state.objects).length > 0;
+        const view: AclView = { kind: 'domain', owner: state.owner || this.opts.defaultOwner, root: state.root, inherited: false, hasObjectAcls };
         if ((target.id || target.h5path !== undefined) && Object.keys(state.objects).length) view.object = await this.objectAcl(domain, state, target);
         return view;
       }

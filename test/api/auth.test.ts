@@ -360,6 +360,8 @@ describe('users, authentication and ACLs (issue #11)', function () {
       expect((await as('A', d).put(`/groups/${root}/links/ds`, { id: dset })).status).to.equal(201);
       expect((await as('B', d).get('/', { h5path: '/ds' })).status).to.equal(403);
       expect((await as('A', d).get('/', { h5path: '/ds' })).status).to.equal(200);
+      expect((await as('B', d).post('/', { h5paths: ['/', '/ds'] })).status, 'batch lookups check each object').to.equal(403);
+      expect((await as('B', d).post('/', { h5paths: ['/'] })).status).to.equal(200);
     });
 
     it('a deleted object takes its ACL with it (a new object at the same address does not inherit it)', async () => {

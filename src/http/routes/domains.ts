@@ -140,7 +140,7 @@ export function domainRoutes(d: Deps): Route[] {
         out[p] = { ...json, domain: ref.domain, class: kind };
       }
       sendJson(ctx, 200, { h5paths: out, hrefs: [] });
-    }, { jsonBody: true }),
+    }, { jsonBody: true, targets: (ctx) => pathsIn(bodyOf(ctx)).map((h5path) => ({ h5path, parentId: param(ctx, 'parent_id') })) }),
 
     // GET /domains: list a folder (only what the requester may read)
     route('GET', '/domains', { flag: 'read', on: 'domain' }, async (ctx) => {
@@ -154,6 +154,11 @@ export function domainRoutes(d: Deps): Route[] {
 /** Whether the request named a domain (GET / and /domains also work without one). */
 function domainGiven(ctx: Context): boolean {
   return typeof ctx.query.domain === 'string' ? ctx.query.domain !== '' : ctx.get('x-store-domain') !== '' || ctx.get('x-hdf-domain') !== '';
+}
+
+/** The paths of a batch lookup body (checked in the handler; here only strings count). */
+function pathsIn(body: Record<string, unknown>): string[] {
+  return Array.isArray(body.h5paths) ? body.h5paths.filter((p): p is string => typeof p === 'string') : [];
 }
 
 /** The object an `h5path` lookup names (its own ACL applies), relative to `parent_id`. */
