@@ -323,6 +323,7 @@ export class Store {
         throw e;
       }
       this.goneDomains.delete(domain);
+      this.paths.forget(domain);
       this.folders.forget(p);
       if (opts.owner !== undefined && opts.acl) this.folders.write(p, { owner: opts.owner, acls: opts.acl });
       return this.folderJson(p, fs.statSync(p));
@@ -342,6 +343,7 @@ export class Store {
       await release();
     }
     this.goneDomains.delete(domain);
+    this.paths.forget(domain);
     this.files.forget(domain);
     if (opts.owner !== undefined && opts.acl) {
       const state: FileAcl = { owner: opts.owner, root: opts.acl, objects: {} };
@@ -360,7 +362,9 @@ export class Store {
       const names = fs.readdirSync(p);
       if (names.some((n) => !isServiceName(n))) throw conflict('folder has sub-items');
       for (const n of names) fs.rmSync(path.join(p, n), { recursive: true, force: true });
-      fs.rmdirSync(p);
+      const link = this.paths.joined(domain);
+      if (link !== p && fs.lstatSync(link).isSymbolicLink()) fs.unlinkSync(link);
+      else fs.rmdirSync(p);
       this.folders.forget(p);
     } else {
       const f = this.files.entry(domain, p);
@@ -369,7 +373,7 @@ export class Store {
         const release = await this.files.crossProcessLock(p);
         try {
           this.files.close(f);
-          fs.unlinkSync(p);
+          fs.unlinkSync(this.paths.joined(domain)); // a symlinked domain: the link, not its target
         } finally {
           await release().catch(() => undefined);
           fs.rmSync(lockPathFor(p), { recursive: true, force: true });
@@ -380,6 +384,7 @@ export class Store {
       this.files.forget(domain);
     }
     this.goneDomains.add(domain);
+    this.paths.forget(domain);
   }
 
   /**
