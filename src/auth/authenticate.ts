@@ -4,7 +4,7 @@
  * - No header: the user `default` (spec section 5).
  * - `Basic base64(user:password)`: checked against the users file (scrypt). A verified pair is
  *   remembered for `authCacheSeconds` under a SHA-256 of the header salted with a per-process
- * *   secret, so a request does not pay for scrypt each time; the memory is dropped whenever the
+ *   secret, so a request does not pay for scrypt each time; the memory is dropped whenever the
  *   users file changes.
  * - `Bearer h5s_<id>_<secret>`: an API token (h5pyd sends its api key this way); only the
  *   token's SHA-256 is stored, compared in constant time; expiry is honoured.
