@@ -105,10 +105,50 @@ export interface FilterInfo {
   cdValues: number[];
 }
 
+/** One file of an external file list (`H5Pget_external`): raw bytes `[offset, offset+size)`. */
+export interface ExternalFile {
+  /** The name as stored in the file (relative names are resolved against the file's folder). */
+  name: string;
+  offset: number;
+  /** Bytes reserved in the file; `Infinity` for `H5F_UNLIMITED`. */
+  size: number;
+}
+
+/**
+ * A selection of a virtual dataset mapping (`H5Pget_virtual_vspace`/`srcspace`): the class,
+ * and for a regular hyperslab its start/stride/count/block (`count` entries may be `Infinity`
+ * for `H5S_UNLIMITED`), else its bounds.
+ */
+export interface SelectionInfo {
+  cls: 'H5S_SEL_NONE' | 'H5S_SEL_POINTS' | 'H5S_SEL_HYPERSLABS' | 'H5S_SEL_ALL';
+  start?: number[];
+  stride?: number[];
+  count?: number[];
+  block?: number[];
+  /** Bounds (inclusive) of an irregular selection. */
+  bounds?: { start: number[]; end: number[] };
+}
+
+/** One mapping of a virtual dataset: which elements come from which dataset of which file. */
+export interface VirtualMapping {
+  /** Source file name as stored: `.` for the same file; may hold `%b` (block number). */
+  file: string;
+  /** Source dataset path as stored; may hold `%b`. */
+  dataset: string;
+  virtual: SelectionInfo;
+  source: SelectionInfo;
+  /** True when the virtual selection is unlimited (the extent depends on the sources). */
+  unlimited: boolean;
+}
+
 /** What a dataset creation property list holds. */
 export interface DatasetCreation {
   layout: number;
   chunks?: number[];
+  /** Contiguous layout kept in other files (`H5Pset_external`). */
+  external?: ExternalFile[];
+  /** `H5D_VIRTUAL` layout: the mappings (`H5Pset_virtual`). */
+  virtual?: VirtualMapping[];
   filters: FilterInfo[];
   /** `H5D_FILL_VALUE_*` status. */
   fillStatus: number;
@@ -129,6 +169,7 @@ export function describeCreation(dcpl: Hid, type: TypeJson, refs?: RefCodec): Da
     const n = H5.H5Pget_chunk(dcpl, 32, d) as number;
     chunks = Array.from(d.slice(0, Math.max(n, 0)), Number);
   }
+  const storage = describeStorage(dcpl, layout);
   const filters: FilterInfo[] = [];
   const nf = H5.H5Pget_nfilters(dcpl) as number;
   for (let i = 0; i < nf; i++) {
@@ -161,6 +202,7 @@ export function describeCreation(dcpl: Hid, type: TypeJson, refs?: RefCodec): Da
   return {
     layout,
     chunks,
+    ...storage,
     filters,
     fillStatus: status[0],
     fillValue,
@@ -168,6 +210,118 @@ export function describeCreation(dcpl: Hid, type: TypeJson, refs?: RefCodec): Da
     allocTime: at[0],
     trackAttrOrder: (ao[0] & 1) !== 0,
   };
+}
+
+/** The files a dataset's values live in besides its own: external file list, virtual mappings. */
+export function describeStorage(dcpl: Hid, layout = H5.H5Pget_layout(dcpl) as number): { external?: ExternalFile[]; virtual?: VirtualMapping[] } {
+  if (layout === C.H5D_CONTIGUOUS) {
+    const n = H5.H5Pget_external_count(dcpl) as number;
+    if (n <= 0) return {};
+    const external: ExternalFile[] = [];
+    for (let i = 0; i < n; i++) {
+      const name = Buffer.alloc(4097);
+      const off = [0n];
+      const size = [0n];
+      H5.H5Pget_external(dcpl, i, 4097, name, off, size);
+      const end = name.indexOf(0);
+      const sz = BigInt(size[0]);
+      external.push({
+        name: name.toString('utf8', 0, end < 0 ? 4096 : end),
+        offset: Number(off[0]),
+        size: sz === C.H5S_UNLIMITED ? Infinity : Number(sz),
+      });
+    }
+    return { external };
+  }
+  if (layout === C.H5D_VIRTUAL) {
+    const count = [0n];
+    H5.H5Pget_virtual_count(dcpl, count);
+    const virtual: VirtualMapping[] = [];
+    for (let i = 0; i < Number(count[0]); i++) {
+      const vspace = H5.H5Pget_virtual_vspace(dcpl, BigInt(i));
+      const sspace = H5.H5Pget_virtual_srcspace(dcpl, BigInt(i));
+      try {
+        const v = describeSelection(vspace);
+        virtual.push({
+          file: virtualString(H5.H5Pget_virtual_filename, dcpl, i),
+          dataset: virtualString(H5.H5Pget_virtual_dsetname, dcpl, i),
+          virtual: v,
+          source: describeSelection(sspace),
+          unlimited: (v.count ?? []).some((c) => c === Infinity),
+        });
+      } finally {
+        H5.H5Sclose(vspace);
+        H5.H5Sclose(sspace);
+      }
+    }
+    return { virtual };
+  }
+  return {};
+}
+
+function virtualString(fn: (...a: unknown[]) => unknown, dcpl: Hid, i: number): string {
+  const n = Number(fn(dcpl, BigInt(i), null, 0n));
+  const buf = Buffer.alloc(n + 1);
+  fn(dcpl, BigInt(i), buf, BigInt(n + 1));
+  return buf.toString('utf8', 0, n);
+}
+
+/** The selection of a dataspace, as `SelectionInfo`. */
+export function describeSelection(sid: Hid): SelectionInfo {
+  const t = H5.H5Sget_select_type(sid) as number;
+  if (t === C.H5S_SEL_ALL) return { cls: 'H5S_SEL_ALL' };
+  if (t === C.H5S_SEL_NONE) return { cls: 'H5S_SEL_NONE' };
+  const rank = Math.max(H5.H5Sget_simple_extent_ndims(sid) as number, 0);
+  const num = (a: BigUint64Array) => Array.from(a, (x) => (x === C.H5S_UNLIMITED ? Infinity : Number(x)));
+  if (t === C.H5S_SEL_HYPERSLABS && (H5.H5Sis_regular_hyperslab(sid) as boolean)) {
+    const start = new BigUint64Array(rank);
+    const stride = new BigUint64Array(rank);
+    const count = new BigUint64Array(rank);
+    const block = new BigUint64Array(rank);
+    H5.H5Sget_regular_hyperslab(sid, start, stride, count, block);
+    return { cls: 'H5S_SEL_HYPERSLABS', start: num(start), stride: num(stride), count: num(count), block: num(block) };
+  }
+  const start = new BigUint64Array(rank);
+  const end = new BigUint64Array(rank);
+  try {
+    H5.H5Sget_select_bounds(sid, start, end);
+  } catch {
+    return { cls: t === C.H5S_SEL_POINTS ? 'H5S_SEL_POINTS' : 'H5S_SEL_HYPERSLABS' };
+  }
+  return { cls: t === C.H5S_SEL_POINTS ? 'H5S_SEL_POINTS' : 'H5S_SEL_HYPERSLABS', bounds: { start: num(start), end: num(end) } };
+}
+
+/**
+ * The extent stored for a virtual dataset (from its first mapping's virtual dataspace), without
+ * asking libhdf5 for the dataset's dataspace: for a virtual dataset with unlimited mappings,
+ * `H5Dget_space` opens the source files to compute the extent.
+ */
+export function storedVirtualSpace(did: Hid): SpaceInfo | undefined {
+  const dcpl = H5.H5Dget_create_plist(did);
+  try {
+    const count = [0n];
+    H5.H5Pget_virtual_count(dcpl, count);
+    if (Number(count[0]) === 0) return undefined;
+    const vspace = H5.H5Pget_virtual_vspace(dcpl, 0n);
+    try {
+      return describeSpace(vspace);
+    } finally {
+      H5.H5Sclose(vspace);
+    }
+  } finally {
+    H5.H5Pclose(dcpl);
+  }
+}
+
+/** Storage of an open dataset: layout, external file list, virtual mappings (no file opened). */
+export function datasetStorage(did: Hid): { layout: number; external?: ExternalFile[]; virtual?: VirtualMapping[] } {
+  const dcpl = H5.H5Dget_create_plist(did);
+  try {
+    const layout = H5.H5Pget_layout(dcpl) as number;
+    return { layout, ...describeStorage(dcpl, layout) };
+  } finally {
+    H5.H5Pclose(dcpl);
+  }
 }
 
 function readFillValue(dcpl: Hid, type: TypeJson, refs?: RefCodec): Buffer {
@@ -210,6 +364,16 @@ function typeAndSpace(tid: Hid, sid: Hid, committedId?: (tid: Hid) => string | u
   } finally {
     H5.H5Tclose(tid);
     H5.H5Sclose(sid);
+  }
+}
+
+/** Type only (no dataspace: see `storedVirtualSpace`). */
+export function datasetType(did: Hid, committedId?: (tid: Hid) => string | undefined): TypeJson {
+  const tid = H5.H5Dget_type(did);
+  try {
+    return describeType(tid, committedId);
+  } finally {
+    H5.H5Tclose(tid);
   }
 }
 
@@ -292,10 +456,10 @@ export function writeDataset(
 }
 
 /** Creation properties of an open dataset; `type` (its type JSON) when the caller has it. */
-export function describeCreationOf(did: Hid, type?: TypeJson): DatasetCreation {
+export function describeCreationOf(did: Hid, type?: TypeJson, refs?: RefCodec): DatasetCreation {
   const dcpl = H5.H5Dget_create_plist(did);
   try {
-    return describeCreation(dcpl, type ?? datasetTypeAndSpace(did).type);
+    return describeCreation(dcpl, type ?? datasetType(did), refs);
   } finally {
     H5.H5Pclose(dcpl);
   }

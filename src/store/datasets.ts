@@ -16,6 +16,7 @@ import * as h5 from '../hdf5/objects.js';
 import { attributesDict, committedType, fileTypeFor, shapeJson, spaceOf } from './attributes.js';
 import type { DomainFile } from './domainFile.js';
 import { checkFreeName, newObjectPlace } from './links.js';
+import { typeAndSpaceOf } from './reach.js';
 
 /** A dataset as GET /datasets/<id> shows it (without hrefs). */
 export interface DatasetJson {
@@ -70,10 +71,42 @@ export function filterJson(fi: io.FilterInfo): Record<string, unknown> {
   return out;
 }
 
+/** JSON of a virtual dataset mapping's selection (`H5S_UNLIMITED` for unlimited counts). */
+function selectionJson(s: io.SelectionInfo): Record<string, unknown> {
+  const out: Record<string, unknown> = { class: s.cls };
+  const n = (a: number[]) => a.map((x) => (x === Infinity ? 'H5S_UNLIMITED' : x));
+  if (s.start) Object.assign(out, { start: n(s.start), stride: n(s.stride!), count: n(s.count!), block: n(s.block!) });
+  if (s.bounds) out.bounds = { start: n(s.bounds.start), end: n(s.bounds.end) };
+  return out;
+}
+
+/**
+ * The `layout` JSON of a dataset: HSDS's classes, plus what h5store adds for layouts HSDS does
+ * not have (docs/architecture.md): an external file list on `H5D_CONTIGUOUS` (`external`, names
+ * as stored) and the mappings of `H5D_VIRTUAL` (`mappings`: source file and dataset as stored,
+ * virtual and source selections).
+ */
+export function layoutJson(cr: DatasetCreation): Record<string, unknown> {
+  if (cr.layout === C.H5D_CHUNKED) return { class: 'H5D_CHUNKED', dims: cr.chunks };
+  if (cr.external) {
+    return {
+      class: 'H5D_CONTIGUOUS',
+      external: cr.external.map((e) => ({ name: e.name, offset: e.offset, size: e.size === Infinity ? 'H5F_UNLIMITED' : e.size })),
+    };
+  }
+  if (cr.virtual) {
+    return {
+      class: 'H5D_VIRTUAL',
+      mappings: cr.virtual.map((m) => ({ file: m.file, dataset: m.dataset, virtual: selectionJson(m.virtual), source: selectionJson(m.source) })),
+    };
+  }
+  return { class: C.LAYOUT_NAMES[cr.layout] };
+}
+
 /** `creationProperties` of a dataset as the file has them (wire-reference 3.3, 3.4). */
 export function creationJson(cr: DatasetCreation, type: TypeJson): Record<string, unknown> {
   const out: Record<string, unknown> = {};
-  out.layout = cr.layout === C.H5D_CHUNKED ? { class: 'H5D_CHUNKED', dims: cr.chunks } : { class: C.LAYOUT_NAMES[cr.layout] };
+  out.layout = layoutJson(cr);
   if (cr.filters.length) out.filters = cr.filters.map(filterJson);
   if (cr.fillValue) out.fillValue = new WireValue(cr.fillValue, type, []);
   out.fillTime = C.FILL_TIME_NAMES[cr.fillTime];
@@ -86,7 +119,8 @@ export function creationJson(cr: DatasetCreation, type: TypeJson): Record<string
 export function datasetJsonOf(f: DomainFile, did: Hid, addr: bigint, opts: { includeAttrs?: boolean; alias?: boolean } = {}): DatasetJson {
   const info = h5.objectInfo(did);
   const t = f.objectTimes(info);
-  const meta = io.describeDataset(did, f.committedId, f.refs);
+  const { type, space } = typeAndSpaceOf(f, did, addr, f.committedId);
+  const meta = { type, space, creation: io.describeCreationOf(did, type, f.refs) };
   const cp = creationJson(meta.creation, meta.type);
   const out: DatasetJson = {
     id: f.idOf(addr, 'dataset'),
@@ -115,8 +149,8 @@ export function getTypeAndShape(
   f: DomainFile,
   id: string,
 ): { type: TypeJson; shape: ShapeJson; space: SpaceInfo; created: number; lastModified: number } {
-  return f.withId(id, 'dataset', (did) => {
-    const { type, space } = io.datasetTypeAndSpace(did, f.committedId);
+  return f.withId(id, 'dataset', (did, addr) => {
+    const { type, space } = typeAndSpaceOf(f, did, addr, f.committedId);
     const t = f.objectTimes(h5.objectInfo(did));
     return { type, shape: shapeJson(space), space, created: t.created, lastModified: t.lastModified };
   });
@@ -407,8 +441,8 @@ export function createDataset(f: DomainFile, body: Record<string, unknown>, impl
  * @throws BadRequest (not extensible, rank, negative), Conflict (beyond maxdims)
  */
 export function resizeDataset(f: DomainFile, id: string, body: Record<string, unknown>): { selection?: string; dims: number[] } {
-  return f.withId(id, 'dataset', (did) => {
-    const { type, space } = io.datasetTypeAndSpace(did);
+  return f.withId(id, 'dataset', (did, addr) => {
+    const { type, space } = typeAndSpaceOf(f, did, addr);
     if (space.cls !== 'H5S_SIMPLE') throw badRequest('Only datasets with a simple dataspace can be resized');
     const hasShape = body.shape !== undefined;
     const hasExtend = body.extend !== undefined;

@@ -16,6 +16,7 @@ import type { RefCodec } from '../hdf5/memory.js';
 import * as h5 from '../hdf5/objects.js';
 import type { LinkRecord, ObjectKind } from '../hdf5/objects.js';
 import { COLLECTION, domainKey, makeId, parseId } from './ids.js';
+import type { ReachContext, StorageKind } from './reach.js';
 import { RWLock } from './rwlock.js';
 
 /** Name of the group that holds REST-only state, in the root group (docs/storage-format.md). */
@@ -92,6 +93,13 @@ export class DomainFile {
   readonly attrFacts = new Map<bigint, Map<string, AttrFacts>>();
   /** Bytes of attribute values held in `attrFacts` (bounded by ATTR_CACHE_BYTES). */
   attrCacheBytes = 0;
+  /**
+   * Storage kind of datasets by address (plain, or values in other files: see reach.ts). A
+   * dataset's layout never changes, so this lives until the file changes or the address is freed.
+   */
+  readonly storageKinds = new Map<bigint, StorageKind>();
+  /** Where the files a dataset reaches are judged from (set by the store). */
+  reach: ReachContext | undefined;
 
   constructor(domain: string, path: string, goneIds: Set<string>) {
     this.domain = domain;
@@ -108,6 +116,7 @@ export class DomainFile {
     this.rootAddr_ = undefined;
     this.reservedAddr_ = undefined;
     this.internalAddrs.clear();
+    this.storageKinds.clear();
     this.invalidateCaches();
   }
 
@@ -225,6 +234,7 @@ export class DomainFile {
     for (const [addr, kind] of freed) {
       if (kind) this.goneIds.add(makeId(kind, this.key, addr, this.gens.get(addr) ?? 0));
       this.known.delete(addr);
+      this.storageKinds.delete(addr);
       this.gens.set(addr, (this.gens.get(addr) ?? 0) + 1);
     }
     this.saveGenerations();

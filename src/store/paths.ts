@@ -50,7 +50,8 @@ export function parentDomain(domain: string): string {
 /** Maps normalised domain paths to file system paths under one root directory. */
 export class DomainPaths {
   readonly root: string;
-  private readonly realRoot: string;
+  /** The root after symlinks: every real path h5store touches starts with it. */
+  readonly realRoot: string;
 
   constructor(root: string) {
     this.root = path.resolve(root);
@@ -94,7 +95,8 @@ export class DomainPaths {
     return full;
   }
 
-  private inside(real: string): boolean {
+  /** True when a real path (after symlinks) is the root or below it. */
+  inside(real: string): boolean {
     return real === this.realRoot || real.startsWith(this.realRoot + path.sep);
   }
 

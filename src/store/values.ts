@@ -10,11 +10,11 @@ import fs from 'node:fs';
 import os from 'node:os';
 import type { TypeJson } from '../codec/types.js';
 import { decodeElements, encodeElements, flattenValue } from '../codec/values.js';
-import { badRequest, conflict, notImplemented, tooLarge } from '../errors.js';
+import { badRequest, conflict, notFound, notImplemented, tooLarge } from '../errors.js';
 import * as C from '../hdf5/constants.js';
 import * as io from '../hdf5/io.js';
 import type { SpaceSelection } from '../hdf5/io.js';
-import type { Hid } from '../hdf5/lib.js';
+import { Hdf5Error, type Hid } from '../hdf5/lib.js';
 import { fixedWireSize, hasIndirect, isVariable, memSize, refuseRegionRefs } from '../hdf5/memory.js';
 import * as h5 from '../hdf5/objects.js';
 import { type Column, type EncodedStrings, parseQuery } from '../selection/query.js';
@@ -30,6 +30,7 @@ import {
 } from '../selection/select.js';
 import type { DomainFile } from './domainFile.js';
 import type { PagePool } from './pagepool.js';
+import { type ReachedFile, reachOfDataset } from './reach.js';
 
 /** Limits of value requests (from config). */
 export interface ValueLimits {
@@ -73,6 +74,15 @@ export interface ReadPlan {
   pages(pool?: PagePool): Generator<ValuePage>;
   /** Close the dataset. Idempotent. */
   close(): void;
+}
+
+/**
+ * The files inside the root that a value operation on dataset `id` makes libhdf5 open (its
+ * external raw data files, virtual dataset sources); [] for an ordinary dataset.
+ * @throws H5StoreError Forbidden when one leads outside the data root (reach.ts).
+ */
+export function reachFor(f: DomainFile, id: string): ReachedFile[] {
+  return f.withId(id, 'dataset', (did, addr) => reachOfDataset(f, did, addr));
 }
 
 /** Split `fields=a:b` and build the compound subset type (HDF5 converts by field name). */
@@ -156,20 +166,25 @@ export function planRead(f: DomainFile, id: string, req: ReadRequest, limits: Va
     const readPage = (sel: SpaceSelection, n: number, pool?: PagePool): ValuePage => {
       if (pool && fixed) {
         const pooled = pool.take(n * msize);
-        const wire = io.readDataset(did, type, memType, sel, n, scalar, f.refs, pooled.subarray(0, n * msize));
-        return { wire, count: n, pooled };
+        try {
+          const wire = storageErrors(() => io.readDataset(did, type, memType, sel, n, scalar, f.refs, pooled.subarray(0, n * msize)));
+          return { wire, count: n, pooled };
+        } catch (e) {
+          pool.give(pooled);
+          throw e;
+        }
       }
-      return { wire: io.readDataset(did, type, memType, sel, n, scalar, f.refs), count: n };
+      return { wire: storageErrors(() => io.readDataset(did, type, memType, sel, n, scalar, f.refs)), count: n };
     };
     function* pages(pool?: PagePool): Generator<ValuePage> {
       if (count === 0) return;
       if (points) {
-        const wire = io.readDataset(did, type, memType, { kind: 'points', coords: points.coords, count: points.count }, count, false, f.refs);
+        const wire = storageErrors(() => io.readDataset(did, type, memType, { kind: 'points', coords: points.coords, count: points.count }, count, false, f.refs));
         yield { wire, count };
         return;
       }
       if (scalar || !sel!.isHyperslab) {
-        yield { wire: io.readDataset(did, type, memType, toSpaceSelection(sel!, limits), count, scalar, f.refs), count };
+        yield { wire: storageErrors(() => io.readDataset(did, type, memType, toSpaceSelection(sel!, limits), count, scalar, f.refs)), count };
         return;
       }
       for (const p of pageHyperslab(sel!, msize, limits.pageBytes, chunkDims)) {
@@ -182,6 +197,22 @@ export function planRead(f: DomainFile, id: string, req: ReadRequest, limits: Va
     return { type, shape, count, itemSize, bytes, pages, close };
   } catch (e) {
     h5.closeObject(did);
+    throw e;
+  }
+}
+
+/**
+ * Run a libhdf5 read or write of dataset values, turning a missing external raw data file (the
+ * dataset names a file inside the root that is not there, or a folder that does not exist) into
+ * a 404 naming the cause instead of libhdf5's error.
+ */
+export function storageErrors<T>(fn: () => T): T {
+  try {
+    return fn();
+  } catch (e) {
+    if (e instanceof Hdf5Error && e.mentions('external raw data file')) {
+      throw notFound('An external raw data file of this dataset is missing (its layout lists the files)');
+    }
     throw e;
   }
 }
@@ -226,6 +257,17 @@ const INDEX_FIELD = { name: 'index', type: { class: 'H5T_INTEGER', base: 'H5T_ST
  * with one point selection.
  */
 export function queryRows(
+  f: DomainFile,
+  id: string,
+  query: string,
+  opts: { select?: string; limit?: number; fields?: string },
+  limits: ValueLimits,
+  pool?: PagePool,
+): QueryResult {
+  return storageErrors(() => queryRowsOf(f, id, query, opts, limits, pool));
+}
+
+function queryRowsOf(
   f: DomainFile,
   id: string,
   query: string,
@@ -563,7 +605,7 @@ export function queryUpdate(
   const upd = update as Record<string, unknown>;
   const found = queryRows(f, id, query, opts, limits, pool);
   if (found.count === 0) return found;
-  f.withId(id, 'dataset', (did) => {
+  storageErrors(() => f.withId(id, 'dataset', (did) => {
     const { type } = io.datasetTypeAndSpace(did);
     if (type.class !== 'H5T_COMPOUND') throw badRequest('"query" needs a compound dataset');
     const names = Object.keys(upd);
@@ -578,7 +620,7 @@ export function queryUpdate(
     } finally {
       io.closeType(mt);
     }
-  });
+  }));
   return queryRows(f, id, query, opts, limits, pool);
 }
 
@@ -715,6 +757,10 @@ function broadcast(wire: Buffer, type: TypeJson, n: number, total: number): Buff
  * @throws BadRequest (sizes, selection, types), Conflict (append beyond maxdims), 413 (points)
  */
 export function writeValues(f: DomainFile, id: string, req: WriteRequest, limits: ValueLimits, pool?: PagePool): void {
+  storageErrors(() => writeValuesOf(f, id, req, limits, pool));
+}
+
+function writeValuesOf(f: DomainFile, id: string, req: WriteRequest, limits: ValueLimits, pool?: PagePool): void {
   f.withId(id, 'dataset', (did) => {
     const plan = planWrite(f, did, req, limits);
     if (plan.newDims) io.setExtent(did, plan.newDims);

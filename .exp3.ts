@@ -1,0 +1,18 @@
+import fs from 'node:fs';
+import { H5, G } from './src/hdf5/lib.js';
+import * as h5 from './src/hdf5/objects.js';
+import * as io from './src/hdf5/io.js';
+const mark = (s: string) => fs.writeSync(2, `MARK ${s}\n`);
+const dir = '/tmp/ha-exp/root/reach/';
+const deg = Number(process.argv[2]);
+const fapl = H5.H5Pcreate(G.P_FILE_ACCESS);
+H5.H5Pset_fclose_degree(fapl, deg);
+const src = H5.H5Fopen(dir + 'src_a.h5', 0, fapl);
+const fapl2 = H5.H5Pcreate(G.P_FILE_ACCESS);
+H5.H5Pset_fclose_degree(fapl2, Number(process.argv[3]));
+const fid = H5.H5Fopen(dir + 'vds_inside.h5', 0, fapl2);
+const did = h5.openByName(fid, 'data');
+const t = { class: 'H5T_INTEGER', base: 'H5T_STD_I32LE' } as const;
+const mt = io.createType(t);
+const buf = io.readDataset(did, t, mt, { kind: 'all' }, 20, false);
+mark(`src degree ${deg} vds file degree ${process.argv[3]}: ` + Array.from(new Int32Array(buf.buffer, buf.byteOffset, 20)).slice(0,3).join(','));
