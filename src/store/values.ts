@@ -27,6 +27,7 @@ import {
   parseSelect,
   pointsFromBinary,
   selectionFromBody,
+  sortPoints,
 } from '../selection/select.js';
 import type { DomainFile } from './domainFile.js';
 import type { PagePool } from './pagepool.js';
@@ -118,15 +119,48 @@ function readSelection(req: ReadRequest, dims: number[], limits: ValueLimits): {
   return { sel: parseSelect(req.select, dims) };
 }
 
-/** libhdf5 selection for a parsed selection (coordinate lists become point selections). */
-function toSpaceSelection(sel: Selection, limits: ValueLimits): SpaceSelection {
+/**
+ * libhdf5 selection for a parsed selection. Coordinate lists become point selections, sorted
+ * and without repeats (`sortPoints`): the caller puts results back in the order asked with
+ * `order` (reads) or picks each point's last value with `last` (writes).
+ */
+function toSpaceSelection(sel: Selection, limits: ValueLimits): SpaceSelection & { order?: Uint32Array; last?: Uint32Array } {
   if (sel.dims.length === 0) return { kind: 'all' };
   if (sel.isHyperslab) {
     const s = sel.sel as { start: number; step: number; count: number }[];
     return { kind: 'hyperslab', start: s.map((x) => x.start), step: s.map((x) => x.step), count: s.map((x) => x.count) };
   }
   if (sel.count > limits.maxPoints) throw tooLarge(`Selection of ${sel.count} coordinates exceeds the limit of ${limits.maxPoints}`);
-  return { kind: 'points', coords: expandPoints(sel, limits.maxPoints), count: sel.count };
+  const sp = sortPoints(expandPoints(sel, limits.maxPoints), sel.count, sel.dims);
+  return { kind: 'points', coords: sp.coords, count: sp.count, order: sp.order, last: sp.last };
+}
+
+/** Point selection (sorted, unique) for a point list, with its `order`/`last` maps. */
+function pointSelection(points: { coords: BigUint64Array; count: number }, dims: number[]): SpaceSelection & { kind: 'points'; order?: Uint32Array; last?: Uint32Array } {
+  const sp = sortPoints(points.coords, points.count, dims);
+  return { kind: 'points', coords: sp.coords, count: sp.count, order: sp.order, last: sp.last };
+}
+
+/**
+ * The elements `pick[0], pick[1], ...` of `n` elements of type `t` in the wire format, in that
+ * order (repeats allowed): results of sorted point reads put back in the order asked, or the
+ * last value of each point of a write.
+ */
+export function pickElements(wire: Buffer, t: TypeJson, n: number, pick: Uint32Array): Buffer {
+  if (!isVariable(t)) {
+    const size = fixedWireSize(t);
+    const out = Buffer.allocUnsafe(pick.length * size);
+    for (let i = 0; i < pick.length; i++) wire.copy(out, i * size, pick[i]! * size, (pick[i]! + 1) * size);
+    return out;
+  }
+  const starts = new Array<number>(n + 1);
+  let off = 0;
+  for (let k = 0; k < n; k++) {
+    starts[k] = off;
+    off = decodeElements(wire, t, 1, off).end;
+  }
+  starts[n] = off;
+  return Buffer.concat(Array.from(pick, (k) => wire.subarray(starts[k]!, starts[k + 1]!)));
 }
 
 /**
@@ -178,13 +212,15 @@ export function planRead(f: DomainFile, id: string, req: ReadRequest, limits: Va
     };
     function* pages(pool?: PagePool): Generator<ValuePage> {
       if (count === 0) return;
-      if (points) {
-        const wire = storageErrors(() => io.readDataset(did, type, memType, { kind: 'points', coords: points.coords, count: points.count }, count, false, f.refs));
-        yield { wire, count };
+      if (points || (!scalar && !sel!.isHyperslab)) {
+        // sorted, unique points (libhdf5 crashes on repeats), results put back in the order asked
+        const ps = points ? pointSelection(points, space.dims) : (toSpaceSelection(sel!, limits) as ReturnType<typeof pointSelection>);
+        const wire = storageErrors(() => io.readDataset(did, type, memType, ps, ps.count, false, f.refs));
+        yield { wire: ps.order ? pickElements(wire, type, ps.count, ps.order) : wire, count };
         return;
       }
-      if (scalar || !sel!.isHyperslab) {
-        yield { wire: storageErrors(() => io.readDataset(did, type, memType, toSpaceSelection(sel!, limits), count, scalar, f.refs)), count };
+      if (scalar) {
+        yield { wire: storageErrors(() => io.readDataset(did, type, memType, { kind: 'all' }, count, scalar, f.refs)), count };
         return;
       }
       for (const p of pageHyperslab(sel!, msize, limits.pageBytes, chunkDims)) {
@@ -656,6 +692,8 @@ interface WritePlan {
   spool?: { path: string; size: number };
   newDims?: number[];
   scalar: boolean;
+  /** The dataset's extent (before an append). */
+  dims: number[];
 }
 
 function planWrite(f: DomainFile, did: Hid, req: WriteRequest, limits: ValueLimits): WritePlan {
@@ -704,7 +742,7 @@ function planWrite(f: DomainFile, did: Hid, req: WriteRequest, limits: ValueLimi
     if (elementCount !== undefined && elementCount !== count) throw badRequest('"element_count" broadcast needs a small body');
     const need = count * fixedWireSize(type);
     if (req.spool.size !== need) throw badRequest(`Binary data is ${req.spool.size} bytes, expected ${need} (${count} elements of ${fixedWireSize(type)} bytes)`);
-    return { type, sel, count, spool: req.spool, newDims, scalar };
+    return { type, sel, count, spool: req.spool, newDims, scalar, dims: space.dims };
   }
   let wire: Buffer;
   if (req.wire) {
@@ -734,7 +772,7 @@ function planWrite(f: DomainFile, did: Hid, req: WriteRequest, limits: ValueLimi
       const need = count * fixedWireSize(type);
       if (w.length !== need) throw badRequest(`Binary data is ${w.length} bytes, expected ${need} (${count} elements of ${fixedWireSize(type)} bytes)`);
     }
-    return { type, sel, points, count, wire: w, newDims, scalar };
+    return { type, sel, points, count, wire: w, newDims, scalar, dims: space.dims };
   }
 }
 
@@ -766,9 +804,12 @@ function writeValuesOf(f: DomainFile, id: string, req: WriteRequest, limits: Val
     if (plan.newDims) io.setExtent(did, plan.newDims);
     const mt = io.createType(plan.type);
     try {
-      if (plan.points) {
-        io.writeDataset(did, plan.type, mt, { kind: 'points', coords: plan.points.coords, count: plan.count }, plan.count, false, plan.wire!, f.refs);
-      } else if (plan.scalar || !plan.sel!.isHyperslab || isVariable(plan.type)) {
+      if (plan.points || (!plan.scalar && !plan.sel!.isHyperslab)) {
+        // sorted, unique points; a point given twice gets the value given last
+        const ps = plan.points ? pointSelection(plan.points, plan.dims) : (toSpaceSelection(plan.sel!, limits) as ReturnType<typeof pointSelection>);
+        const wire = ps.last ? pickElements(plan.wire!, plan.type, plan.count, ps.last) : plan.wire!;
+        io.writeDataset(did, plan.type, mt, ps, ps.count, false, wire, f.refs);
+      } else if (plan.scalar || isVariable(plan.type)) {
         io.writeDataset(did, plan.type, mt, toSpaceSelection(plan.sel!, limits), plan.count, plan.scalar, plan.wire!, f.refs);
       } else {
         const size = fixedWireSize(plan.type);

@@ -62,12 +62,12 @@ export function copyFixtures(root: string, folder = 'fx', names?: string[], from
 }
 
 /** Start the server (built from source with tsx) on a free port. */
-export async function startServer(opts: { root?: string; env?: Record<string, string>; args?: string[] } = {}): Promise<TestServer> {
+export async function startServer(opts: { root?: string; env?: Record<string, string>; args?: string[]; cwd?: string } = {}): Promise<TestServer> {
   const root = opts.root ?? tempRoot();
   const proc = spawn(
     process.execPath,
-    ['--import', 'tsx', path.join(REPO, 'src/cli.ts'), 'serve', '--root', root, '--port', '0', '--log-level', 'warn', '--exit-with-stdin', ...(opts.args ?? [])],
-    { cwd: REPO, env: { ...process.env, ...opts.env }, stdio: ['pipe', 'pipe', 'pipe'] },
+    ['--import', path.join(REPO, 'node_modules/tsx/dist/esm/index.mjs'), path.join(REPO, 'src/cli.ts'), 'serve', '--root', root, '--port', '0', '--log-level', 'warn', '--exit-with-stdin', ...(opts.args ?? [])],
+    { cwd: opts.cwd ?? REPO, env: { ...process.env, ...opts.env }, stdio: ['pipe', 'pipe', 'pipe'] },
   );
   let stderr = '';
   proc.stderr!.on('data', (b) => (stderr += b.toString()));

@@ -28,6 +28,8 @@ Virtual datasets (`H5Pset_virtual`):
   vds_rel_out.h5     source "../../<outside>/src_out.h5"
   vds_symlink.h5     source "link_to_src.h5", a symlink to OUTSIDE/src_out.h5
   vds_missing.h5     source "nope.h5" that does not exist (reads the fill value)
+  vds_cwd_name.h5    source "cwd_src.h5": not in the root, but OUTSIDE/cwd_src.h5 exists (libhdf5
+                     tries the working directory last: run the server in OUTSIDE to see it)
   vds_printf_in.h5   unlimited mapping "blk_%b.h5" (blk_0.h5, blk_1.h5 in the root)
   vds_printf_out.h5  unlimited mapping "<OUTSIDE>/oblk_%b.h5" (oblk_0.h5 .. oblk_2.h5 outside)
   vds_mixed.h5       one source inside and one outside
@@ -104,6 +106,7 @@ def main(root, outside):
     write_raw(os.path.join(outside, 'secret.bin'), ints(7000))
     write_raw(os.path.join(outside, 'cwd_secret.bin'), ints(8000))
     src_file(os.path.join(outside, 'src_out.h5'), ints(9000))
+    src_file(os.path.join(outside, 'cwd_src.h5'), ints(9500))
     for b in range(3):
         src_file(os.path.join(outside, 'oblk_%d.h5' % b), ints(9100 + 10 * b))
     rel_out = os.path.relpath(outside, d)  # ../../<...>/outside
@@ -154,6 +157,7 @@ def main(root, outside):
         'vds_rel_out.h5': ([(os.path.join(rel_out, 'src_out.h5'), 'data')], None),
         'vds_symlink.h5': ([('link_to_src.h5', 'data')], None),
         'vds_missing.h5': ([('nope.h5', 'data')], [-1] * N),
+        'vds_cwd_name.h5': ([('cwd_src.h5', 'data')], None),
         'vds_mixed.h5': ([('src_a.h5', 'data'), (os.path.join(outside, 'src_out.h5'), 'data')], None),
         'vds_dotdot.h5': ([(os.path.join('sub', '..', rel_out, 'src_out.h5'), 'data')], None),
         'vds_via_elink.h5': ([('src_elink.h5', 'data')], None),
