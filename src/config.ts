@@ -39,6 +39,8 @@ export const ConfigSchema = z
     maxStreamBytesPerSec: z.coerce.number().int().min(0).default(2_000_000_000),
     /** Largest number of points / coordinates in one selection. */
     maxPoints: z.coerce.number().int().min(1).default(10_000_000),
+    /** Deepest nesting of arrays and objects in a JSON request body. */
+    maxJsonDepth: z.coerce.number().int().min(8).max(10_000).default(100),
     /** Owner reported for domains and folders without a recorded owner. */
     defaultOwner: z.string().min(1).default('admin'),
     /** Directories prepended to libhdf5's filter plugin search path. */

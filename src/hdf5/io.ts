@@ -5,10 +5,11 @@
  * `memory.ts` for the conversion of variable-length parts and references.
  */
 import type { TypeJson } from '../codec/types.js';
+import { badRequest } from '../errors.js';
 import * as C from './constants.js';
 import { ACPL_UTF8, G, H5, H5Aiterate2, type Hid, LCPL_UTF8 } from './lib.js';
 import { type RefCodec, hasIndirect, memSize, memToWire, wireToMem } from './memory.js';
-import { createType, describeType } from './types.js';
+import { MAX_ENCODED_TYPE, createType, describeType, encodedTypeSize } from './types.js';
 
 // ---------------------------------------------------------------------------------------------
 // Dataspaces
@@ -593,9 +594,32 @@ export function describeCommitted(tid: Hid): TypeJson {
   return describeType(tid);
 }
 
+/**
+ * A new type that a file can hold (to create a dataset, attribute or committed type with):
+ * `createType`, then its encoded size checked against what an object header message holds,
+ * before libhdf5 writes anything (past it libhdf5 fails half-way, or damages the attribute
+ * storage of the object).
+ * @throws H5StoreError BadRequest naming the size and the limit.
+ */
+export function createStorableType(type: TypeJson): Hid {
+  const tid = createType(type);
+  try {
+    const n = encodedTypeSize(tid);
+    if (n > MAX_ENCODED_TYPE) {
+      throw badRequest(
+        `The type takes ${n} bytes to describe in the file, more than the ${MAX_ENCODED_TYPE} an HDF5 object header message holds (too many fields, or names too long)`,
+      );
+    }
+    return tid;
+  } catch (e) {
+    H5.H5Tclose(tid);
+    throw e;
+  }
+}
+
 /** Commit a datatype, anonymous when `name` is undefined. Returns the open datatype id. */
 export function commitType(loc: Hid, name: string | undefined, type: TypeJson): Hid {
-  const tid = createType(type);
+  const tid = createStorableType(type);
   try {
     if (name === undefined) H5.H5Tcommit_anon(loc, tid, C.H5P_DEFAULT, C.H5P_DEFAULT);
     else H5.H5Tcommit2(loc, name, tid, LCPL_UTF8, C.H5P_DEFAULT, C.H5P_DEFAULT);
@@ -635,8 +659,9 @@ export function listAttributeNames(oid: Hid, order: 'name' | 'crt' = 'name'): st
   return names;
 }
 
-/** Whether the object has an attribute of this name. */
+/** Whether the object has an attribute of this name (an empty name or one with NUL: none). */
 export function attributeExists(oid: Hid, name: string): boolean {
+  if (name === '' || name.includes('\u0000')) return false;
   return H5.H5Aexists(oid, name) as boolean;
 }
 

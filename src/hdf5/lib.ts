@@ -331,6 +331,7 @@ const PROTOS = [
   'int H5Tget_array_dims2(hid_t tid, void *dims)',
   'void *H5Tget_tag(hid_t tid)',
   'herr_t H5Tset_tag(hid_t tid, const char *tag)',
+  'herr_t H5Tencode(hid_t tid, void *buf, _Inout_ size_t *nalloc)',
   'herr_t H5Tcommit2(hid_t loc, const char *name, hid_t tid, hid_t lcpl, hid_t tcpl, hid_t tapl)',
   'herr_t H5Tcommit_anon(hid_t loc, hid_t tid, hid_t tcpl, hid_t tapl)',
   'htri_t H5Tcommitted(hid_t tid)',

@@ -213,7 +213,7 @@ export async function jsonBody(ctx: Context, config: Config, opts: { required?: 
     if (opts.required) throw badRequest('A JSON body is required');
     return {};
   }
-  return parseJsonBody(text);
+  return parseJsonBody(text, { maxDepth: config.maxJsonDepth });
 }
 
 /** A JSON body that must be an object. */

@@ -10,7 +10,7 @@
  * `dsetUtil.getSelectionList` / `getSelectionShape` (checked in its source), with the
  * deliberate differences listed on `parseSelect`.
  */
-import { stringifyJson } from '../codec/json.js';
+import { showJson, stringifyJson } from '../codec/json.js';
 import { badRequest, internal, tooLarge } from '../errors.js';
 
 /** One dimension of a selection. */
@@ -294,7 +294,7 @@ function bodyVector(value: unknown, key: string, rank: number): number[] | undef
   }
   for (const v of list) {
     if (typeof v !== 'number' || !Number.isInteger(v)) {
-      throw invalid(`'${key}' values must be integers, got ${JSON.stringify(v)}`);
+      throw invalid(`'${key}' values must be integers, got ${showJson(v)}`);
     }
     if (v < 0) throw invalid(`negative '${key}' value ${v} is not supported`);
   }

@@ -8,10 +8,10 @@ import type { TypeJson } from '../codec/types.js';
 import { parseType, typesEqual } from '../codec/types.js';
 import { WireValue } from '../codec/json.js';
 import { encodeElements, flattenValue } from '../codec/values.js';
-import { badRequest, conflict, gone, notFound } from '../errors.js';
+import { badRequest, conflict, gone, notFound, tooLarge } from '../errors.js';
 import * as io from '../hdf5/io.js';
 import type { SpaceInfo } from '../hdf5/io.js';
-import type { Hid } from '../hdf5/lib.js';
+import { Hdf5Error, type Hid } from '../hdf5/lib.js';
 import { refuseRegionRefs } from '../hdf5/memory.js';
 import * as h5 from '../hdf5/objects.js';
 import type { ObjectKind } from '../hdf5/objects.js';
@@ -65,6 +65,7 @@ function attributeValue(f: DomainFile, aid: Hid, type: TypeJson, space: SpaceInf
 
 /** Look up one attribute: 404 when missing, 410 when deleted earlier in this process. */
 function openAttr(f: DomainFile, oid: Hid, ownerId: string, name: string): Hid {
+  checkAttrName(name);
   if (!io.attributeExists(oid, name)) {
     if (f.goneIds.has(`${ownerId}/attributes/${name}`)) throw gone(`Attribute ${JSON.stringify(name)} has been deleted`);
     throw notFound(`Attribute ${JSON.stringify(name)} not found`);
@@ -270,7 +271,7 @@ export function committedType(f: DomainFile, id: string): TypeJson {
  */
 export function fileTypeFor(f: DomainFile, type: TypeJson): Hid {
   if (type.id) return f.open(type.id, 'datatype');
-  return io.createType(type);
+  return io.createStorableType(type);
 }
 
 function sameAttribute(f: DomainFile, aid: Hid, name: string, spec: AttributeSpec): boolean {
@@ -319,7 +320,21 @@ export function putAttribute(f: DomainFile, kind: ObjectKind, ownerId: string, n
 function writeNewAttribute(f: DomainFile, oid: Hid, name: string, spec: AttributeSpec): void {
   const ft = fileTypeFor(f, spec.type);
   try {
-    const aid = io.createAttribute(oid, name, ft, spec.space);
+    let aid: Hid;
+    try {
+      aid = io.createAttribute(oid, name, ft, spec.space);
+    } catch (e) {
+      // Objects of the original file format (version 1 object headers, h5py's default
+      // `libver='earliest'`) keep every attribute in the header: 64 KiB at most. Newer headers
+      // move large attributes to dense storage (domains created by h5store have them).
+      if (e instanceof Hdf5Error && e.mentions('object header message is too large')) {
+        throw tooLarge(
+          `The attribute is too large for this object: objects written in the original HDF5 file format (version 1 object headers) ` +
+            `hold at most 64 KiB per attribute (type and dataspace included); store large values in a dataset`,
+        );
+      }
+      throw e;
+    }
     try {
       const n = spaceCount(spec.space);
       if (n > 0 && spec.wire) io.writeAttribute(aid, spec.type, n, spec.wire, f.refs);

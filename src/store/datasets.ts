@@ -5,7 +5,7 @@ import { parseShape } from '../codec/shapes.js';
 import type { ShapeJson } from '../codec/shapes.js';
 import type { TypeJson } from '../codec/types.js';
 import { parseType } from '../codec/types.js';
-import { WireValue } from '../codec/json.js';
+import { WireValue, showJson } from '../codec/json.js';
 import { encodeElements, flattenValue } from '../codec/values.js';
 import { badRequest, conflict } from '../errors.js';
 import * as C from '../hdf5/constants.js';
@@ -15,7 +15,7 @@ import { Hdf5Error, type Hid } from '../hdf5/lib.js';
 import * as h5 from '../hdf5/objects.js';
 import { attributesDict, committedType, fileTypeFor, shapeJson, spaceOf } from './attributes.js';
 import type { DomainFile } from './domainFile.js';
-import { checkFreeName, newObjectPlace } from './links.js';
+import { linkNewObject, planObjectPlace } from './links.js';
 import { typeAndSpaceOf } from './reach.js';
 
 /** A dataset as GET /datasets/<id> shows it (without hrefs). */
@@ -192,7 +192,7 @@ export function parseFilter(entry: unknown, type: TypeJson): FilterSpec {
   if (typeof entry === 'string') obj = { name: entry };
   else if (typeof entry === 'number') obj = { id: entry };
   else if (entry && typeof entry === 'object' && !Array.isArray(entry)) obj = entry as Record<string, unknown>;
-  else throw badRequest(`Invalid filter ${JSON.stringify(entry)}`);
+  else throw badRequest(`Invalid filter ${showJson(entry)}`);
   const name = typeof obj.name === 'string' ? obj.name.toLowerCase() : undefined;
   let id: number | undefined = typeof obj.id === 'number' ? obj.id : undefined;
   if (id === undefined && typeof obj.class === 'string' && obj.class !== 'H5Z_FILTER_USER') {
@@ -209,7 +209,7 @@ export function parseFilter(entry: unknown, type: TypeJson): FilterSpec {
     else id = C.FILTERS.find((k) => k.name === name)?.id;
     if (id === undefined) throw badRequest(`filter ${name} not recognized`);
   }
-  if (id === undefined) throw badRequest(`Filter needs an id, class or name: ${JSON.stringify(entry)}`);
+  if (id === undefined) throw badRequest(`Filter needs an id, class or name: ${showJson(entry)}`);
   if (id === BLOSC_ID && bloscCode === undefined && typeof obj.compressor === 'string') bloscCode = BLOSC_CODES[obj.compressor];
   if (!io.filterAvailable(id)) {
     const label = name ?? C.FILTERS.find((k) => k.id === id)?.name ?? String(id);
@@ -316,7 +316,7 @@ export function parseCreationProperties(cp: unknown, type: TypeJson, space: Spac
       if (n * itemSize > 64000) throw badRequest('A compact dataset must hold less than 64 KB');
       opts.layout = 'H5D_COMPACT';
     } else {
-      throw badRequest(`Invalid layout class ${JSON.stringify(cls)}`);
+      throw badRequest(`Invalid layout class ${showJson(cls)}`);
     }
   }
   if (p.filters !== undefined) {
@@ -345,12 +345,12 @@ export function parseCreationProperties(cp: unknown, type: TypeJson, space: Spac
   }
   if (p.fillTime !== undefined) {
     const v = FILL_TIMES[String(p.fillTime)];
-    if (v === undefined) throw badRequest(`Invalid fillTime ${JSON.stringify(p.fillTime)}`);
+    if (v === undefined) throw badRequest(`Invalid fillTime ${showJson(p.fillTime)}`);
     opts.fillTime = v;
   }
   if (p.allocTime !== undefined) {
     const v = ALLOC_TIMES[String(p.allocTime)];
-    if (v === undefined) throw badRequest(`Invalid allocTime ${JSON.stringify(p.allocTime)}`);
+    if (v === undefined) throw badRequest(`Invalid allocTime ${showJson(p.allocTime)}`);
     opts.allocTime = v;
   }
   if (p.CreateOrder) opts.trackAttrOrder = true;
@@ -401,32 +401,22 @@ export function parseDatasetBody(f: DomainFile, body: Record<string, unknown>): 
 /** POST /datasets. */
 export function createDataset(f: DomainFile, body: Record<string, unknown>, implicit: boolean): DatasetJson {
   const spec = parseDatasetBody(f, body);
-  const place = newObjectPlace(f, body, implicit);
+  const place = planObjectPlace(f, body, implicit);
   const ft = fileTypeFor(f, spec.type);
   let did: Hid;
-  // libhdf5 refusing the creation properties (e.g. szip pixels per block larger than a chunk)
-  // is the client's error: 400 with libhdf5's reason.
-  const create = (loc: Hid, name: string | undefined): Hid => {
-    try {
-      return io.createDataset(loc, name, ft, spec.type, spec.space, spec.options, f.refs);
-    } catch (e) {
-      if (e instanceof Hdf5Error) throw badRequest(`Cannot create the dataset with these properties: ${e.message}`);
-      throw e;
-    }
-  };
+  // Created anonymous, linked last: a failure leaves the file as it was. libhdf5 refusing the
+  // creation properties (e.g. szip pixels per block larger than a chunk) is the client's
+  // error: 400 with libhdf5's reason.
   try {
-    if (place) {
-      did = h5.withObject(f.h, place.parent, (pg) => {
-        checkFreeName(f, pg, place.parent, place.name);
-        return create(pg, place.name);
-      });
-    } else {
-      did = create(f.h, undefined);
-    }
+    did = io.createDataset(f.h, undefined, ft, spec.type, spec.space, spec.options, f.refs);
+  } catch (e) {
+    if (e instanceof Hdf5Error) throw badRequest(`Cannot create the dataset with these properties: ${e.message}`);
+    throw e;
   } finally {
     io.closeType(ft);
   }
   try {
+    if (place) linkNewObject(f, did, place);
     const { addr } = f.registerNew(did, 'dataset', !!place);
     return datasetJsonOf(f, did, addr);
   } finally {

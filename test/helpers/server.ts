@@ -34,6 +34,30 @@ export function fixturePath(name: 'tall.h5' | 'notahdf5file.h5'): string {
   return path.join(ownFixtures, name);
 }
 
+/**
+ * Errors that reached the server's error middleware without being an `H5StoreError` (the
+ * middleware logs them as `unexpected error`), from every server the tests started, with the
+ * test that was running. The root hook (test/helpers/root-hooks.ts) fails the run when any
+ * arrived: each must become an H5StoreError with a 4xx (or work).
+ */
+export const unexpectedErrors: { test: string; line: string }[] = [];
+/** The title of the test running now (set by the root hooks). */
+export const currentTest = { title: '' };
+
+/** Collect `unexpected error` lines from a server's JSON log (pino, one object per line). */
+function watchLog(proc: ChildProcess): void {
+  let buf = '';
+  proc.stdout!.on('data', (b: Buffer) => {
+    buf += b.toString();
+    let nl: number;
+    while ((nl = buf.indexOf('\n')) >= 0) {
+      const line = buf.slice(0, nl);
+      buf = buf.slice(nl + 1);
+      if (line.includes('"unexpected error"')) unexpectedErrors.push({ test: currentTest.title, line: line.slice(0, 2000) });
+    }
+  });
+}
+
 export interface TestServer {
   url: string;
   root: string;
@@ -71,6 +95,7 @@ export async function startServer(opts: { root?: string; env?: Record<string, st
   );
   let stderr = '';
   proc.stderr!.on('data', (b) => (stderr += b.toString()));
+  watchLog(proc);
   const url = await new Promise<string>((resolve, reject) => {
     let out = '';
     const timer = setTimeout(() => reject(new Error(`server did not start: ${stderr}`)), 30000);
