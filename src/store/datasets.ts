@@ -16,6 +16,7 @@ import * as h5 from '../hdf5/objects.js';
 import { attributesDict, committedType, fileTypeFor, shapeJson, spaceOf } from './attributes.js';
 import type { DomainFile } from './domainFile.js';
 import { linkNewObject, planObjectPlace } from './links.js';
+import { DEFAULT_LIMITS, type Limits, bytesOf, checkChunkBytes, checkDatasetBytes } from './limits.js';
 import { typeAndSpaceOf } from './reach.js';
 
 /** A dataset as GET /datasets/<id> shows it (without hrefs). */
@@ -269,15 +270,16 @@ const ALLOC_TIMES: Record<string, number> = {
   H5D_ALLOC_TIME_INCR: C.H5D_ALLOC_TIME_INCR,
 };
 
-/** Largest chunk libhdf5 accepts (4 GiB - 1). */
-const MAX_CHUNK_BYTES = 2 ** 32 - 1;
-
 /**
- * Validate `creationProperties` of POST /datasets against the type and dataspace.
+ * Validate `creationProperties` of POST /datasets against the type, dataspace and limits
+ * (src/store/limits.ts): chunks at most `maxChunkBytes`; a dataset larger than that without a
+ * layout is created chunked (as h5py chunks extensible and filtered datasets), and storage that
+ * libhdf5 would allocate and fill whole in one go (early allocation, or a contiguous layout with
+ * a fill value written at allocation) is refused above it.
  * @throws BadRequest for every inconsistency (layout rank, chunks larger than fixed maxdims,
- *   filters without chunking, unknown filters, bad fill value).
+ *   filters without chunking, unknown filters, bad fill value) and limit.
  */
-export function parseCreationProperties(cp: unknown, type: TypeJson, space: SpaceInfo, itemSize: number): DatasetCreateOptions {
+export function parseCreationProperties(cp: unknown, type: TypeJson, space: SpaceInfo, itemSize: number, limits: Limits = DEFAULT_LIMITS): DatasetCreateOptions {
   if (cp === undefined || cp === null) cp = {};
   if (typeof cp !== 'object' || Array.isArray(cp)) throw badRequest('"creationProperties" must be an object');
   const p = cp as Record<string, unknown>;
@@ -304,7 +306,7 @@ export function parseCreationProperties(cp: unknown, type: TypeJson, space: Spac
           throw badRequest(`Chunk dimension ${i} (${d}) is larger than the fixed extent ${space.dims[i]}`);
         }
       });
-      if (dims.reduce((a, b) => a * b, 1) * itemSize > MAX_CHUNK_BYTES) throw badRequest('Chunks must be smaller than 4 GiB');
+      checkChunkBytes(dims, itemSize, limits);
       opts.layout = 'H5D_CHUNKED';
       opts.chunks = dims;
     } else if (cls === 'H5D_CONTIGUOUS') {
@@ -327,7 +329,8 @@ export function parseCreationProperties(cp: unknown, type: TypeJson, space: Spac
       opts.filters = p.filters.map((e) => parseFilter(e, type));
     }
   }
-  if ((opts.filters?.length || extensible) && !opts.chunks) {
+  const bytes = space.cls === 'H5S_SIMPLE' ? bytesOf(space.dims, itemSize) : itemSize;
+  if ((opts.filters?.length || extensible || (!opts.layout && bytes > limits.maxChunkBytes)) && !opts.chunks) {
     opts.layout = 'H5D_CHUNKED';
     opts.chunks = guessChunks(space, itemSize);
   }
@@ -354,6 +357,19 @@ export function parseCreationProperties(cp: unknown, type: TypeJson, space: Spac
     opts.allocTime = v;
   }
   if (p.CreateOrder) opts.trackAttrOrder = true;
+  // What libhdf5 would allocate and fill in one call, without a chance to answer anyone else.
+  const oneGo = opts.layout === 'H5D_CHUNKED' ? bytesOf(opts.chunks!, itemSize) : bytes;
+  if (opts.allocTime === C.H5D_ALLOC_TIME_EARLY && bytes > limits.maxChunkBytes && opts.layout !== 'H5D_COMPACT') {
+    throw badRequest(
+      `Early allocation would allocate ${bytes} bytes when the dataset is created, above the limit of ${limits.maxChunkBytes} (max_chunk_size): leave allocTime to the default`,
+    );
+  }
+  const fillsAtAllocation = opts.fillTime === C.H5D_FILL_TIME_ALLOC || (opts.fillTime !== C.H5D_FILL_TIME_NEVER && opts.fillValue !== undefined);
+  if (opts.layout === 'H5D_CONTIGUOUS' && fillsAtAllocation && oneGo > limits.maxChunkBytes) {
+    throw badRequest(
+      `A contiguous dataset of ${bytes} bytes with a fill value is filled whole on its first write, above the limit of ${limits.maxChunkBytes} (max_chunk_size): use a chunked layout`,
+    );
+  }
   return opts;
 }
 
@@ -388,19 +404,20 @@ export interface DatasetSpec {
  * Validate a POST /datasets body (type, shape, maxdims, creationProperties) before anything is
  * written (wire-reference 2.3).
  */
-export function parseDatasetBody(f: DomainFile, body: Record<string, unknown>): DatasetSpec {
+export function parseDatasetBody(f: DomainFile, body: Record<string, unknown>, limits: Limits = DEFAULT_LIMITS): DatasetSpec {
   if (body.type === undefined) throw badRequest('POST Dataset has no type key in body');
   const type = parseType(body.type, (id) => committedType(f, id));
   const shape = parseShape(body.shape, body.maxdims);
   const space = spaceOf(shape);
   const itemSize = io.fixedOrPointerSize(type);
-  const options = parseCreationProperties(body.creationProperties, type, space, itemSize);
+  if (space.cls === 'H5S_SIMPLE') checkDatasetBytes(space.dims, itemSize, limits, 'The shape');
+  const options = parseCreationProperties(body.creationProperties, type, space, itemSize, limits);
   return { type, space, options };
 }
 
 /** POST /datasets. */
-export function createDataset(f: DomainFile, body: Record<string, unknown>, implicit: boolean): DatasetJson {
-  const spec = parseDatasetBody(f, body);
+export function createDataset(f: DomainFile, body: Record<string, unknown>, implicit: boolean, limits: Limits = DEFAULT_LIMITS): DatasetJson {
+  const spec = parseDatasetBody(f, body, limits);
   const place = planObjectPlace(f, body, implicit);
   const ft = fileTypeFor(f, spec.type);
   let did: Hid;
@@ -430,7 +447,7 @@ export function createDataset(f: DomainFile, body: Record<string, unknown>, impl
  * @returns the newly added region as a selection string when exactly one dimension grew.
  * @throws BadRequest (not extensible, rank, negative), Conflict (beyond maxdims)
  */
-export function resizeDataset(f: DomainFile, id: string, body: Record<string, unknown>): { selection?: string; dims: number[] } {
+export function resizeDataset(f: DomainFile, id: string, body: Record<string, unknown>, limits: Limits = DEFAULT_LIMITS): { selection?: string; dims: number[] } {
   return f.withId(id, 'dataset', (did, addr) => {
     const { type, space } = typeAndSpaceOf(f, did, addr);
     if (space.cls !== 'H5S_SIMPLE') throw badRequest('Only datasets with a simple dataspace can be resized');
@@ -460,6 +477,7 @@ export function resizeDataset(f: DomainFile, id: string, body: Record<string, un
     dims.forEach((d, i) => {
       if (d > space.maxdims[i]) throw conflict(`Dimension ${i} cannot grow to ${d}: the maximum is ${space.maxdims[i]}`);
     });
+    if (dims.some((d, i) => d > space.dims[i])) checkDatasetBytes(dims, io.fixedOrPointerSize(type), limits, 'The new shape');
     io.setExtent(did, dims);
     const grown = dims.map((d, i) => d > space.dims[i]);
     let selection: string | undefined;

@@ -222,6 +222,52 @@ function sameLink(f: DomainFile, rec: LinkRecord, spec: LinkSpec, targetAddr?: b
   return rec.cls === 'H5L_TYPE_SOFT' && rec.path === spec.h5path;
 }
 
+/** A link to make, checked: its target address (hard links) and whether it is there already. */
+interface LinkPlan {
+  name: string;
+  spec: LinkSpec;
+  targetAddr?: bigint;
+  exists: boolean;
+}
+
+/**
+ * Check one link of a PUT before anything is written: name, reserved name, hard-link target,
+ * and an existing link of that name (identical: nothing to do; different: 409).
+ */
+function planLink(f: DomainFile, gid: Hid, gaddr: bigint, name: string, spec: LinkSpec): LinkPlan {
+  checkLinkName(name);
+  if (f.isReservedName(gaddr, name) || (gaddr === f.rootAddr && name === RESERVED_NAME)) {
+    throw badRequest(`${name} is a reserved name`);
+  }
+  let targetAddr: bigint | undefined;
+  if ('id' in spec) targetAddr = f.resolve(spec.id);
+  const existing = h5.getLink(gid, name);
+  if (existing) {
+    if (sameLink(f, existing, spec, targetAddr)) return { name, spec, targetAddr, exists: true };
+    throw conflict(`Link ${JSON.stringify(name)} already exists with a different target`);
+  }
+  return { name, spec, targetAddr, exists: false };
+}
+
+/** Make a checked link. */
+function makeLink(f: DomainFile, gid: Hid, groupId: string, p: LinkPlan): void {
+  const { name, spec } = p;
+  if ('id' in spec) {
+    const oid = h5.openByAddr(f.h, p.targetAddr!);
+    try {
+      h5.linkObject(oid, gid, name);
+    } finally {
+      h5.closeObject(oid);
+    }
+    f.releaseAnonymous(spec.id);
+  } else if ('h5domain' in spec) {
+    h5.createExternalLink(gid, name, externalFileName(f.domain, spec.h5domain), spec.h5path);
+  } else {
+    h5.createSoftLink(gid, name, spec.h5path);
+  }
+  f.goneIds.delete(`${groupId}/links/${name}`);
+}
+
 /**
  * Create a link (wire-reference 2.2 PUT): 'created' when new, 'exists' when an identical link
  * is already there.
@@ -229,35 +275,35 @@ function sameLink(f: DomainFile, rec: LinkRecord, spec: LinkSpec, targetAddr?: b
  *   unknown hard-link target; BadRequest for a bad name or body.
  */
 export function putLink(f: DomainFile, groupId: string, name: string, spec: LinkSpec): 'created' | 'exists' {
-  checkLinkName(name);
+  return putLinks(f, groupId, [[name, spec]]);
+}
+
+/**
+ * Create several links of one group (PUT /groups/<id>/links): every link is checked first (as
+ * `putLink`), and only when all pass are they written, so a bad one leaves the group as it was.
+ * @returns 'created' when any link was made, 'exists' when all were there already.
+ */
+export function putLinks(f: DomainFile, groupId: string, items: [string, LinkSpec][]): 'created' | 'exists' {
+  for (const [name] of items) checkLinkName(name);
   return f.withId(groupId, 'group', (gid, gaddr) => {
-    if (f.isReservedName(gaddr, name) || (gaddr === f.rootAddr && name === '__h5store__')) {
-      throw badRequest(`${name} is a reserved name`);
-    }
-    let targetAddr: bigint | undefined;
-    if ('id' in spec) targetAddr = f.resolve(spec.id);
-    const existing = h5.getLink(gid, name);
-    if (existing) {
-      if (sameLink(f, existing, spec, targetAddr)) return 'exists';
-      throw conflict(`Link ${JSON.stringify(name)} already exists with a different target`);
-    }
-    if ('id' in spec) {
-      const oid = h5.openByAddr(f.h, targetAddr!);
-      try {
-        h5.linkObject(oid, gid, name);
-      } finally {
-        h5.closeObject(oid);
-      }
-      f.releaseAnonymous(spec.id);
-    } else if ('h5domain' in spec) {
-      h5.createExternalLink(gid, name, externalFileName(f.domain, spec.h5domain), spec.h5path);
-    } else {
-      h5.createSoftLink(gid, name, spec.h5path);
-    }
-    f.goneIds.delete(`${groupId}/links/${name}`);
-    f.invalidateCaches();
-    return 'created';
+    const plans = items.map(([name, spec]) => planLink(f, gid, gaddr, name, spec));
+    const todo = plans.filter((p) => !p.exists);
+    for (const p of todo) makeLink(f, gid, groupId, p);
+    if (todo.length) f.invalidateCaches();
+    return todo.length ? 'created' : 'exists';
   });
+}
+
+/**
+ * Delete several links of one group (DELETE /groups/<id>/links?titles=): all must exist (404
+ * before anything is deleted), then each is deleted as `deleteLink`.
+ */
+export function deleteLinks(f: DomainFile, groupId: string, names: string[]): void {
+  for (const n of names) checkLinkName(n);
+  f.withId(groupId, 'group', (gid, gaddr) => {
+    for (const n of names) findLink(f, gid, gaddr, n, groupId);
+  });
+  for (const n of names) deleteLink(f, groupId, n);
 }
 
 /**

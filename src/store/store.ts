@@ -22,7 +22,8 @@ import * as links from './links.js';
 import { BufferPool, PagePool } from './pagepool.js';
 import { DomainPaths, FOLDER_META, LOCK_SUFFIX, parentDomain } from './paths.js';
 import { type AccessMode, type DomainAccess, allowAllDomains } from './access.js';
-import { type ReachedFile, reachOfDataset } from './reach.js';
+import { DEFAULT_LIMITS, type Limits } from './limits.js';
+import { type ReachedFile } from './reach.js';
 import * as values from './values.js';
 
 /** How long a value operation waits for the locks of the other domains it reaches (ms). */
@@ -36,6 +37,12 @@ export interface StoreOptions {
   defaultOwner: string;
   pageBytes: number;
   maxPoints: number;
+  /** The other limits (src/store/limits.ts); defaults for those not given. */
+  maxChunkBytes?: number;
+  maxDatasetBytes?: number;
+  maxSelectionBytes?: number;
+  maxAttributeBytes?: number;
+  maxBroadcastBytes?: number;
 }
 
 /** Domain or folder record (GET /, wire-reference 1.3). */
@@ -55,7 +62,7 @@ export interface FolderItem extends DomainJson {
 export class Store {
   readonly paths: DomainPaths;
   readonly files: FileCache;
-  readonly limits: values.ValueLimits;
+  readonly limits: Limits;
   /** Page buffers reused by streamed value reads (see pagepool.ts). */
   readonly pagePool: PagePool;
   /** Buffers reused for binary request bodies of value writes. */
@@ -65,7 +72,15 @@ export class Store {
   constructor(readonly opts: StoreOptions) {
     this.paths = new DomainPaths(opts.root);
     this.files = new FileCache({ idleCloseMs: opts.idleCloseMs, maxOpenFiles: opts.maxOpenFiles });
-    this.limits = { pageBytes: opts.pageBytes, maxPoints: opts.maxPoints };
+    this.limits = {
+      pageBytes: opts.pageBytes,
+      maxPoints: opts.maxPoints,
+      maxChunkBytes: opts.maxChunkBytes ?? DEFAULT_LIMITS.maxChunkBytes,
+      maxDatasetBytes: opts.maxDatasetBytes ?? DEFAULT_LIMITS.maxDatasetBytes,
+      maxSelectionBytes: opts.maxSelectionBytes ?? DEFAULT_LIMITS.maxSelectionBytes,
+      maxAttributeBytes: opts.maxAttributeBytes ?? DEFAULT_LIMITS.maxAttributeBytes,
+      maxBroadcastBytes: opts.maxBroadcastBytes ?? DEFAULT_LIMITS.maxBroadcastBytes,
+    };
     this.pagePool = new PagePool(opts.pageBytes);
   }
 
@@ -340,6 +355,14 @@ export class Store {
   deleteLink(domain: string, groupId: string, name: string) {
     return this.write(domain, (f) => links.deleteLink(f, groupId, name));
   }
+  /** PUT several links: all checked first, then written under one lock (201 if any is new). */
+  putLinks(domain: string, groupId: string, items: [string, links.LinkSpec][]) {
+    return this.write(domain, (f) => links.putLinks(f, groupId, items));
+  }
+  /** DELETE several links: all must exist, then all are deleted under one lock. */
+  deleteLinks(domain: string, groupId: string, names: string[]) {
+    return this.write(domain, (f) => links.deleteLinks(f, groupId, names));
+  }
 
   getDataset(domain: string, id: string, opts: { includeAttrs?: boolean; alias?: boolean }) {
     return this.read(domain, (f) => dsets.getDataset(f, id, opts));
@@ -348,10 +371,10 @@ export class Store {
     return this.read(domain, (f) => dsets.getTypeAndShape(f, id));
   }
   createDataset(domain: string, body: Record<string, unknown>, implicit: boolean) {
-    return this.write(domain, (f) => dsets.createDataset(f, body, implicit));
+    return this.write(domain, (f) => dsets.createDataset(f, body, implicit, this.limits));
   }
   resizeDataset(domain: string, id: string, body: Record<string, unknown>) {
-    return this.write(domain, (f) => dsets.resizeDataset(f, id, body));
+    return this.write(domain, (f) => dsets.resizeDataset(f, id, body, this.limits));
   }
 
   getDatatype(domain: string, id: string, opts: { includeAttrs?: boolean; alias?: boolean } = {}) {
@@ -375,15 +398,13 @@ export class Store {
   }
   /** PUT one attribute (validated inside the write lock, before anything is written). */
   putAttribute(domain: string, kind: ObjectKind, id: string, name: string, body: unknown, replace: boolean) {
-    return this.write(domain, (f) => attrs.putAttribute(f, kind, id, name, attrs.parseAttributeBody(f, body), replace));
+    return this.write(domain, (f) => attrs.putAttribute(f, kind, id, name, attrs.parseAttributeBody(f, body, this.limits), replace));
   }
   /** PUT several attributes: all validated first, then written (201 if any changed). */
   putAttributes(domain: string, kind: ObjectKind, id: string, items: Record<string, unknown>, replace: boolean) {
     return this.write(domain, (f) => {
-      const specs = Object.entries(items).map(([n, b]) => [attrs.checkAttrName(n), attrs.parseAttributeBody(f, b)] as const);
-      let created = false;
-      for (const [n, s] of specs) if (attrs.putAttribute(f, kind, id, n, s, replace) === 'created') created = true;
-      return created ? 'created' : 'exists';
+      const specs = Object.entries(items).map(([n, b]) => [attrs.checkAttrName(n), attrs.parseAttributeBody(f, b, this.limits)] as [string, attrs.AttributeSpec]);
+      return attrs.putAttributes(f, kind, id, specs, replace);
     });
   }
   deleteAttribute(domain: string, kind: ObjectKind, id: string, name: string) {
@@ -393,7 +414,7 @@ export class Store {
     return this.write(domain, (f) => attrs.deleteAttributes(f, kind, id, names));
   }
   writeAttributeValue(domain: string, kind: ObjectKind, id: string, name: string, value: { json?: unknown; wire?: Buffer }) {
-    return this.write(domain, (f) => attrs.writeAttributeValue(f, kind, id, name, value));
+    return this.write(domain, (f) => attrs.writeAttributeValue(f, kind, id, name, value, this.limits));
   }
 
   /**

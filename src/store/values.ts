@@ -30,16 +30,12 @@ import {
   sortPoints,
 } from '../selection/select.js';
 import type { DomainFile } from './domainFile.js';
+import { type Limits, bytesOf, checkDatasetBytes, checkSelectionBytes } from './limits.js';
 import type { PagePool } from './pagepool.js';
 import { type ReachedFile, reachOfDataset } from './reach.js';
 
-/** Limits of value requests (from config). */
-export interface ValueLimits {
-  /** Bytes of one libhdf5 read or write page. */
-  pageBytes: number;
-  /** Largest number of coordinates of a point or coordinate-list selection. */
-  maxPoints: number;
-}
+/** Limits of value requests (from config; src/store/limits.ts). */
+export type ValueLimits = Limits;
 
 /** How a read selects elements. */
 export interface ReadRequest {
@@ -185,6 +181,7 @@ export function planRead(f: DomainFile, id: string, req: ReadRequest, limits: Va
     const itemSize = variable ? undefined : fixedWireSize(type);
     const msize = memSize(type);
     const bytes = count * (itemSize ?? msize);
+    checkSelectionBytes(count, itemSize ?? msize, limits);
     const memType = io.createType(type);
     let closed = false;
     const close = () => {
@@ -720,6 +717,7 @@ function planWrite(f: DomainFile, did: Hid, req: WriteRequest, limits: ValueLimi
     if (newDims[appendDim] > space.maxdims[appendDim]) {
       throw conflict(`Cannot append: dimension ${appendDim} would grow to ${newDims[appendDim]}, beyond its maximum ${space.maxdims[appendDim]}`);
     }
+    checkDatasetBytes(newDims, memSize(fullType), limits, `Appending ${append}`);
     const start = space.dims.map((_, i) => (i === appendDim ? space.dims[i] : 0));
     const count = newDims.map((d, i) => (i === appendDim ? append! : d));
     sel = hyperslabSelection(newDims, start, count);
@@ -734,6 +732,7 @@ function planWrite(f: DomainFile, did: Hid, req: WriteRequest, limits: ValueLimi
   }
   const count = points ? points.count : sel!.count;
   if (count === 0) throw badRequest('Selection is empty');
+  checkSelectionBytes(count, isVariable(type) ? memSize(type) : fixedWireSize(type), limits);
   const elementCount = req.elementCount ?? (body.element_count as number | undefined);
   if (req.spool) {
     if (isVariable(type) || !sel || !sel.isHyperslab) {
@@ -752,7 +751,7 @@ function planWrite(f: DomainFile, did: Hid, req: WriteRequest, limits: ValueLimi
   } else if (body.value !== undefined) {
     const shape = points ? [points.count] : elementCount === 1 ? [] : sel!.shape;
     wire = encodeElements(flattenValue(body.value, shape, type), type);
-    if (elementCount === 1) return finish(broadcast(wire, type, 1, count));
+    if (elementCount === 1) return finish(broadcast(wire, type, 1, count, limits));
   } else {
     throw badRequest('The write has no "value" (or binary body)');
   }
@@ -762,7 +761,7 @@ function planWrite(f: DomainFile, did: Hid, req: WriteRequest, limits: ValueLimi
     }
     if (elementCount !== count) {
       if (count % elementCount !== 0) throw badRequest(`element_count ${elementCount} does not divide the selection of ${count} elements`);
-      wire = broadcast(wire, type, elementCount, count);
+      wire = broadcast(wire, type, elementCount, count, limits);
     }
   }
   return finish(wire);
@@ -771,13 +770,33 @@ function planWrite(f: DomainFile, did: Hid, req: WriteRequest, limits: ValueLimi
     if (!isVariable(type)) {
       const need = count * fixedWireSize(type);
       if (w.length !== need) throw badRequest(`Binary data is ${w.length} bytes, expected ${need} (${count} elements of ${fixedWireSize(type)} bytes)`);
+    } else {
+      checkVariableWire(w, type, count);
     }
     return { type, sel, points, count, wire: w, newDims, scalar, dims: space.dims };
   }
 }
 
-/** Repeat `n` elements of wire data to fill `total` elements. */
-function broadcast(wire: Buffer, type: TypeJson, n: number, total: number): Buffer {
+/**
+ * Check that `wire` holds exactly `count` elements of a variable-length type in the wire format
+ * (length-prefixed parts), before anything is written: every element takes 4 bytes at least,
+ * and the elements must end exactly at the end of the data.
+ * @throws BadRequest naming the sizes.
+ */
+function checkVariableWire(wire: Buffer, type: TypeJson, count: number): void {
+  if (count * 4 > wire.length) {
+    throw badRequest(`Binary data is ${wire.length} bytes, too short for ${count} elements of a variable-length type (4 bytes each at least)`);
+  }
+  const { end } = decodeElements(wire, type, count);
+  if (end !== wire.length) throw badRequest(`Binary data is ${wire.length} bytes, but its ${count} elements end after ${end}`);
+}
+
+/** Repeat `n` elements of wire data to fill `total` elements (at most `maxBroadcastBytes`). */
+function broadcast(wire: Buffer, type: TypeJson, n: number, total: number, limits: ValueLimits): Buffer {
+  const bytes = (wire.length / n) * total;
+  if (bytes > limits.maxBroadcastBytes) {
+    throw tooLarge(`The element_count broadcast would build ${bytes} bytes, above the limit of ${limits.maxBroadcastBytes} (maxBroadcastBytes): write smaller selections`);
+  }
   if (!isVariable(type)) {
     const size = fixedWireSize(type);
     if (wire.length !== n * size) throw badRequest(`Binary data is ${wire.length} bytes, expected ${n * size} for ${n} elements`);
@@ -802,6 +821,19 @@ function writeValuesOf(f: DomainFile, id: string, req: WriteRequest, limits: Val
   f.withId(id, 'dataset', (did) => {
     const plan = planWrite(f, did, req, limits);
     if (plan.newDims) io.setExtent(did, plan.newDims);
+    try {
+      writePlanned(f, did, plan, limits, pool);
+    } catch (e) {
+      // An append whose write failed after the extent grew: shrink it back.
+      if (plan.newDims) io.setExtent(did, plan.dims);
+      throw e;
+    }
+  });
+}
+
+/** The writes of a validated plan (see `writeValues`). */
+function writePlanned(f: DomainFile, did: Hid, plan: WritePlan, limits: ValueLimits, pool?: PagePool): void {
+  {
     const mt = io.createType(plan.type);
     try {
       if (plan.points || (!plan.scalar && !plan.sel!.isHyperslab)) {
@@ -843,5 +875,5 @@ function writeValuesOf(f: DomainFile, id: string, req: WriteRequest, limits: Val
     } finally {
       io.closeType(mt);
     }
-  });
+  }
 }

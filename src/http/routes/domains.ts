@@ -6,6 +6,7 @@ import type { Context } from 'koa';
 import { authorize, currentUser, effectiveAcl } from '../../auth/policy.js';
 import { badRequest } from '../../errors.js';
 import { compressors } from '../../store/datasets.js';
+import { limitsJson } from '../../store/limits.js';
 import { COLLECTION } from '../../store/ids.js';
 import { normalizeDomain, parentDomain } from '../../store/paths.js';
 import type { Deps } from '../deps.js';
@@ -18,11 +19,7 @@ import { HSDS_COMPAT_VERSION } from './service.js';
 const DN_IDS = ['dn-h5store'];
 
 export function domainRoutes(router: Router, d: Deps): void {
-  const limits = () => ({
-    min_chunk_size: 1024 * 1024,
-    max_chunk_size: 4 * 1024 * 1024,
-    max_request_size: d.config.maxJsonBodyBytes,
-  });
+  const limits = () => limitsJson(d.store.limits, d.config);
 
   async function listing(ctx: Context, folder: string, ref: DomainRef | undefined): Promise<void> {
     const items = await d.store.listFolder(folder, {
