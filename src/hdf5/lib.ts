@@ -208,6 +208,8 @@ const PROTOS = [
   'ssize_t_ H5Fget_obj_ids(hid_t fid, unsigned int types, size_t max, void *ids)',
   'htri_t H5Fis_hdf5(const char *name)',
   'herr_t H5Fget_filesize(hid_t fid, _Out_ hsize_t *size)',
+  'hid_t H5Fget_create_plist(hid_t fid)',
+  'herr_t H5Pget_version(hid_t fcpl, _Out_ unsigned int *super, _Out_ unsigned int *freelist, _Out_ unsigned int *stab, _Out_ unsigned int *shhdr)',
   // property lists
   'hid_t H5Pcreate(hid_t cls)',
   'herr_t H5Pclose(hid_t plist)',

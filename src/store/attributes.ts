@@ -281,7 +281,7 @@ export function committedType(f: DomainFile, id: string): TypeJson {
  */
 export function fileTypeFor(f: DomainFile, type: TypeJson): Hid {
   if (type.id) return f.open(type.id, 'datatype');
-  return io.createStorableType(type);
+  return io.createStorableType(type, f.h);
 }
 
 function sameAttribute(f: DomainFile, aid: Hid, name: string, spec: AttributeSpec): boolean {

@@ -98,13 +98,17 @@ function fieldSubset(type: TypeJson, fields: string | undefined): TypeJson {
 
 /** Selection from a read request (query `select`, or body select/start/stop/points). */
 function readSelection(req: ReadRequest, dims: number[], limits: ValueLimits): { sel: Selection | undefined; points?: { coords: BigUint64Array; count: number } } {
-  if (req.pointsBinary) return { sel: undefined, points: pointsFromBinary(req.pointsBinary, dims) };
+  if (req.pointsBinary) {
+    const p = pointsFromBinary(req.pointsBinary, dims);
+    if (p.count > limits.maxPoints) throw tooLarge(`${p.count} points exceed the limit of ${limits.maxPoints} (max_points)`);
+    return { sel: undefined, points: p };
+  }
   if (req.body) {
     const b = req.body;
     if (b.points !== undefined) {
       if (b.select !== undefined || b.start !== undefined) throw badRequest('Give "points" or a selection, not both');
       const p = parsePoints(b.points, dims);
-      if (p.count > limits.maxPoints) throw tooLarge(`${p.count} points exceed the limit of ${limits.maxPoints}`);
+      if (p.count > limits.maxPoints) throw tooLarge(`${p.count} points exceed the limit of ${limits.maxPoints} (max_points)`);
       return { sel: undefined, points: p };
     }
     const s = selectionFromBody(b as { select?: unknown }, dims);
@@ -725,7 +729,7 @@ function planWrite(f: DomainFile, did: Hid, req: WriteRequest, limits: ValueLimi
     if (req.select || bodySel) throw badRequest('Give "points" or a selection, not both');
     if (scalar) throw badRequest('Point writes are not supported for scalar datasets');
     points = parsePoints(body.points, space.dims);
-    if (points.count > limits.maxPoints) throw tooLarge(`${points.count} points exceed the limit of ${limits.maxPoints}`);
+    if (points.count > limits.maxPoints) throw tooLarge(`${points.count} points exceed the limit of ${limits.maxPoints} (max_points)`);
   } else {
     if (req.select && bodySel) throw badRequest('Give the selection in the query or in the body, not both');
     sel = bodySel ?? parseSelect(req.select, space.dims);
