@@ -7,6 +7,7 @@
 import type { TypeJson } from '../codec/types.js';
 import { badRequest } from '../errors.js';
 import * as C from './constants.js';
+import { datasetIoOnWorker } from './heavy.js';
 import { ACPL_UTF8, G, H5, H5Aiterate2, type Hid, LCPL_UTF8 } from './lib.js';
 import { type RefCodec, hasIndirect, memSize, memToWire, wireToMem } from './memory.js';
 import { MAX_ENCODED_TYPE, createType, describeType, encodedTypeSize } from './types.js';
@@ -454,6 +455,60 @@ export function writeDataset(
     H5.H5Sclose(fsid);
   }
   keep.length = 0;
+}
+
+/**
+ * `writeDataset` with the `H5Dwrite` itself on the worker thread (src/hdf5/heavy.ts): for writes
+ * into chunks so large that one call would keep the server from answering anyone else.
+ */
+export async function writeDatasetOnWorker(
+  did: Hid,
+  type: TypeJson,
+  memType: Hid,
+  sel: SpaceSelection,
+  n: number,
+  scalar: boolean,
+  wire: Buffer,
+  refs?: RefCodec,
+): Promise<void> {
+  const { mem, keep } = wireToMem(wire, type, n, refs);
+  if (n === 0) return;
+  const fsid = H5.H5Dget_space(did);
+  try {
+    if (!scalar) applySelection(fsid, sel);
+    const msid = scalar ? H5.H5Screate(C.H5S_SCALAR) : memSpaceFor(sel, n);
+    try {
+      await datasetIoOnWorker('write', did, memType, msid, fsid, C.H5P_DEFAULT, mem);
+    } finally {
+      H5.H5Sclose(msid);
+    }
+  } finally {
+    H5.H5Sclose(fsid);
+  }
+  keep.length = 0;
+}
+
+/**
+ * `readDataset` of a fixed-size type (no variable-length parts, no references) with the
+ * `H5Dread` itself on the worker thread (src/hdf5/heavy.ts).
+ */
+export async function readDatasetOnWorker(did: Hid, type: TypeJson, memType: Hid, sel: SpaceSelection, n: number, scalar: boolean): Promise<Buffer> {
+  if (n === 0) return Buffer.alloc(0);
+  if (hasIndirect(type)) throw new Error('readDatasetOnWorker: fixed-size types only');
+  const buf = Buffer.allocUnsafe(n * memSize(type));
+  const fsid = H5.H5Dget_space(did);
+  try {
+    if (!scalar) applySelection(fsid, sel);
+    const msid = scalar ? H5.H5Screate(C.H5S_SCALAR) : memSpaceFor(sel, n);
+    try {
+      await datasetIoOnWorker('read', did, memType, msid, fsid, C.H5P_DEFAULT, buf);
+    } finally {
+      H5.H5Sclose(msid);
+    }
+  } finally {
+    H5.H5Sclose(fsid);
+  }
+  return buf;
 }
 
 /** Creation properties of an open dataset; `type` (its type JSON) when the caller has it. */

@@ -385,7 +385,23 @@ const PROTOS = [
 
 type AnyFn = (...args: any[]) => any;
 
+/**
+ * 1 while a libhdf5 call runs on the worker thread of `heavy.ts`. Every checked call below
+ * first waits for it to be 0: two threads must never be in libhdf5 at once.
+ */
+export const BUSY = new Int32Array(new SharedArrayBuffer(4));
+
+/** Block this thread until the worker's libhdf5 call is done (the safety net of heavy.ts). */
+export function waitIdleSync(): void {
+  while (Atomics.load(BUSY, 0) === 1) Atomics.wait(BUSY, 0, 1, 1000);
+}
+
 function wrap(name: string, ret: string, fn: AnyFn): AnyFn {
+  const inner = fn;
+  fn = (...args: unknown[]) => {
+    if (Atomics.load(BUSY, 0) === 1) waitIdleSync();
+    return inner(...args);
+  };
   if (ret === 'hid_t' || ret === 'herr_t' || ret === 'ssize_t_' || ret === 'hssize_t') {
     return (...args: unknown[]) => {
       const r = fn(...args);

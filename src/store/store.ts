@@ -9,6 +9,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { H5StoreError, badRequest, conflict, gone, notFound } from '../errors.js';
+import { hdf5Busy, whenIdle } from '../hdf5/heavy.js';
 import { LIB_INFO } from '../hdf5/lib.js';
 import * as h5 from '../hdf5/objects.js';
 import type { ObjectKind } from '../hdf5/objects.js';
@@ -121,13 +122,18 @@ export class Store {
     return f;
   }
 
-  /** Run a read on a domain file. */
-  read<T>(domain: string, fn: (f: DomainFile) => T): Promise<T> {
+  /**
+   * Run a read on a domain file. Waits first while a long libhdf5 call runs on the worker thread
+   * (src/hdf5/heavy.ts), so the event loop stays free for requests that need no libhdf5.
+   */
+  async read<T>(domain: string, fn: (f: DomainFile) => T): Promise<T> {
+    if (hdf5Busy()) await whenIdle();
     return this.files.read(this.fileOf(domain), fn);
   }
 
-  /** Run a write on a domain file (flushed before the locks are released). */
-  write<T>(domain: string, fn: (f: DomainFile) => T): Promise<T> {
+  /** Run a write on a domain file (flushed before the locks are released); waits as `read`. */
+  async write<T>(domain: string, fn: (f: DomainFile) => T | Promise<T>): Promise<T> {
+    if (hdf5Busy()) await whenIdle();
     return this.files.write(this.fileOf(domain), fn);
   }
 
@@ -425,12 +431,21 @@ export class Store {
    * their domains stay read-locked as long as the plan.
    */
   async openValueRead(domain: string, id: string, req: values.ReadRequest, access: DomainAccess = allowAllDomains): Promise<{ plan: values.ReadPlan; release: () => void }> {
+    if (hdf5Busy()) await whenIdle();
     const f = this.fileOf(domain);
     const unlock = await this.files.acquireRead(f);
     let leave: (() => Promise<void>) | undefined;
     try {
       leave = await this.enterReached(f, id, 'read', access);
       const plan = values.planRead(f, id, req, this.limits);
+      if (plan.prefetch) {
+        try {
+          await plan.prefetch();
+        } catch (e) {
+          plan.close();
+          throw e;
+        }
+      }
       let released = false;
       return {
         plan,
@@ -450,6 +465,7 @@ export class Store {
   }
   /** GET .../value?query=: matching rows (values in other files: as `openValueRead`). */
   async queryValues(domain: string, id: string, query: string, opts: { select?: string; limit?: number; fields?: string }, access: DomainAccess = allowAllDomains) {
+    if (hdf5Busy()) await whenIdle();
     const f = this.fileOf(domain);
     const unlock = await this.files.acquireRead(f);
     try {
@@ -479,7 +495,7 @@ export class Store {
     return this.write(domain, async (f) => {
       const leave = await this.enterReached(f, id, 'write', access);
       try {
-        return values.writeValues(f, id, req, this.limits, this.pagePool);
+        return await values.writeValues(f, id, req, this.limits, this.pagePool);
       } finally {
         await leave();
       }

@@ -34,6 +34,9 @@ import { type Limits, bytesOf, checkDatasetBytes, checkSelectionBytes } from './
 import type { PagePool } from './pagepool.js';
 import { type ReachedFile, reachOfDataset } from './reach.js';
 
+/** Whether a long libhdf5 call runs on the worker thread, and waiting for it (for streams). */
+export { hdf5Busy, whenIdle } from '../hdf5/heavy.js';
+
 /** Limits of value requests (from config; src/store/limits.ts). */
 export type ValueLimits = Limits;
 
@@ -71,6 +74,11 @@ export interface ReadPlan {
   pages(pool?: PagePool): Generator<ValuePage>;
   /** Close the dataset. Idempotent. */
   close(): void;
+  /**
+   * For reads that may keep libhdf5 busy long (chunks over the chunk limit): read the (single
+   * page) result on the worker thread now; `pages()` then yields it. The store awaits it.
+   */
+  prefetch?: () => Promise<void>;
 }
 
 /**
@@ -211,8 +219,39 @@ export function planRead(f: DomainFile, id: string, req: ReadRequest, limits: Va
       }
       return { wire: storageErrors(() => io.readDataset(did, type, memType, sel, n, scalar, f.refs)), count: n };
     };
+    // A read from chunks larger than the chunk limit (dropped-in files) can keep libhdf5 busy
+    // for a second in one call: a result of one page (fixed-size types) is read on the worker
+    // thread by `prefetch` (src/hdf5/heavy.ts) before the pages are asked for.
+    const heavy = creation.layout === C.H5D_CHUNKED && bytesOf(creation.chunks ?? [], memSize(fullType)) > limits.maxChunkBytes;
+    let prefetched: ValuePage | undefined;
+    const prefetch =
+      heavy && fixed && count > 0 && bytes <= limits.pageBytes
+        ? async (): Promise<void> => {
+            const ps =
+              points || (!scalar && !sel!.isHyperslab)
+                ? points
+                  ? pointSelection(points, space.dims)
+                  : (toSpaceSelection(sel!, limits) as ReturnType<typeof pointSelection>)
+                : undefined;
+            const what: SpaceSelection = ps ?? (scalar ? { kind: 'all' } : (toSpaceSelection(sel!, limits) as SpaceSelection));
+            const n = ps ? ps.count : count;
+            let wire: Buffer;
+            try {
+              wire = await io.readDatasetOnWorker(did, type, memType, what, n, scalar);
+            } catch (e) {
+              return storageErrors(() => {
+                throw e;
+              });
+            }
+            prefetched = { wire: ps?.order ? pickElements(wire, type, ps.count, ps.order) : wire, count };
+          }
+        : undefined;
     function* pages(pool?: PagePool): Generator<ValuePage> {
       if (count === 0) return;
+      if (prefetched) {
+        yield prefetched;
+        return;
+      }
       if (points || (!scalar && !sel!.isHyperslab)) {
         // sorted, unique points (libhdf5 crashes on repeats), results put back in the order asked
         const ps = points ? pointSelection(points, space.dims) : (toSpaceSelection(sel!, limits) as ReturnType<typeof pointSelection>);
@@ -231,7 +270,7 @@ export function planRead(f: DomainFile, id: string, req: ReadRequest, limits: Va
     if (sel && !sel.isHyperslab && !scalar && sel.count > limits.maxPoints) {
       throw tooLarge(`Selection of ${sel.count} coordinates exceeds the limit of ${limits.maxPoints}`);
     }
-    return { type, shape, count, itemSize, bytes, pages, close };
+    return { type, shape, count, itemSize, bytes, pages, close, prefetch };
   } catch (e) {
     h5.closeObject(did);
     throw e;
@@ -695,10 +734,14 @@ interface WritePlan {
   scalar: boolean;
   /** The dataset's extent (before an append). */
   dims: number[];
+  /** Chunks larger than `maxChunkBytes` (a dropped-in file): write on the worker thread. */
+  heavy: boolean;
 }
 
 function planWrite(f: DomainFile, did: Hid, req: WriteRequest, limits: ValueLimits): WritePlan {
   const { type: fullType, space } = io.datasetTypeAndSpace(did);
+  const creation = io.describeCreationOf(did, fullType);
+  const heavy = creation.layout === C.H5D_CHUNKED && bytesOf(creation.chunks ?? [], memSize(fullType)) > limits.maxChunkBytes;
   if (space.cls === 'H5S_NULL') throw badRequest('The dataset has a null dataspace (H5S_NULL): it holds no values');
   const scalar = space.cls === 'H5S_SCALAR';
   const type = fieldSubset(fullType, req.fields ?? (req.json?.fields as string | undefined));
@@ -715,7 +758,7 @@ function planWrite(f: DomainFile, did: Hid, req: WriteRequest, limits: ValueLimi
     if (req.select || bodySel || body.points !== undefined) throw badRequest('"append" cannot be combined with a selection or points');
     if (space.cls !== 'H5S_SIMPLE') throw badRequest('Only simple dataspaces can be appended to');
     if (!Number.isInteger(appendDim) || appendDim < 0 || appendDim >= space.dims.length) throw badRequest('"append_dim" is out of range');
-    if (io.describeCreationOf(did, fullType).layout !== C.H5D_CHUNKED) throw badRequest('Dataset is not extensible (it is not chunked)');
+    if (creation.layout !== C.H5D_CHUNKED) throw badRequest('Dataset is not extensible (it is not chunked)');
     newDims = space.dims.slice();
     newDims[appendDim] += append;
     if (newDims[appendDim] > space.maxdims[appendDim]) {
@@ -745,7 +788,7 @@ function planWrite(f: DomainFile, did: Hid, req: WriteRequest, limits: ValueLimi
     if (elementCount !== undefined && elementCount !== count) throw badRequest('"element_count" broadcast needs a small body');
     const need = count * fixedWireSize(type);
     if (req.spool.size !== need) throw badRequest(`Binary data is ${req.spool.size} bytes, expected ${need} (${count} elements of ${fixedWireSize(type)} bytes)`);
-    return { type, sel, count, spool: req.spool, newDims, scalar, dims: space.dims };
+    return { type, sel, count, spool: req.spool, newDims, scalar, dims: space.dims, heavy };
   }
   let wire: Buffer;
   if (req.wire) {
@@ -777,7 +820,7 @@ function planWrite(f: DomainFile, did: Hid, req: WriteRequest, limits: ValueLimi
     } else {
       checkVariableWire(w, type, count);
     }
-    return { type, sel, points, count, wire: w, newDims, scalar, dims: space.dims };
+    return { type, sel, points, count, wire: w, newDims, scalar, dims: space.dims, heavy };
   }
 }
 
@@ -817,36 +860,49 @@ function broadcast(wire: Buffer, type: TypeJson, n: number, total: number, limit
  * write in pages (reading a spooled body page by page). `append` grows the dataset first.
  * @throws BadRequest (sizes, selection, types), Conflict (append beyond maxdims), 413 (points)
  */
-export function writeValues(f: DomainFile, id: string, req: WriteRequest, limits: ValueLimits, pool?: PagePool): void {
-  storageErrors(() => writeValuesOf(f, id, req, limits, pool));
+export async function writeValues(f: DomainFile, id: string, req: WriteRequest, limits: ValueLimits, pool?: PagePool): Promise<void> {
+  try {
+    await writeValuesOf(f, id, req, limits, pool);
+  } catch (e) {
+    storageErrors(() => {
+      throw e;
+    });
+  }
 }
 
-function writeValuesOf(f: DomainFile, id: string, req: WriteRequest, limits: ValueLimits, pool?: PagePool): void {
-  f.withId(id, 'dataset', (did) => {
+async function writeValuesOf(f: DomainFile, id: string, req: WriteRequest, limits: ValueLimits, pool?: PagePool): Promise<void> {
+  const did = f.open(id, 'dataset');
+  try {
     const plan = planWrite(f, did, req, limits);
     if (plan.newDims) io.setExtent(did, plan.newDims);
     try {
-      writePlanned(f, did, plan, limits, pool);
+      await writePlanned(f, did, plan, limits, pool);
     } catch (e) {
       // An append whose write failed after the extent grew: shrink it back.
       if (plan.newDims) io.setExtent(did, plan.dims);
       throw e;
     }
-  });
+  } finally {
+    h5.closeObject(did);
+  }
 }
 
 /** The writes of a validated plan (see `writeValues`). */
-function writePlanned(f: DomainFile, did: Hid, plan: WritePlan, limits: ValueLimits, pool?: PagePool): void {
+async function writePlanned(f: DomainFile, did: Hid, plan: WritePlan, limits: ValueLimits, pool?: PagePool): Promise<void> {
   {
     const mt = io.createType(plan.type);
+    // Into chunks larger than the chunk limit, one H5Dwrite can take a second: on the worker
+    // thread (src/hdf5/heavy.ts), so the server answers other requests meanwhile.
+    const put = (sel: SpaceSelection, n: number, scalar: boolean, wire: Buffer): void | Promise<void> =>
+      plan.heavy ? io.writeDatasetOnWorker(did, plan.type, mt, sel, n, scalar, wire, f.refs) : io.writeDataset(did, plan.type, mt, sel, n, scalar, wire, f.refs);
     try {
       if (plan.points || (!plan.scalar && !plan.sel!.isHyperslab)) {
         // sorted, unique points; a point given twice gets the value given last
         const ps = plan.points ? pointSelection(plan.points, plan.dims) : (toSpaceSelection(plan.sel!, limits) as ReturnType<typeof pointSelection>);
         const wire = ps.last ? pickElements(plan.wire!, plan.type, plan.count, ps.last) : plan.wire!;
-        io.writeDataset(did, plan.type, mt, ps, ps.count, false, wire, f.refs);
+        await put(ps, ps.count, false, wire);
       } else if (plan.scalar || isVariable(plan.type)) {
-        io.writeDataset(did, plan.type, mt, toSpaceSelection(plan.sel!, limits), plan.count, plan.scalar, plan.wire!, f.refs);
+        await put(toSpaceSelection(plan.sel!, limits), plan.count, plan.scalar, plan.wire!);
       } else {
         const size = fixedWireSize(plan.type);
         const fd = plan.spool ? fs.openSync(plan.spool.path, 'r') : undefined;
@@ -868,8 +924,11 @@ function writePlanned(f: DomainFile, did: Hid, plan: WritePlan, limits: ValueLim
             } else {
               bytes = plan.wire!.subarray(off, off + n);
             }
-            io.writeDataset(did, plan.type, mt, { kind: 'hyperslab', start: p.start, step: p.step, count: p.count }, p.elements, false, bytes, f.refs);
-            if (pooled && pool) pool.give(pooled);
+            try {
+              await put({ kind: 'hyperslab', start: p.start, step: p.step, count: p.count }, p.elements, false, bytes);
+            } finally {
+              if (pooled && pool) pool.give(pooled);
+            }
             off += n;
           }
         } finally {

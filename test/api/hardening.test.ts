@@ -248,6 +248,40 @@ describe('resource limits', function () {
     expectStatus(await post({ type: I32, shape: [100], creationProperties: { layout: { class: 'H5D_CONTIGUOUS' }, fillValue: 7, allocTime: 'H5D_ALLOC_TIME_EARLY' } }), 201, 'small early');
   });
 
+  it('a dropped-in dataset with chunks over the limit is read and written on the worker thread, with the right values', async () => {
+    // 2 MiB gzip chunks (over this server's 1 MiB max_chunk_size): every H5Dread/H5Dwrite of it
+    // runs on the worker thread while the server answers other requests
+    const file = path.join(kit.server.root, 'w', 'bigchunks.h5');
+    python(
+      'import h5py, numpy as np, sys\nwith h5py.File(sys.argv[1], "w") as f:\n  f.create_dataset("b", data=np.arange(1024 * 1024, dtype="<i4").reshape(1024, 1024), chunks=(512, 1024), compression="gzip")',
+      [file],
+    );
+    const c = kit.base.with('/w/bigchunks.h5');
+    const rootId = (await c.get('/')).json.root;
+    const id = (await c.get(`/groups/${rootId}/links/b`)).json.link.id;
+    const side = await makeDataset(d, 'side', { type: I32, shape: [4] });
+    const writes = [
+      c.put(`/datasets/${id}/value`, { value: [[-1, -2]] }, { select: '[3:4,5:7]' }),
+      putBinary(c, `/datasets/${id}/value`, bytes.i32le(-3), { select: '[600:601,0:1]' }),
+      c.put(`/datasets/${id}/value`, { points: [[1000, 1000], [2, 2], [1000, 1000]], value: [-4, -5, -6] }),
+    ];
+    // other requests meanwhile: answered, and correct
+    const others = Array.from({ length: 10 }, (_, i) => (i % 2 ? d.c.get('/about') : d.c.get(`/datasets/${side}/value`)));
+    for (const r of await Promise.all(writes)) expectStatus(r, 200, 'write');
+    for (const r of await Promise.all(others)) expectStatus(r, 200, 'other request');
+    expect((await c.get(`/datasets/${id}/value`, { select: '[3:4,4:8]' })).json.value).to.deep.equal([[3 * 1024 + 4, -1, -2, 3 * 1024 + 7]]);
+    expect((await c.post(`/datasets/${id}/value`, { points: [[600, 0], [1000, 1000], [2, 2], [0, 9]] })).json.value).to.deep.equal([-3, -6, -5, 9]);
+    const b = await c.request('GET', `/datasets/${id}/value`, { query: { select: '[600:601,0:2]' }, headers: { accept: 'application/octet-stream' } });
+    expect(Array.from(new Int32Array(b.body.buffer, b.body.byteOffset, 2))).to.deep.equal([-3, 600 * 1024 + 1]);
+    // a multi-page read (streamed) of the same dataset
+    const all = await c.request('GET', `/datasets/${id}/value`, { query: { select: '[0:512,:]' }, headers: { accept: 'application/octet-stream' } });
+    expect(all.body.length).to.equal(512 * 1024 * 4);
+    expect(all.body.readInt32LE((3 * 1024 + 5) * 4)).to.equal(-1);
+    await new Promise((r) => setTimeout(r, 1200));
+    const py = python('import h5py, sys; f = h5py.File(sys.argv[1], "r"); b = f["b"]; print(b[3, 5], b[3, 6], b[600, 0], b[1000, 1000], b[2, 2], b[0, 9])', [file], { lockFree: true });
+    expect(py.trim().split(/\s+/).map(Number)).to.deep.equal([-1, -2, -3, -6, -5, 9]);
+  });
+
   it('resizes, appends, selections, points, broadcasts, attributes and nesting over the limits are refused, the file unchanged', async () => {
     const ext = await makeDataset(d, 'ext', { type: I32, shape: [10], maxdims: [0] });
     const grid = await makeDataset(d, 'grid', { type: I32, shape: [1024, 1024] });

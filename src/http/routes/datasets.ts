@@ -8,7 +8,7 @@ import { ValueJsonWriter, WireValue, stringifyJson } from '../../codec/json.js';
 import { badRequest, tooLarge } from '../../errors.js';
 import { type DomainAccess, allowAllDomains } from '../../store/access.js';
 import type { PagePool } from '../../store/pagepool.js';
-import type { ReadPlan, ValuePage } from '../../store/values.js';
+import { type ReadPlan, type ValuePage, hdf5Busy, whenIdle } from '../../store/values.js';
 import type { Deps } from '../deps.js';
 import { objectHrefs, ownedHrefs } from '../deps.js';
 import { type Href, Hrefs, sendJson } from '../present.js';
@@ -255,6 +255,7 @@ async function streamPages(
   try {
     for (;;) {
       if (closed) break;
+      if (hdf5Busy()) await whenIdle(); // a long libhdf5 call runs on the worker thread
       const r = pages.next();
       if (r.done) break;
       const page = r.value;
