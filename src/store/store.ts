@@ -717,10 +717,13 @@ export class Store {
       for (const h of held.reverse()) await h.release();
       held.length = 0;
     };
+    // libhdf5 opens the sources with the intent of the handle it reads through: a read through a
+    // read-write handle (kept after a write) opens them read-write, so lock them as for a write.
+    const handling: AccessMode = mode === 'read' && f.writable ? 'write' : mode;
     try {
       for (const d of first) {
         const entry = this.files.entry(d.domain, this.paths.resolve(d.domain));
-        held.push({ entry, release: await this.lockReached(entry, d, mode) });
+        held.push({ entry, release: await this.lockReached(entry, d, handling) });
       }
       const again = reachedDomains(f, values.reachFor(f, id));
       const locked = new Set(first.map((d) => d.domain));
