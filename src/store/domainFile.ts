@@ -10,6 +10,7 @@ import { badRequest, gone, notFound } from '../errors.js';
 import * as C from '../hdf5/constants.js';
 import type { TypeJson } from '../codec/types.js';
 import type { FileAcl } from './acls.js';
+import type { GivenState } from './given.js';
 import * as io from '../hdf5/io.js';
 import type { SpaceInfo } from '../hdf5/io.js';
 import type { Hid } from '../hdf5/lib.js';
@@ -95,6 +96,8 @@ export class DomainFile {
   attrCacheBytes = 0;
   /** ACL state stored in the file (acls.ts): null = none, undefined = not read yet. */
   aclState: FileAcl | null | undefined;
+  /** What clients gave that the file cannot express (given.ts): undefined = not read yet. */
+  givenState: GivenState | undefined;
 
   constructor(domain: string, path: string, goneIds: Set<string>) {
     this.domain = domain;
@@ -122,6 +125,7 @@ export class DomainFile {
     this.attrFacts.clear();
     this.attrCacheBytes = 0;
     this.aclState = undefined;
+    this.givenState = undefined;
   }
 
   get h(): Hid {

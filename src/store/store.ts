@@ -526,7 +526,7 @@ export class Store {
     return this.write(domain, (f) => links.deleteLink(f, groupId, name));
   }
 
-  getDataset(domain: string, id: string, opts: { includeAttrs?: boolean; alias?: boolean }) {
+  getDataset(domain: string, id: string, opts: dsets.DatasetOptions) {
     return this.read(domain, (f) => dsets.getDataset(f, id, opts));
   }
   getDatasetTypeAndShape(domain: string, id: string) {

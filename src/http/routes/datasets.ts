@@ -34,7 +34,7 @@ export function datasetRoutes(d: Deps): Route[] {
   // GET /datasets/:id
   routes.push(route('GET', '/datasets/:id', { flag: 'read', on: 'object' }, async (ctx) => {
     const ref = refOf(ctx);
-    const ds = await d.store.getDataset(ref.domain, ctx.params.id, { includeAttrs: flag(ctx, 'include_attrs'), alias: flag(ctx, 'getalias') });
+    const ds = await d.store.getDataset(ref.domain, ctx.params.id, { includeAttrs: flag(ctx, 'include_attrs'), alias: flag(ctx, 'getalias'), verbose: flag(ctx, 'verbose') });
     const h = new Hrefs(ctx, d.config, ref);
     const extra: Href[] = [];
     if (ds.shape.class !== 'H5S_NULL') {
