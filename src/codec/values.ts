@@ -380,7 +380,14 @@ function fixedStringCodec(len: number, strPad: string): Codec {
     write(w, v) {
       if (typeof v !== 'string') throw badRequest(`Invalid value ${describe(v)} for a fixed-length string: expected a string`);
       if (v.length > len || (v.length * 3 > len && Buffer.byteLength(v) > len)) {
-        throw badRequest(`String ${describe(v)} is longer than the fixed string length ${len}`);
+        // Longer than the type: truncated as HDF5's string conversion does (H5T__conv_s_s): the
+        // first `len` bytes, or `len - 1` and a terminating NUL for NULLTERM.
+        const bytes = Buffer.from(v, 'utf8');
+        const keep = strPad === 'H5T_STR_NULLTERM' ? len - 1 : len;
+        bytes.copy(w.buf, w.pos, 0, keep);
+        w.buf.fill(pad, w.pos + keep, w.pos + len);
+        w.pos += len;
+        return;
       }
       const n = w.buf.write(v, w.pos, len, 'utf8');
       if (n < len) w.buf.fill(pad, w.pos + n, w.pos + len);
@@ -719,6 +726,41 @@ export function flattenValue(value: unknown, shape: readonly number[], type: Typ
     if (!nested || !looksLikeElement(v, type)) return [value];
   }
   return flattenNested(value, shape, '');
+}
+
+/**
+ * The elements of a JSON request value written to a selection of `shape` holding `count`
+ * elements (wire-reference 2.4 PUT value): the value nested like `shape` (`flattenValue`), or,
+ * when it is not, the same elements given flat or nested any other way, as long as there are
+ * exactly `count` of them (a flat list written into an N-D selection, HSDS/numpy reshape). With
+ * `count` smaller than the selection (`element_count` broadcast) the value holds `count`
+ * elements, flat or nested.
+ * @throws badRequest `input data doesn't match selection: ...` when the count differs.
+ */
+export function selectionValues(value: unknown, shape: readonly number[], count: number, type: TypeJson): unknown[] {
+  let selCount = 1;
+  for (const d of shape) selCount *= d;
+  let nestedError: unknown;
+  if (selCount === count) {
+    try {
+      return flattenValue(value, shape, type);
+    } catch (e) {
+      nestedError = e;
+    }
+  }
+  const flat: unknown[] = [];
+  const walk = (v: unknown): boolean => {
+    if (looksLikeElement(v, type) || !Array.isArray(v)) {
+      flat.push(v);
+      return flat.length <= count;
+    }
+    for (const x of v) if (!walk(x)) return false;
+    return true;
+  };
+  if (count === 1 && looksLikeElement(value, type)) return [value];
+  if (Array.isArray(value) && walk(value) && flat.length === count) return flat;
+  if (nestedError) throw nestedError;
+  throw mismatch('', `expected ${count} elements, got ${Array.isArray(value) ? (flat.length > count ? 'more' : flat.length) : 1}`);
 }
 
 /**

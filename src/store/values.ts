@@ -9,7 +9,7 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import type { TypeJson } from '../codec/types.js';
-import { decodeElements, encodeElements, flattenValue } from '../codec/values.js';
+import { decodeElements, encodeElements, selectionValues } from '../codec/values.js';
 import { badRequest, conflict, notImplemented, tooLarge } from '../errors.js';
 import * as C from '../hdf5/constants.js';
 import * as io from '../hdf5/io.js';
@@ -671,7 +671,10 @@ function planWrite(f: DomainFile, did: Hid, req: WriteRequest, limits: ValueLimi
     wire = Buffer.from(body.value_base64, 'base64');
   } else if (body.value !== undefined) {
     const shape = points ? [points.count] : elementCount === 1 ? [] : sel!.shape;
-    wire = encodeElements(flattenValue(body.value, shape, type), type);
+    // A flat list fills an N-D selection when the count matches; with element_count > 1 the
+    // value holds that many elements, broadcast below (selectionValues).
+    const n = typeof elementCount === 'number' && elementCount > 1 ? elementCount : shape.reduce((a, b) => a * b, 1);
+    wire = encodeElements(selectionValues(body.value, shape, n, type), type);
     if (elementCount === 1) return finish(broadcast(wire, type, 1, count));
   } else {
     throw badRequest('The write has no "value" (or binary body)');

@@ -97,6 +97,7 @@ export function datasetRoutes(d: Deps): Route[] {
     const query = param(ctx, 'query');
     if (query !== undefined) {
       const r = await d.store.queryValues(ref.domain, id, query, { select: param(ctx, 'select'), limit: limitParam(ctx), fields: param(ctx, 'fields') });
+      if (wantsBinary(ctx)) return sendBinary(ctx, r.wire); // rows [index (uint64), fields...] as h5pyd reads them
       sendJson(ctx, 200, { value: new WireValue(r.wire, r.type, [r.count]), hrefs: await valueHrefs(ctx, ref, id) }, { ignoreNan: flag(ctx, 'ignore_nan') });
       return;
     }
@@ -131,6 +132,7 @@ export function datasetRoutes(d: Deps): Route[] {
       const body = await jsonObject(ctx, d.config, { required: true });
       const update = 'value' in body && typeof body.value === 'object' ? body.value : body;
       const r = await d.store.queryUpdate(ref.domain, id, query, update, { select: param(ctx, 'select'), limit: limitParam(ctx) });
+      if (wantsBinary(ctx)) return sendBinary(ctx, r.wire);
       sendJson(ctx, 200, { value: new WireValue(r.wire, r.type, [r.count]), hrefs: await valueHrefs(ctx, ref, id) });
       return;
     }
@@ -156,6 +158,13 @@ export function datasetRoutes(d: Deps): Route[] {
     sendJson(ctx, 200, { hrefs: await valueHrefs(ctx, ref, id) });
   }));
   return routes;
+}
+
+/** A binary (wire-format) reply. */
+function sendBinary(ctx: Context, wire: Buffer): void {
+  ctx.status = 200;
+  ctx.type = 'application/octet-stream';
+  ctx.body = wire;
 }
 
 /**
