@@ -18,6 +18,7 @@
  *   UTF-8 string (`bytesArrayToList`), which fails or garbles for binary data; hdf5-json (h5json)
  *   stores opaque values as one base64 string per element. We use the h5json form.
  */
+import { isUtf8 } from 'node:buffer';
 import { badRequest, H5StoreError, internal, notImplemented } from '../errors.js';
 import { halfToNumber, numberToHalf } from './float.js';
 import {
@@ -645,6 +646,74 @@ export function encodeElements(values: readonly unknown[], type: TypeJson): Buff
     throw e;
   }
   return w.result();
+}
+
+/** True when the type holds strings anywhere. */
+function hasStrings(t: TypeJson): boolean {
+  switch (t.class) {
+    case 'H5T_STRING':
+      return true;
+    case 'H5T_ARRAY':
+    case 'H5T_VLEN':
+      return hasStrings(t.base);
+    case 'H5T_COMPOUND':
+      return t.fields.some((f) => hasStrings(f.type));
+    default:
+      return false;
+  }
+}
+
+/**
+ * True when some string of `count` wire-format elements is not valid UTF-8 (after removing the
+ * padding of fixed strings): such values cannot be JSON strings and are sent as base64 with
+ * `"encoding": "base64"` instead (wire-reference 2.6, as HSDS does). Other types: false.
+ * @throws badRequest for malformed wire data (as `decodeElements`).
+ */
+export function hasInvalidUtf8(buf: Buffer, type: TypeJson, count: number): boolean {
+  if (!hasStrings(type)) return false;
+  const c = new Cursor(buf);
+  const bad = (t: TypeJson): boolean => {
+    switch (t.class) {
+      case 'H5T_STRING': {
+        if (t.length === 'H5T_VARIABLE') {
+          const n = readCount(c);
+          const ok = isUtf8(c.buf.subarray(c.pos, c.pos + n));
+          c.pos += n;
+          return !ok;
+        }
+        c.need(t.length);
+        const start = c.pos;
+        c.pos += t.length;
+        return !isUtf8(c.buf.subarray(start, unpaddedEnd(c.buf, start, t.length, t.strPad)));
+      }
+      case 'H5T_COMPOUND': {
+        let any = false;
+        for (const f of t.fields) if (bad(f.type)) any = true;
+        return any;
+      }
+      case 'H5T_ARRAY': {
+        const n = t.dims.reduce((a, b) => a * b, 1);
+        let any = false;
+        for (let i = 0; i < n; i++) if (bad(t.base)) any = true;
+        return any;
+      }
+      case 'H5T_VLEN': {
+        const nbytes = readCount(c);
+        const end = c.pos + nbytes;
+        let any = false;
+        while (c.pos < end) if (bad(t.base)) any = true;
+        return any;
+      }
+      default: {
+        const size = codecFor(t).size;
+        c.need(size);
+        c.pos += size;
+        return false;
+      }
+    }
+  };
+  for (let i = 0; i < count; i++) if (bad(type)) return true;
+  return false;
 }
 
 /** Does `v` look like one element of `type` (as opposed to a list wrapping elements)? */
