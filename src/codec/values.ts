@@ -148,7 +148,7 @@ function compile(t: TypeJson): Codec {
     case 'H5T_VLEN':
       return vlenCodec(t.base);
     case 'H5T_REFERENCE':
-      return referenceCodec();
+      return t.base === 'H5T_STD_REF_DSETREG' ? regionReferenceCodec() : referenceCodec();
     case 'H5T_OPAQUE':
       return opaqueCodec(t.size);
   }
@@ -567,6 +567,114 @@ function referenceCodec(): Codec {
       const n = w.buf.write(s, w.pos, REFERENCE_SIZE, 'utf8');
       w.buf.fill(0, w.pos + n, w.pos + REFERENCE_SIZE);
       w.pos += REFERENCE_SIZE;
+    },
+  };
+}
+
+// --- region reference
+
+/** Selection types of a region reference (HDF5 `H5S_sel_type` names). */
+export const REGION_SELECT_TYPES = ['H5S_SEL_NONE', 'H5S_SEL_POINTS', 'H5S_SEL_HYPERSLABS', 'H5S_SEL_ALL'] as const;
+export type RegionSelectType = (typeof REGION_SELECT_TYPES)[number];
+
+/**
+ * A region reference value in hdf5-json's form (issue #12): the dataset's id, the selection type,
+ * and for points the coordinates `[[i, j], ...]`, for hyperslabs the blocks as inclusive start
+ * and end corners `[[[i0, j0], [i1, j1]], ...]`. A null reference is JSON `null`.
+ */
+export interface RegionRef {
+  id: string;
+  select_type: RegionSelectType;
+  selection?: number[][] | number[][][];
+}
+
+const coordList = (v: unknown, what: string): number[] => {
+  if (!Array.isArray(v) || !v.every((x) => typeof x === 'number' && Number.isSafeInteger(x) && x >= 0)) {
+    throw badRequest(`Invalid region reference: ${what} must be a list of non-negative integers, got ${describe(v)}`);
+  }
+  return v as number[];
+};
+
+/**
+ * Validate a region reference value from a request: `null`, `""` or `{}` for a null reference,
+ * else `{"id", "select_type", "selection"}` (`class` is accepted for `select_type`, and
+ * hyperslab blocks as `{"start", "opposite"}` objects, as older hdf5-json files have them).
+ * Bounds are checked against the dataset later (store/regionRefs.ts).
+ * @returns the canonical value, or null for a null reference.
+ */
+export function parseRegionRef(v: unknown): RegionRef | null {
+  if (v === null || v === '') return null;
+  if (typeof v !== 'object' || Array.isArray(v)) throw badRequest(`Invalid region reference ${describe(v)}: expected an object {"id", "select_type", "selection"}`);
+  const o = v as Record<string, unknown>;
+  if (Object.keys(o).length === 0) return null;
+  const st = o.select_type ?? o.class;
+  if (typeof st !== 'string' || !(REGION_SELECT_TYPES as readonly string[]).includes(st)) {
+    throw badRequest(`Invalid region reference: select_type must be one of ${REGION_SELECT_TYPES.join(', ')}, got ${describe(st)}`);
+  }
+  const selectType = st as RegionSelectType;
+  if (o.id === undefined || o.id === null) {
+    if (selectType === 'H5S_SEL_NONE') return null;
+    throw badRequest('Invalid region reference: "id" (the dataset) is missing');
+  }
+  if (typeof o.id !== 'string') throw badRequest(`Invalid region reference: "id" must be a dataset id, got ${describe(o.id)}`);
+  const id = o.id.replace(/^datasets\//, '');
+  const sel = o.selection;
+  if (selectType === 'H5S_SEL_ALL' || selectType === 'H5S_SEL_NONE') {
+    if (sel !== undefined && sel !== null && !(Array.isArray(sel) && sel.length === 0)) {
+      throw badRequest(`Invalid region reference: ${selectType} takes no selection`);
+    }
+    return { id, select_type: selectType };
+  }
+  if (!Array.isArray(sel)) throw badRequest(`Invalid region reference: ${selectType} needs a "selection" list`);
+  if (selectType === 'H5S_SEL_POINTS') {
+    return { id, select_type: selectType, selection: sel.map((p, i) => coordList(p, `point ${i}`)) };
+  }
+  const blocks = sel.map((b, i) => {
+    let start: unknown;
+    let end: unknown;
+    if (Array.isArray(b) && b.length === 2) [start, end] = b;
+    else if (b && typeof b === 'object' && !Array.isArray(b)) {
+      start = (b as Record<string, unknown>).start;
+      end = (b as Record<string, unknown>).opposite ?? (b as Record<string, unknown>).end;
+    } else throw badRequest(`Invalid region reference: block ${i} must be [start corner, end corner], got ${describe(b)}`);
+    const s0 = coordList(start, `block ${i} start`);
+    const e0 = coordList(end, `block ${i} end`);
+    if (s0.length !== e0.length) throw badRequest(`Invalid region reference: block ${i} corners differ in rank`);
+    s0.forEach((x, d) => {
+      if (e0[d] < x) throw badRequest(`Invalid region reference: block ${i} ends before it starts in dimension ${d}`);
+    });
+    return [s0, e0];
+  });
+  return { id, select_type: selectType, selection: blocks };
+}
+
+/**
+ * Region references on the wire (docs/architecture.md): a 4-byte LE byte count and the UTF-8
+ * JSON text of the region (`parseRegionRef` form); count 0 for a null reference. HSDS's 48-byte
+ * reference strings cannot hold a selection.
+ */
+function regionReferenceCodec(): Codec {
+  return {
+    size: -1,
+    read(c) {
+      const n = readCount(c);
+      const start = c.pos;
+      c.pos += n;
+      if (n === 0) return null;
+      try {
+        return JSON.parse(c.buf.toString('utf8', start, start + n));
+      } catch {
+        throw badRequest('Invalid binary data: a region reference is not JSON text');
+      }
+    },
+    write(w, v) {
+      const r = parseRegionRef(v);
+      const text = r ? JSON.stringify(r) : '';
+      const n = Buffer.byteLength(text);
+      w.ensure(4 + n);
+      w.dv.setInt32(w.pos, n, true);
+      w.buf.write(text, w.pos + 4, n, 'utf8');
+      w.pos += 4 + n;
     },
   };
 }

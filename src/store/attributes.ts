@@ -12,7 +12,6 @@ import { badRequest, conflict, gone, notFound } from '../errors.js';
 import * as io from '../hdf5/io.js';
 import type { SpaceInfo } from '../hdf5/io.js';
 import type { Hid } from '../hdf5/lib.js';
-import { refuseRegionRefs } from '../hdf5/memory.js';
 import * as h5 from '../hdf5/objects.js';
 import type { ObjectKind } from '../hdf5/objects.js';
 import { ATTR_CACHE_BYTES, ATTR_CACHE_VALUE_MAX, type AttrFacts, type DomainFile, RESERVED, type Times } from './domainFile.js';
@@ -326,7 +325,6 @@ export function parseAttributeBody(f: DomainFile, body: unknown): AttributeSpec 
   let wire: Buffer | undefined;
   if (b.value !== undefined && b.value !== null) {
     if (space.cls === 'H5S_NULL') throw badRequest('A value cannot be given for an attribute with shape H5S_NULL');
-    refuseRegionRefs(type);
     if (b.encoding === 'base64') {
       if (typeof b.value !== 'string') throw badRequest('A base64 value must be a string');
       wire = Buffer.from(b.value, 'base64');

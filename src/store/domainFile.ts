@@ -18,6 +18,7 @@ import type { RefCodec } from '../hdf5/memory.js';
 import * as h5 from '../hdf5/objects.js';
 import type { LinkRecord, ObjectKind } from '../hdf5/objects.js';
 import { COLLECTION, domainKey, makeId, parseId } from './ids.js';
+import { regionFromJson, regionToJson } from './regionRefs.js';
 import { RWLock } from './rwlock.js';
 
 /** Name of the group that holds REST-only state, in the root group (docs/storage-format.md). */
@@ -303,6 +304,8 @@ export class DomainFile {
       if (!m) throw badRequest(`Invalid object reference ${JSON.stringify(s)}`);
       return this.resolve(m[2]);
     },
+    regionToWire: (ref: Buffer): string => regionToJson(this, ref),
+    regionFromWire: (json: string): Buffer => regionFromJson(this, json),
   };
 
   /** Map a committed datatype (open type id) to its id, for `type.id`. */

@@ -15,7 +15,7 @@ import * as C from '../hdf5/constants.js';
 import * as io from '../hdf5/io.js';
 import type { SpaceSelection } from '../hdf5/io.js';
 import type { Hid } from '../hdf5/lib.js';
-import { fixedWireSize, hasIndirect, isVariable, memSize, refuseRegionRefs } from '../hdf5/memory.js';
+import { fixedWireSize, hasIndirect, isVariable, memSize } from '../hdf5/memory.js';
 import * as h5 from '../hdf5/objects.js';
 import { type Column, type EncodedStrings, parseQuery } from '../selection/query.js';
 import {
@@ -129,7 +129,6 @@ export function planRead(f: DomainFile, id: string, req: ReadRequest, limits: Va
     const { type: fullType, space } = io.datasetTypeAndSpace(did);
     if (space.cls === 'H5S_NULL') throw badRequest('The dataset has a null dataspace (H5S_NULL): it holds no values');
     const type = fieldSubset(fullType, req.fields);
-    refuseRegionRefs(type);
     const scalar = space.cls === 'H5S_SCALAR';
     if (scalar && (req.pointsBinary || req.body?.points !== undefined)) {
       throw badRequest('POST value not supported for datasets with SCALAR shape');
@@ -621,7 +620,6 @@ function planWrite(f: DomainFile, did: Hid, req: WriteRequest, limits: ValueLimi
   if (space.cls === 'H5S_NULL') throw badRequest('The dataset has a null dataspace (H5S_NULL): it holds no values');
   const scalar = space.cls === 'H5S_SCALAR';
   const type = fieldSubset(fullType, req.fields ?? (req.json?.fields as string | undefined));
-  refuseRegionRefs(type);
   const body = req.json ?? {};
   let append = req.append ?? (body.append as number | undefined);
   let appendDim = req.appendDim ?? (body.append_dim as number | undefined) ?? 0;
