@@ -360,9 +360,11 @@ function sameAttribute(f: DomainFile, aid: Hid, addr: bigint, name: string, spec
   const n = spaceCount(meta.space);
   if (n === 0) return true;
   const cur = io.readAttribute(aid, meta.type, n, f.refs);
-  // without a value: identical to an attribute also created without one (and still unwritten)
-  if (spec.wire === undefined) return isUnsetAttribute(f, addr, name) && !cur.some((b) => b !== 0);
-  return cur.equals(spec.wire);
+  // without a value: identical to an attribute also created without one (and still unwritten);
+  // with one: not identical to such an attribute, even when the value is all zeros
+  const unset = isUnsetAttribute(f, addr, name) && !cur.some((b) => b !== 0);
+  if (spec.wire === undefined) return unset;
+  return !unset && cur.equals(spec.wire);
 }
 
 /**
