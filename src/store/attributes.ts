@@ -86,6 +86,13 @@ export function presentValue(
   return { value: new WireValue(wire, facts.type, facts.space.dims) };
 }
 
+/** Put a presented value (and its encoding) into an attribute's JSON; nothing when left out. */
+function withValue(item: AttributeJson, v: { value: unknown; encoding?: 'base64' } | undefined): void {
+  if (!v) return;
+  item.value = v.value;
+  if (v.encoding) item.encoding = v.encoding;
+}
+
 /** Look up one attribute: 404 when missing, 410 when deleted earlier in this process. */
 function openAttr(f: DomainFile, oid: Hid, ownerId: string, name: string): Hid {
   if (!io.attributeExists(oid, name)) {
@@ -112,11 +119,7 @@ export function getAttribute(f: DomainFile, kind: ObjectKind, ownerId: string, n
       const out: AttributeJson = { name, type: meta.type, shape: shapeJson(meta.space), created: t.created, lastModified: t.lastModified };
       if (includeData) {
         const wire = meta.space.cls === 'H5S_NULL' ? undefined : io.readAttribute(aid, meta.type, spaceCount(meta.space), f.refs);
-        const v = presentValue(f, addr, name, { ...meta, wire }, vopts);
-        if (v) {
-          out.value = v.value;
-          if (v.encoding) out.encoding = v.encoding;
-        }
+        withValue(out, presentValue(f, addr, name, { ...meta, wire }, vopts));
       }
       return out;
     } finally {
@@ -195,11 +198,7 @@ export function attributesOf(f: DomainFile, oid: Hid, addr: bigint, opts: Attrib
     const facts = attrFacts(f, oid, addr, name, !!opts.includeData);
     const item: AttributeJson = { name, type: facts.type, shape: shapeJson(facts.space), created: t.created };
     if (opts.includeData) {
-      const v = presentValue(f, addr, name, facts, opts);
-      if (v) {
-        item.value = v.value;
-        if (v.encoding) item.encoding = v.encoding;
-      }
+      withValue(item, presentValue(f, addr, name, facts, opts));
     }
     out.push(item);
   }
@@ -252,13 +251,15 @@ export function attributesBelow(f: DomainFile, groupId: string, opts: AttributeL
     const out: Record<string, AttributeJson[]> = {};
     const paths = h5.objectPaths(gid);
     const fromRoot = gaddr === f.rootAddr;
+    const each = { ...opts, marker: undefined };
+    out[f.idOf(gaddr, 'group')] = attributesOf(f, gid, gaddr, each);
     for (const [addr, p] of paths) {
-      if (f.isInternal(addr)) continue;
+      if (addr === gaddr || f.isInternal(addr)) continue;
       if (fromRoot && (p === RESERVED || p.startsWith(RESERVED + '/'))) continue;
-      const kind = addr === gaddr ? 'group' : h5.withObject(f.h, addr, (o) => h5.objectInfo(o).kind);
-      if (!kind) continue;
-      const id = f.idOf(addr, kind);
-      out[id] = addr === gaddr ? attributesOf(f, gid, addr, { ...opts, marker: undefined }) : h5.withObject(f.h, addr, (o) => attributesOf(f, o, addr, { ...opts, marker: undefined }));
+      h5.withObject(f.h, addr, (o) => {
+        const kind = h5.objectInfo(o).kind;
+        if (kind) out[f.idOf(addr, kind)] = attributesOf(f, o, addr, each);
+      });
     }
     return out;
   });

@@ -89,7 +89,12 @@ const roundTrips: [string, unknown, unknown[], Buffer | null, unknown[]?][] = [
   ['enum', { class: 'H5T_ENUM', base: 'H5T_STD_I16BE', mapping: { SOLID: 0, LIQUID: 1, GAS: 2 } }, [0, 2, 1], hex('0000 0002 0001')],
   ['boolean enum', { class: 'H5T_ENUM', base: 'H5T_STD_I8LE', mapping: { FALSE: 0, TRUE: 1 } }, [true, false, true], hex('01 00 01')],
   ['object reference', 'H5T_STD_REF_OBJ', [REF, ''], Buffer.concat([refBytes(REF), Buffer.alloc(48)])],
-  ['region reference', { class: 'H5T_REFERENCE', base: 'H5T_STD_REF_DSETREG' }, ['datasets/d-1:[0:2]'], refBytes('datasets/d-1:[0:2]')],
+  [
+    'region reference (byte count + JSON text; null as count 0)',
+    { class: 'H5T_REFERENCE', base: 'H5T_STD_REF_DSETREG' },
+    [{ id: 'd-1', select_type: 'H5S_SEL_ALL' }, null],
+    Buffer.concat([hex('28000000'), Buffer.from('{"id":"d-1","select_type":"H5S_SEL_ALL"}'), hex('00000000')]),
+  ],
   ['opaque (base64 per element)', { class: 'H5T_OPAQUE', size: 3, tag: '' }, ['AQID', '/v8A'], hex('010203 feff00')],
 ];
 
