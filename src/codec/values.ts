@@ -18,7 +18,7 @@
  *   UTF-8 string (`bytesArrayToList`), which fails or garbles for binary data; hdf5-json (h5json)
  *   stores opaque values as one base64 string per element. We use the h5json form.
  */
-import { isUtf8 } from 'node:buffer';
+import { isAscii, isUtf8 } from 'node:buffer';
 import { badRequest, H5StoreError, internal, notImplemented } from '../errors.js';
 import { halfToNumber, numberToHalf } from './float.js';
 import {
@@ -778,7 +778,7 @@ function hasStrings(t: TypeJson): boolean {
  * @throws badRequest for malformed wire data (as `decodeElements`).
  */
 export function hasInvalidUtf8(buf: Buffer, type: TypeJson, count: number): boolean {
-  if (!hasStrings(type)) return false;
+  if (!hasStrings(type) || isAscii(buf)) return false;
   const c = new Cursor(buf);
   const bad = (t: TypeJson): boolean => {
     switch (t.class) {
