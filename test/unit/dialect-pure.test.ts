@@ -8,6 +8,7 @@ import { H5StoreError } from '../../src/errors.js';
 import { parseType, type TypeJson } from '../../src/codec/types.js';
 import { decodeElements, encodeElements, hasInvalidUtf8, parseRegionRef } from '../../src/codec/values.js';
 import { applyGivenCreation, givenCreationOf, guessChunks, h5pyItemSize } from '../../src/store/datasets.js';
+import { readItems, writeItems } from '../../src/http/attributeBodies.js';
 import { parseInitializer } from '../../src/store/initializer.js';
 
 function expect400(f: () => unknown, ...fragments: string[]): void {
@@ -165,4 +166,29 @@ describe('datasets: creation properties kept as given', () => {
     applyGivenCreation(changed, { fillValue: 'nan', noLevel: [0] }, encodeElements([1], F64), F64);
     expect(changed).to.deep.equal({ fillValue: 1, filters: [{ id: 32001, name: 'lz4', level: 9 }] });
   });
+});
+
+describe('attributes: bulk bodies (obj_ids forms)', () => {
+  const G = 'g-0123abcd-0123abcd-0000-000000-000060';
+  const D = 'd-0123abcd-0123abcd-0000-000000-000320';
+  const A1 = { type: 'H5T_STD_I32LE', value: 1 };
+  it('reads: a list (all attributes, or attr_names for each) and a dict {id: [names]}', () => {
+    expect(readItems({ obj_ids: [G, D] })).to.deep.equal([{ id: G, names: undefined }, { id: D, names: undefined }]);
+    expect(readItems({ obj_ids: [G], attr_names: ['a'] })).to.deep.equal([{ id: G, names: ['a'] }]);
+    expect(readItems({ obj_ids: { [G]: ['a'], [D]: [] } })).to.deep.equal([{ id: G, names: ['a'] }, { id: D, names: [] }]);
+  });
+  it('writes: a list with the attributes for each, and a dict {id: {"attributes": {...}}}', () => {
+    expect(writeItems({ obj_ids: [G, D], attributes: { a: A1 } })).to.deep.equal([{ id: G, items: { a: A1 } }, { id: D, items: { a: A1 } }]);
+    expect(writeItems({ obj_ids: { [D]: { attributes: { b: A1 } } } })).to.deep.equal([{ id: D, items: { b: A1 } }]);
+  });
+  const bad: [string, () => unknown, string][] = [
+    ['read: a dict with attr_names', () => readItems({ obj_ids: { [G]: ['a'] }, attr_names: ['a'] }), 'attr_names'],
+    ['read: names not a list', () => readItems({ obj_ids: { [G]: 'a' } }), 'list of attribute names'],
+    ['read: a number id', () => readItems({ obj_ids: [5] }), 'object ids'],
+    ['read: obj_ids a string', () => readItems({ obj_ids: G }), 'list of ids'],
+    ['write: a list without attributes', () => writeItems({ obj_ids: [G] }), '"attributes"'],
+    ['write: a dict plus attributes', () => writeItems({ obj_ids: { [G]: { attributes: {} } }, attributes: {} }), 'outside'],
+    ['write: a dict entry without attributes', () => writeItems({ obj_ids: { [G]: A1 } }), 'attributes'],
+  ];
+  for (const [name, f, frag] of bad) it(`rejects ${name}`, () => expect400(f, frag));
 });
