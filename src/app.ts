@@ -1,7 +1,8 @@
 /**
  * createApp: middleware order and routes. Never listens (main.ts does).
  *
- * Order: request log -> errors -> CORS -> routes -> allowed methods (405/501).
+ * Order: request log -> errors -> CORS -> web viewer (static files, browser redirect of GET /)
+ * -> routes -> allowed methods (405/501).
  */
 import cors from '@koa/cors';
 import Router from '@koa/router';
@@ -13,6 +14,7 @@ import { datasetRoutes } from './http/routes/datasets.js';
 import { domainRoutes } from './http/routes/domains.js';
 import { groupRoutes } from './http/routes/groups.js';
 import { serviceRoutes } from './http/routes/service.js';
+import { viewerMiddleware } from './http/viewer.js';
 
 /** Build the Koa application for a store and config. */
 export function createApp(deps: Deps): Koa {
@@ -39,6 +41,7 @@ export function createApp(deps: Deps): Koa {
       }),
     );
   }
+  app.use(viewerMiddleware(deps)); // before authentication: the viewer's files need no credentials
   app.use(router.routes());
   app.use(router.allowedMethods());
   return app;

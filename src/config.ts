@@ -45,6 +45,8 @@ export const ConfigSchema = z
     pluginPath: z.string().optional(),
     /** CORS: allowed origin (`*` echoes the request's Origin), or empty to disable. */
     corsOrigin: z.string().default('*'),
+    /** Directory of the built web viewer served at /view/ (default: the package's dist/viewer). */
+    viewerDir: z.string().min(1).optional(),
   })
   .strict();
 

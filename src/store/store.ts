@@ -45,6 +45,8 @@ export interface DomainJson {
 /** A folder listing item (GET /domains). */
 export interface FolderItem extends DomainJson {
   name: string;
+  /** Domains only: the file's size on disk in bytes (the viewer's folder listing shows it). */
+  size?: number;
 }
 
 export class Store {
@@ -205,7 +207,8 @@ export class Store {
 
   /**
    * GET /domains: entries of a folder in name order, after `marker` (a full domain path),
-   * at most `limit`. Hidden service files are skipped.
+   * at most `limit`. Hidden service files are skipped. Domain items carry `size` (bytes of the
+   * file on disk), an addition to HSDS's item shape that h5pyd ignores.
    */
   async listFolder(folder: string, opts: { limit?: number; marker?: string; pattern?: (name: string) => boolean; verbose?: boolean }): Promise<FolderItem[]> {
     const p = this.paths.resolve(folder);
@@ -248,6 +251,7 @@ export class Store {
           owner: this.opts.defaultOwner,
           created: (est.birthtimeMs > 0 ? est.birthtimeMs : est.ctimeMs) / 1000,
           lastModified: est.mtimeMs / 1000,
+          size: est.size,
         };
         if (opts.verbose) {
           try {
