@@ -25,7 +25,7 @@ export interface ViewState {
  * (except the root `/`), surrounding blanks removed. `hdf5://` prefixes are dropped like HSDS.
  */
 export function normalizePath(input: string): string {
-  let p = input.trim().replace(/^hdf5:\/\//, '/');
+  let p = input.trim().replace(/^hdf5:\/+/, '/');
   p = ('/' + p).replace(/\/{2,}/g, '/');
   if (p.length > 1) p = p.replace(/\/+$/, '');
   return p;
