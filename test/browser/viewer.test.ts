@@ -203,6 +203,11 @@ with h5py.File(sys.argv[1], 'r') as f:
     expect(cells[2]).to.equal(formatBytes(st.size));
     expect(await page.locator('tr[data-name="/fx/tall.h5"] td.num').getAttribute('title')).to.equal(`${st.size} bytes`);
     expect(cells[3]).to.equal(formatTime(st.mtimeMs / 1000));
+    // Each entry is one table row (a page style must not turn rows into blocks).
+    for (const n of ['/fx/tall.h5', '/fx/empty-folder']) {
+      const tops = await page.locator(`tr[data-name="${n}"] td`).evaluateAll((tds) => tds.map((td) => Math.round(td.getBoundingClientRect().top)));
+      expect(new Set(tops).size, `${n} cells on one line: ${tops}`).to.equal(1);
+    }
     const folderCells = await page.locator('tr[data-name="/fx/empty-folder"] td').allTextContents();
     expect(folderCells.slice(1, 3)).to.deep.equal(['folder', '']);
     // The breadcrumb and the path box show where we are.

@@ -20,7 +20,7 @@ export function DomainView({ domain, path }: { domain: string; path?: string }) 
     [credentials, requireSignIn],
   );
   return (
-    <div className="domain">
+    <div className="domain-view">
       {denied !== undefined && (
         <div className="error-box status-403 banner" role="alert">
           <strong>You may not read this</strong> (403 Forbidden): part of {domain} is not readable with your account. {denied}{' '}

@@ -80,7 +80,7 @@ export function FolderView({ folder, marker, limit }: { folder: string; marker?:
             </tr>
           )}
           {items.map((it) => (
-            <tr key={it.name} className={it.class} data-name={it.name}>
+            <tr key={it.name} className={`row-${it.class}`} data-name={it.name}>
               <td className="name">
                 <Link to={{ domain: it.name, limit: it.class === 'folder' ? limit : undefined }} className={`entry ${it.class}`}>
                   {it.class === 'folder' ? <FiFolder aria-hidden /> : <FiFile aria-hidden />}
