@@ -190,6 +190,7 @@ with h5py.File(sys.argv[1], 'r') as f:
   });
 
   it('a folder lists domains and folders with size and modification time', async () => {
+    await page.goto(srv.url + '/view/');
     await page.locator('a.entry.folder', { hasText: 'fx' }).click();
     await page.waitForURL(/\?domain=\/fx$/);
     await page.locator('tr[data-name="/fx/tall.h5"]').waitFor();
@@ -286,6 +287,7 @@ with h5py.File(sys.argv[1], 'r') as f:
   });
 
   it('tall.h5: the matrix view shows the values h5py reads', async () => {
+    await page.goto(srv.url + '/view/?domain=/fx/tall.h5&path=/g1/g1.1/dset1.1.1');
     await showVis('Matrix');
     const cells = await gridCells();
     expect(cells.size).to.be.at.least(25);
