@@ -209,6 +209,8 @@ with h5py.File(sys.argv[1], 'r') as f:
       const tops = await page.locator(`tr[data-name="${n}"] td`).evaluateAll((tds) => tds.map((td) => Math.round(td.getBoundingClientRect().top)));
       expect(new Set(tops).size, `${n} cells on one line: ${tops}`).to.equal(1);
     }
+    const lefts = await page.locator('a.entry').evaluateAll((as) => as.map((a) => Math.round(a.getBoundingClientRect().left)));
+    expect(new Set(lefts).size, `names aligned: ${lefts}`).to.equal(1);
     const folderCells = await page.locator('tr[data-name="/fx/empty-folder"] td').allTextContents();
     expect(folderCells.slice(1, 3)).to.deep.equal(['folder', '']);
     // The breadcrumb and the path box show where we are.

@@ -58,7 +58,7 @@ export function FolderView({ folder, marker, limit }: { folder: string; marker?:
   const last = items.at(-1);
 
   return (
-    <div className="folder">
+    <div className="folder-view">
       <table className="listing">
         <thead>
           <tr>
