@@ -31,6 +31,24 @@ export function defaultViewerDir(): string {
 const IMMUTABLE = 'public, max-age=31536000, immutable';
 /** Cache-Control of everything else (index.html): always revalidate. */
 const REVALIDATE = 'no-cache';
+/**
+ * Content-Security-Policy of the viewer's pages: scripts and API requests only from this server
+ * (the credentials in sessionStorage cannot be sent elsewhere by injected content); h5web sets
+ * inline styles and draws with blob:/data: images, and its ndarray-ops compiles functions at run
+ * time (cwise: `new Function`), hence 'unsafe-eval'.
+ */
+const CSP = [
+  "default-src 'self'",
+  "script-src 'self' 'unsafe-eval'",
+  "style-src 'self' 'unsafe-inline'",
+  "img-src 'self' data: blob:",
+  "connect-src 'self'",
+  "worker-src 'self' blob:",
+  "object-src 'none'",
+  "base-uri 'none'",
+  "form-action 'self'",
+  "frame-ancestors 'self'",
+].join('; ');
 
 const NOT_BUILT_PAGE = `<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><title>h5store: viewer not built</title>
@@ -102,6 +120,7 @@ export function viewerMiddleware(d: Deps): Middleware {
     ctx.set('Cache-Control', hashed ? IMMUTABLE : REVALIDATE);
     ctx.set('X-Content-Type-Options', 'nosniff');
     if (hashed) ctx.vary('Accept-Encoding'); // precompressed .br/.gz siblings
+    else ctx.set('Content-Security-Policy', CSP);
     let sent: string | undefined;
     try {
       sent = await send(ctx, rel, {

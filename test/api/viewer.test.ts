@@ -120,6 +120,7 @@ describe('web viewer: server side', function () {
         expect(r.headers.etag, q).to.be.a('string');
         expect(r.headers['last-modified'], q).to.be.a('string');
         expect(r.body.equals(file), q).to.equal(true);
+        expect(r.headers['content-security-policy'], q).to.match(/script-src 'self'/).and.match(/connect-src 'self'/);
       }
       const first = await raw(srv.url, 'GET', '/view/');
       const again = await raw(srv.url, 'GET', '/view/', { 'If-None-Match': first.headers.etag! });
