@@ -70,6 +70,8 @@ describe('web viewer in Chromium', function () {
   let problems: string[] = [];
   /** HTTP statuses a test provokes on purpose (e.g. 401 before signing in). */
   let allowedStatuses = new Set<number>();
+  /** Console errors a test provokes on purpose (h5web logs the errors it displays). */
+  let allowedConsole: RegExp[] = [];
   let apiRequests: Request[] = [];
 
   before(async function () {
@@ -114,6 +116,7 @@ with h5py.File(sys.argv[1], 'r') as f:
         const st = Number(/status of (\d+)/.exec(m.text())![1]);
         if (allowedStatuses.has(st)) return;
       }
+      if (allowedConsole.some((re) => re.test(m.text()))) return;
       problems.push(`console error: ${m.text()}`);
     });
     p.on('pageerror', (e) => problems.push(`page error: ${e.message}`));
@@ -140,6 +143,7 @@ with h5py.File(sys.argv[1], 'r') as f:
   beforeEach(() => {
     problems = [];
     allowedStatuses = new Set();
+    allowedConsole = [];
     apiRequests = [];
   });
 
@@ -416,6 +420,7 @@ with h5py.File(sys.argv[1], 'r') as f:
             route.fulfill({ status, contentType: 'application/json', body: JSON.stringify({ status, message, hrefs: [] }) });
           if (auth !== BASIC && auth !== TOKEN) return deny(401, 'Authentication required');
           if (domain.startsWith('/many')) return deny(403, 'alice may not read /many');
+          if (domain === '/h5py/viewer.h5' && new URL(route.request().url()).pathname.endsWith('/value')) return deny(403, 'alice may not read values of /h5py/viewer.h5');
           return route.continue();
         },
       );
@@ -474,6 +479,18 @@ with h5py.File(sys.argv[1], 'r') as f:
       await page.locator('.error-box h2', { hasText: 'You may not read this' }).waitFor();
       expect(await page.locator('.error-box').textContent()).to.contain('403');
       await shot('12-forbidden.png');
+      expectClean();
+    });
+
+    it('a 403 from one of h5web\'s requests is shown above the viewer', async () => {
+      allowedStatuses = new Set([403]);
+      allowedConsole = [/Request failed: 403/];
+      await page.goto(srv.url + '/view/?domain=/h5py/viewer.h5&path=/cube_gzip');
+      const banner = page.locator('.error-box.banner');
+      await banner.waitFor();
+      expect(await banner.textContent()).to.contain('You may not read this').and.contain('alice may not read values of /h5py/viewer.h5');
+      await treeItem('/table').waitFor(); // the tree (metadata) stays readable
+      await shot('13-forbidden-values.png');
       expectClean();
     });
 

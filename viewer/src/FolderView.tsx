@@ -47,7 +47,6 @@ export function FolderView({ folder, marker, limit }: { folder: string; marker?:
     return () => {
       stale = true;
     };
-    // eslint-disable-next-line react-hooks/exhaustive-deps
   }, [key]);
 
   if (load.key !== key) return <p className="status">Loading {folder}&hellip;</p>;
