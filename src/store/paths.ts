@@ -14,6 +14,11 @@ import { badRequest } from '../errors.js';
 export const LOCK_SUFFIX = '.h5store-lock';
 export const FOLDER_META = '.h5store-folder.json';
 
+/** Names of the service's own files beside domains (locks, folder sidecars and their temporaries). */
+export function isServiceName(name: string): boolean {
+  return name.endsWith(LOCK_SUFFIX) || name.startsWith(FOLDER_META);
+}
+
 /**
  * Normalise a domain string: strip a leading `hdf5:/` (HSDS accepts `hdf5://home/u/f.h5`),
  * require an absolute path, collapse repeated slashes, drop one trailing slash (folders).
@@ -31,7 +36,7 @@ export function normalizeDomain(raw: string, opts: { allowRoot?: boolean } = {})
   const parts = d.split('/').filter((p) => p !== '');
   for (const p of parts) {
     if (p === '.' || p === '..') throw badRequest('Invalid domain: "." and ".." path components are not allowed');
-    if (p.endsWith(LOCK_SUFFIX) || p === FOLDER_META) throw badRequest(`Invalid domain: ${p} is a reserved name`);
+    if (isServiceName(p)) throw badRequest(`Invalid domain: ${p} is a reserved name`);
     if (Buffer.byteLength(p) > 255) throw badRequest('Invalid domain: a path component is longer than 255 bytes');
   }
   if (parts.length === 0) {
@@ -50,20 +55,35 @@ export function parentDomain(domain: string): string {
 /** Maps normalised domain paths to file system paths under one root directory. */
 export class DomainPaths {
   readonly root: string;
-  private readonly realRoot: string;
+  /** The data directory's real path (symlinks resolved). */
+  readonly realRoot: string;
+  /**
+   * Checked real paths of existing domains and folders (domain -> real path, time of the check),
+   * so a request does not walk the path again; kept `ttlMs` at most. The real path (not the
+   * joined one) is what is returned and opened, so a component replaced by a symlink after the
+   * check cannot lead an open outside the root.
+   */
+  private readonly checked = new Map<string, { real: string; at: number }>();
 
-  constructor(root: string) {
+  constructor(
+    root: string,
+    private readonly ttlMs = 2000,
+  ) {
     this.root = path.resolve(root);
     fs.mkdirSync(this.root, { recursive: true });
-    this.realRoot = fs.realpathSync(this.root);
+    this.realRoot = fs.realpathSync.native(this.root);
   }
 
   /**
    * File system path of a normalised domain, after checking that following symlinks of the
-   * existing part of the path stays inside the root.
+   * existing part of the path stays inside the root. For an existing domain or folder this is
+   * its real path (symlinks resolved); for a missing one, the path it would be created at.
    * @throws H5StoreError BadRequest when the path escapes the root.
    */
   resolve(domain: string): string {
+    const hit = this.checked.get(domain);
+    const now = performance.now();
+    if (hit && now - hit.at < this.ttlMs) return hit.real;
     const rel = domain === '/' ? '' : domain.slice(1);
     const full = path.join(this.realRoot, ...rel.split('/'));
     // Find the deepest existing entry (lstat: dangling symlinks exist too) and check where it
@@ -79,12 +99,17 @@ export class DomainPaths {
       if (st) {
         let real: string;
         try {
-          real = fs.realpathSync(probe);
+          real = fs.realpathSync.native(probe);
         } catch {
           // Dangling symlink (or a loop): judge by the link's target.
           real = this.linkTarget(probe);
         }
         if (!this.inside(real)) throw badRequest('Invalid domain: the path leads outside the data directory');
+        if (probe === full && DomainPaths.exists(real)) {
+          if (this.checked.size >= 10_000) this.checked.clear();
+          this.checked.set(domain, { real, at: now });
+          return real;
+        }
         break;
       }
       const up = path.dirname(probe);
@@ -92,6 +117,16 @@ export class DomainPaths {
       probe = up;
     }
     return full;
+  }
+
+  /** The path of a domain joined under the root, symlinks not followed (to remove a link itself). */
+  joined(domain: string): string {
+    return domain === '/' ? this.realRoot : path.join(this.realRoot, ...domain.slice(1).split('/'));
+  }
+
+  /** Forget checked paths of a domain or folder and everything below it (after create/delete). */
+  forget(domain: string): void {
+    for (const k of this.checked.keys()) if (k === domain || k.startsWith(domain === '/' ? '/' : domain + '/')) this.checked.delete(k);
   }
 
   private inside(real: string): boolean {
@@ -102,7 +137,7 @@ export class DomainPaths {
   private linkTarget(p: string): string {
     try {
       const target = fs.readlinkSync(p);
-      return path.resolve(fs.realpathSync(path.dirname(p)), target);
+      return path.resolve(fs.realpathSync.native(path.dirname(p)), target);
     } catch {
       return p;
     }

@@ -8,19 +8,21 @@
  */
 import fs from 'node:fs';
 import path from 'node:path';
-import { badRequest, conflict, gone, notFound } from '../errors.js';
+import type { Acl } from '../auth/acl.js';
+import { H5StoreError, badRequest, conflict, gone, notFound } from '../errors.js';
 import { LIB_INFO } from '../hdf5/lib.js';
 import * as h5 from '../hdf5/objects.js';
 import type { ObjectKind } from '../hdf5/objects.js';
+import { FolderAcls, type FileAcl, type FolderAcl, readFileAcl, writeFileAcl } from './acls.js';
 import * as attrs from './attributes.js';
 import * as dsets from './datasets.js';
 import * as dtypes from './datatypes.js';
-import type { DomainFile } from './domainFile.js';
+import { type DomainFile, sameStamp, stampOf } from './domainFile.js';
 import { FileCache, lockPathFor } from './files.js';
 import * as groups from './groups.js';
 import * as links from './links.js';
 import { BufferPool, PagePool } from './pagepool.js';
-import { DomainPaths, FOLDER_META, LOCK_SUFFIX, parentDomain } from './paths.js';
+import { DomainPaths, isServiceName, parentDomain } from './paths.js';
 import * as values from './values.js';
 
 export interface StoreOptions {
@@ -45,8 +47,36 @@ export interface DomainJson {
 /** A folder listing item (GET /domains). */
 export interface FolderItem extends DomainJson {
   name: string;
-  /** Domains only: the file's size on disk in bytes (the viewer's folder listing shows it). */
+  /** File size in bytes (domains only). */
   size?: number;
+}
+
+/**
+ * What a permission decision on a domain, folder or object looks at (spec 5; acls.ts).
+ * `kind` is what the path is: a domain file, a folder, or nothing yet (then the nearest existing
+ * folder governs, e.g. for PUT / of a new domain).
+ */
+export interface AclView {
+  kind: 'domain' | 'folder' | 'missing';
+  owner: string;
+  /** The root group's ACL (the domain's), or the governing folder's. */
+  root: Acl;
+  /** The object's own ACL, when the request names an object that has one. */
+  object?: Acl;
+  /** True when the domain file holds no ACL and its folder governs it. */
+  inherited: boolean;
+  /** True when some object of the domain has an ACL of its own (bulk requests check each object). */
+  hasObjectAcls?: boolean;
+}
+
+/**
+ * The object an ACL request is about: the domain/folder itself, an object of the domain by id,
+ * or the object at `h5path` (relative to the group `parentId`, else absolute).
+ */
+export interface AclTarget {
+  id?: string;
+  h5path?: string;
+  parentId?: string;
 }
 
 export class Store {
@@ -58,9 +88,12 @@ export class Store {
   /** Buffers reused for binary request bodies of value writes. */
   readonly bodyPool = new BufferPool();
   private readonly goneDomains = new Set<string>();
+  /** Folder ACL sidecars (cached briefly). */
+  readonly folders: FolderAcls;
 
   constructor(readonly opts: StoreOptions) {
     this.paths = new DomainPaths(opts.root);
+    this.folders = new FolderAcls(this.paths.realRoot);
     this.files = new FileCache({ idleCloseMs: opts.idleCloseMs, maxOpenFiles: opts.maxOpenFiles });
     this.limits = { pageBytes: opts.pageBytes, maxPoints: opts.maxPoints };
     this.pagePool = new PagePool(opts.pageBytes);
@@ -114,7 +147,7 @@ export class Store {
   private folderJson(p: string, st: fs.Stats): DomainJson {
     return {
       class: 'folder',
-      owner: this.opts.defaultOwner,
+      owner: this.folders.effective(p)?.owner || this.opts.defaultOwner,
       created: (st.birthtimeMs > 0 ? st.birthtimeMs : st.ctimeMs) / 1000,
       lastModified: st.mtimeMs / 1000,
     };
@@ -126,7 +159,144 @@ export class Store {
     if (st.isDirectory()) return this.folderJson(p, st);
     return this.read(domain, (f) => {
       const t = f.fileTimes();
-      return { class: 'domain', owner: this.opts.defaultOwner, root: f.rootId, created: t.created, lastModified: t.lastModified };
+      const owner = readFileAcl(f)?.owner || this.folders.effective(path.dirname(p))?.owner || this.opts.defaultOwner;
+      return { class: 'domain', owner, root: f.rootId, created: t.created, lastModified: t.lastModified };
+    });
+  }
+
+  // -------------------------------------------------------------------------------------------
+  // Owners and ACLs (acls.ts; spec 5)
+
+  /** The folder that governs a path: its own directory when a folder, else the nearest existing one up. */
+  private governingFolder(p: string, st: fs.Stats | undefined): FolderAcl | null {
+    let dir = st?.isDirectory() ? p : path.dirname(p);
+    while (!st?.isDirectory()) {
+      try {
+        st = fs.statSync(dir);
+        if (st.isDirectory()) break;
+      } catch {
+        /* missing: go up */
+      }
+      const up = path.dirname(dir);
+      if (up === dir || !dir.startsWith(this.paths.realRoot)) return null;
+      dir = up;
+      st = undefined;
+    }
+    return this.folders.effective(dir);
+  }
+
+  /**
+   * The ACL state of a domain file, from the file's cache when it did not change on disk (no
+   * HDF5 call), else read under the shared lock. Null when the file holds none (or is not HDF5).
+   */
+  private async fileAcl(domain: string, p: string, st: fs.Stats): Promise<FileAcl | null> {
+    const f = this.files.entry(domain, p);
+    if (f.aclState !== undefined && sameStamp(f.stamp, stampOf(st))) return f.aclState;
+    try {
+      return await this.files.read(f, (ff) => readFileAcl(ff));
+    } catch (e) {
+      if (e instanceof H5StoreError) return null;
+      throw e;
+    }
+  }
+
+  /**
+   * What the permission decision for a request on `domain` (and optionally one of its objects)
+   * looks at. Never fails for a missing domain or an unknown object: the nearest folder, or the
+   * domain's ACL, governs, and the operation itself answers 404 afterwards.
+   * @throws BadRequest for a domain path that leads outside the data directory.
+   */
+  async aclView(domain: string, target: AclTarget = {}): Promise<AclView> {
+    const p = this.paths.resolve(domain);
+    let st: fs.Stats | undefined;
+    try {
+      st = fs.statSync(p);
+    } catch {
+      st = undefined;
+    }
+    if (st?.isFile()) {
+      const state = await this.fileAcl(domain, p, st);
+      if (state) {
+        const hasObjectAcls = Object.keys(state.objects).length > 0;
+        const view: AclView = { kind: 'domain', owner: state.owner || this.opts.defaultOwner, root: state.root, inherited: false, hasObjectAcls };
+        if ((target.id || target.h5path !== undefined) && Object.keys(state.objects).length) view.object = await this.objectAcl(domain, state, target);
+        return view;
+      }
+    }
+    const folder = this.governingFolder(p, st);
+    return {
+      kind: st?.isFile() ? 'domain' : st?.isDirectory() ? 'folder' : 'missing',
+      owner: folder?.owner || this.opts.defaultOwner,
+      root: folder?.acls ?? {},
+      inherited: true,
+    };
+  }
+
+  /** The own ACL of the target object (undefined for the root group, unknown objects and none). */
+  private async objectAcl(domain: string, state: FileAcl, target: AclTarget): Promise<Acl | undefined> {
+    try {
+      return await this.read(domain, (f) => {
+        let addr: bigint;
+        if (target.h5path !== undefined) {
+          const start = target.parentId ? f.resolve(target.parentId, 'group') : undefined;
+          addr = links.resolvePath(f, target.h5path, start).addr;
+        } else addr = f.resolve(target.id!);
+        return addr === f.rootAddr ? undefined : state.objects[f.objectKey(addr)];
+      });
+    } catch (e) {
+      if (e instanceof H5StoreError) return undefined;
+      throw e;
+    }
+  }
+
+  /**
+   * The stored ACL of a domain or folder (the root group's ACL), or of one object of a domain
+   * (its own entries only; the root group's id means the domain's ACL).
+   * @throws NotFound/Gone for a missing domain or object.
+   */
+  async getAcl(domain: string, target: AclTarget = {}): Promise<{ owner: string; acl: Acl }> {
+    const { p, st } = this.statOf(domain);
+    if (st.isDirectory()) {
+      const f = this.folders.effective(p);
+      return { owner: f?.owner || this.opts.defaultOwner, acl: f?.acls ?? {} };
+    }
+    return this.read(domain, (f) => {
+      const state = readFileAcl(f);
+      const folder = state ? null : this.folders.effective(path.dirname(p));
+      const owner = state?.owner || folder?.owner || this.opts.defaultOwner;
+      if (target.id) {
+        const addr = f.resolve(target.id);
+        if (addr !== f.rootAddr) return { owner, acl: state?.objects[f.objectKey(addr)] ?? {} };
+      }
+      return { owner, acl: state?.root ?? folder?.acls ?? {} };
+    });
+  }
+
+  /**
+   * Change one ACL under the domain's write lock (or the folder's sidecar). `change` edits the
+   * ACL in place; a domain file without ACL state starts from its folder's (so the entries it was
+   * governed by are kept), a folder without a sidecar from the one it inherited.
+   * @throws NotFound/Gone for a missing domain or object.
+   */
+  async updateAcl(domain: string, target: AclTarget, change: (acl: Acl) => void): Promise<void> {
+    const { p, st } = this.statOf(domain);
+    if (st.isDirectory()) {
+      const cur = this.folders.effective(p);
+      const next: FolderAcl = { owner: cur?.owner || this.opts.defaultOwner, acls: structuredClone(cur?.acls ?? {}) };
+      change(next.acls);
+      this.folders.write(p, next);
+      return;
+    }
+    await this.write(domain, (f) => {
+      const folder = this.folders.effective(path.dirname(p));
+      const state: FileAcl = structuredClone(readFileAcl(f)) ?? { owner: folder?.owner || this.opts.defaultOwner, root: structuredClone(folder?.acls ?? {}), objects: {} };
+      let acl = state.root;
+      if (target.id) {
+        const addr = f.resolve(target.id);
+        if (addr !== f.rootAddr) acl = state.objects[f.objectKey(addr)] ??= {};
+      }
+      change(acl);
+      writeFileAcl(f, state);
     });
   }
 
@@ -134,7 +304,7 @@ export class Store {
    * PUT /: create an empty HDF5 file, or a folder. The parent folder must exist.
    * @throws Conflict when the domain or folder exists; NotFound when the parent is missing.
    */
-  async createDomain(domain: string, opts: { folder?: boolean; trackOrder?: boolean }): Promise<DomainJson> {
+  async createDomain(domain: string, opts: { folder?: boolean; trackOrder?: boolean; owner?: string; acl?: Acl }): Promise<DomainJson> {
     const p = this.paths.resolve(domain);
     const parent = this.paths.resolve(parentDomain(domain));
     let pst: fs.Stats;
@@ -153,6 +323,9 @@ export class Store {
         throw e;
       }
       this.goneDomains.delete(domain);
+      this.paths.forget(domain);
+      this.folders.forget(p);
+      if (opts.owner !== undefined && opts.acl) this.folders.write(p, { owner: opts.owner, acls: opts.acl });
       return this.folderJson(p, fs.statSync(p));
     }
     const release = await this.files.crossProcessLock(p);
@@ -170,7 +343,12 @@ export class Store {
       await release();
     }
     this.goneDomains.delete(domain);
+    this.paths.forget(domain);
     this.files.forget(domain);
+    if (opts.owner !== undefined && opts.acl) {
+      const state: FileAcl = { owner: opts.owner, root: opts.acl, objects: {} };
+      await this.write(domain, (f) => writeFileAcl(f, state));
+    }
     return this.getDomain(domain);
   }
 
@@ -181,10 +359,13 @@ export class Store {
   async deleteDomain(domain: string): Promise<void> {
     const { p, st } = this.statOf(domain);
     if (st.isDirectory()) {
-      const entries = fs.readdirSync(p).filter((n) => n !== FOLDER_META && !n.endsWith(LOCK_SUFFIX));
-      if (entries.length) throw conflict('folder has sub-items');
-      fs.rmSync(path.join(p, FOLDER_META), { force: true });
-      fs.rmdirSync(p);
+      const names = fs.readdirSync(p);
+      if (names.some((n) => !isServiceName(n))) throw conflict('folder has sub-items');
+      for (const n of names) fs.rmSync(path.join(p, n), { recursive: true, force: true });
+      const link = this.paths.joined(domain);
+      if (link !== p && fs.lstatSync(link).isSymbolicLink()) fs.unlinkSync(link);
+      else fs.rmdirSync(p);
+      this.folders.forget(p);
     } else {
       const f = this.files.entry(domain, p);
       await f.lock.write();
@@ -192,7 +373,7 @@ export class Store {
         const release = await this.files.crossProcessLock(p);
         try {
           this.files.close(f);
-          fs.unlinkSync(p);
+          fs.unlinkSync(this.paths.joined(domain)); // a symlinked domain: the link, not its target
         } finally {
           await release().catch(() => undefined);
           fs.rmSync(lockPathFor(p), { recursive: true, force: true });
@@ -203,14 +384,18 @@ export class Store {
       this.files.forget(domain);
     }
     this.goneDomains.add(domain);
+    this.paths.forget(domain);
   }
 
   /**
    * GET /domains: entries of a folder in name order, after `marker` (a full domain path),
-   * at most `limit`. Hidden service files are skipped. Domain items carry `size` (bytes of the
-   * file on disk), an addition to HSDS's item shape that h5pyd ignores.
+   * at most `limit`, only those `visible` accepts (the requester may read them; each is judged
+   * by its own ACL view). Hidden service files are skipped.
    */
-  async listFolder(folder: string, opts: { limit?: number; marker?: string; pattern?: (name: string) => boolean; verbose?: boolean }): Promise<FolderItem[]> {
+  async listFolder(
+    folder: string,
+    opts: { limit?: number; marker?: string; pattern?: (name: string) => boolean; verbose?: boolean; visible?: (view: AclView) => boolean },
+  ): Promise<FolderItem[]> {
     const p = this.paths.resolve(folder);
     let st: fs.Stats;
     try {
@@ -221,8 +406,8 @@ export class Store {
     if (!st.isDirectory()) throw badRequest(`${folder} is a domain, not a folder`);
     const names = fs
       .readdirSync(p)
-      .filter((n) => n !== FOLDER_META && !n.endsWith(LOCK_SUFFIX))
-      .sort((a, b) => (Buffer.compare(Buffer.from(a), Buffer.from(b))));
+      .filter((n) => !isServiceName(n))
+      .sort((a, b) => Buffer.compare(Buffer.from(a), Buffer.from(b)));
     const base = folder === '/' ? '' : folder;
     let start = 0;
     if (opts.marker) {
@@ -241,27 +426,35 @@ export class Store {
       } catch {
         continue;
       }
+      if (!est.isDirectory() && !est.isFile()) continue;
       const name = `${base}/${n}`;
-      if (est.isDirectory()) {
-        out.push({ name, ...this.folderJson(path.join(p, n), est) });
-      } else if (est.isFile()) {
-        const item: FolderItem = {
-          name,
-          class: 'domain',
-          owner: this.opts.defaultOwner,
-          created: (est.birthtimeMs > 0 ? est.birthtimeMs : est.ctimeMs) / 1000,
-          lastModified: est.mtimeMs / 1000,
-          size: est.size,
-        };
-        if (opts.verbose) {
-          try {
-            item.root = await this.read(name, (f) => f.rootId);
-          } catch {
-            /* not HDF5: listed without root */
-          }
-        }
-        out.push(item);
+      let view: AclView;
+      try {
+        view = await this.aclView(name);
+      } catch {
+        continue; // e.g. a symlink leading outside the data directory
       }
+      if (opts.visible && !opts.visible(view)) continue;
+      if (est.isDirectory()) {
+        out.push({ name, ...this.folderJson(path.join(p, n), est), owner: view.owner });
+        continue;
+      }
+      const item: FolderItem = {
+        name,
+        class: 'domain',
+        owner: view.owner,
+        created: (est.birthtimeMs > 0 ? est.birthtimeMs : est.ctimeMs) / 1000,
+        lastModified: est.mtimeMs / 1000,
+        size: est.size,
+      };
+      if (opts.verbose) {
+        try {
+          item.root = await this.read(name, (f) => f.rootId);
+        } catch {
+          /* not HDF5: listed without root */
+        }
+      }
+      out.push(item);
     }
     return out;
   }

@@ -14,6 +14,7 @@ import { expectError } from '../helpers/apiExtra.js';
 import { PYTHON } from '../helpers/python.js';
 import { REPO, type TestServer, copyFixtures, fixturePath, startServer, tempRoot } from '../helpers/server.js';
 import { ensureViewerBuilt, viewerAssets } from '../helpers/viewer.js';
+import { userAdd } from '../../src/auth/admin.js';
 
 /** What Chromium sends for a page load. */
 const BROWSER_ACCEPT = 'text/html,application/xhtml+xml,application/xml;q=0.9,image/avif,image/webp,image/apng,*/*;q=0.8,application/signed-exchange;v=b3;q=0.7';
@@ -252,5 +253,42 @@ describe('web viewer: not built', function () {
     const r = await fetch(srv.url + '/view/', { method: 'POST' });
     const body = Buffer.from(await r.arrayBuffer());
     expectError({ status: r.status, headers: r.headers, body, text: body.toString(), json: JSON.parse(body.toString()) }, 405);
+  });
+});
+
+describe('web viewer: a server with users that lets nobody read anonymously', function () {
+  this.timeout(60000);
+  let srv: TestServer;
+  let root: string;
+  let dist: string;
+
+  before(async () => {
+    dist = ensureViewerBuilt();
+    root = tempRoot('h5store-viewer-users-');
+    copyFixtures(root, 'fx', ['tall.h5'], path.dirname(fixturePath('tall.h5')));
+    const usersFile = path.join(tempRoot('h5store-viewer-usersfile-'), 'users.json');
+    await userAdd(usersFile, 'alice', 'alice-pw-1');
+    srv = await startServer({ root, args: ['--users-file', usersFile, '--default-acl', 'none'] });
+  });
+
+  after(async () => {
+    await srv?.stop();
+    if (root) fs.rmSync(root, { recursive: true, force: true });
+  });
+
+  it("the viewer's files need no credentials while the API answers 401", async () => {
+    const { js, css } = viewerAssets(dist);
+    for (const p of ['/view/', '/view/?domain=/fx/tall.h5', `/view/${js}`, `/view/${css}`]) {
+      const r = await raw(srv.url, 'GET', p, { Accept: BROWSER_ACCEPT });
+      expect(r.status, p).to.equal(200);
+    }
+    const redirect = await raw(srv.url, 'GET', '/', { Accept: BROWSER_ACCEPT });
+    expect(redirect.status).to.equal(302);
+    const api = await raw(srv.url, 'GET', '/?domain=/fx/tall.h5', { 'X-Requested-With': 'XMLHttpRequest' });
+    expect(api.status).to.equal(401);
+    // A page's request gets no Basic challenge (the browser would show its own dialog).
+    expect(api.headers['www-authenticate'] ?? '').to.not.match(/basic/i);
+    const signed = await raw(srv.url, 'GET', '/?domain=/fx/tall.h5', { Authorization: 'Basic ' + Buffer.from('alice:alice-pw-1').toString('base64') });
+    expect(signed.status).to.equal(403);
   });
 });

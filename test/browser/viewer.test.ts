@@ -4,6 +4,7 @@
  * Any console error, page error, failed request or HTTP error status fails the test it happens
  * in (except the statuses a test provokes on purpose). Screenshots go to test-output/viewer/.
  *
+ * Signing in is tested against a second server with a real users file.
  * Skips with a message when /usr/bin/chromium is missing (`apt-get install chromium`).
  */
 import { expect } from 'chai';
@@ -14,7 +15,8 @@ import path from 'node:path';
 import { type BrowserContext, type Page, type Request, chromium } from 'playwright-core';
 import { formatBytes, formatTime } from '../../viewer/src/format.js';
 import { PYTHON, pythonJson } from '../helpers/python.js';
-import { HAVE_SHARED, REPO, SHARED_FIXTURES, type TestServer, copyFixtures, fixturePath, startServer, tempRoot } from '../helpers/server.js';
+import { tokenAdd, userAdd } from '../../src/auth/admin.js';
+import { Client, HAVE_SHARED, REPO, SHARED_FIXTURES, type TestServer, copyFixtures, fixturePath, startServer, tempRoot } from '../helpers/server.js';
 import { ensureViewerBuilt } from '../helpers/viewer.js';
 
 const CHROMIUM = '/usr/bin/chromium';
@@ -399,68 +401,98 @@ with h5py.File(sys.argv[1], 'r') as f:
   });
 
   /**
-   * Sign-in. The server has no users yet (issue #11), so the browser answers the API's
-   * requests the way a server with users will: 401 without valid credentials, 403 for one
-   * domain; valid requests go on to the real server. When users exist, replace the route by a
-   * server started with a user and a token and keep the assertions.
+   * Signing in, against a second server with a real users file (issue #11): `/pub` is readable
+   * by anyone (the server's default ACL), `/private` only by alice (anonymous: 401), `/secret` by
+   * nobody but the admin (alice: 403), and one dataset of `/private/viewer.h5` has an object ACL
+   * that refuses alice.
    */
-  describe('signing in (server-side users simulated in the browser until they exist)', () => {
-    const BASIC = 'Basic ' + Buffer.from('alice:s3cret').toString('base64');
-    const TOKEN = 'Bearer tok-123';
+  describe('signing in (a server with users)', () => {
+    const PW = { admin: 'admin-pw-4k2j', alice: 's3cret-ÿ-pw' };
+    let authSrv: TestServer;
+    let token: string;
     let seenAuth: (string | undefined)[] = [];
+    const basic = (u: string, p: string) => 'Basic ' + Buffer.from(`${u}:${p}`, 'utf8').toString('base64');
+    const NONE = { create: false, read: false, update: false, delete: false, readACL: false, updateACL: false };
 
     before(async () => {
-      await page.route(
-        (url) => !url.pathname.startsWith('/view/') && url.origin === srv.url,
-        async (route) => {
-          const auth = route.request().headers()['authorization'];
-          seenAuth.push(auth);
-          const domain = new URL(route.request().url()).searchParams.get('domain') ?? '';
-          const deny = (status: number, message: string) =>
-            route.fulfill({ status, contentType: 'application/json', body: JSON.stringify({ status, message, hrefs: [] }) });
-          if (auth !== BASIC && auth !== TOKEN) return deny(401, 'Authentication required');
-          if (domain.startsWith('/many')) return deny(403, 'alice may not read /many');
-          if (domain === '/h5py/viewer.h5' && new URL(route.request().url()).pathname.endsWith('/value')) return deny(403, 'alice may not read values of /h5py/viewer.h5');
-          return route.continue();
-        },
-      );
+      const usersDir = tempRoot('h5store-viewer-users-');
+      const usersFile = path.join(usersDir, 'users.json');
+      await userAdd(usersFile, 'admin', PW.admin);
+      await userAdd(usersFile, 'alice', PW.alice);
+      token = (await tokenAdd(usersFile, 'alice', { label: 'viewer test' })).token;
+      const aroot = tempRoot('h5store-viewer-auth-');
+      for (const folder of ['pub', 'private', 'secret']) copyFixtures(aroot, folder, ['tall.h5'], path.join(root, 'fx'));
+      copyFixtures(aroot, 'private', ['viewer.h5', 'ext_target.h5'], path.join(root, 'h5py'));
+      authSrv = await startServer({ root: aroot, args: ['--users-file', usersFile] });
+      const admin = new Client(authSrv.url).as({ user: 'admin', password: PW.admin });
+      for (const [folder, acls] of [
+        ['/private', { default: NONE, alice: { ...NONE, read: true } }],
+        ['/secret', { default: NONE }],
+      ] as [string, Record<string, typeof NONE>][]) {
+        for (const [who, acl] of Object.entries(acls)) expect((await admin.with(folder).put(`/acls/${who}`, acl)).status, `${folder} ${who}`).to.equal(201);
+      }
+      const vlen = await admin.with('/private/viewer.h5').get('/', { h5path: '/strings/vlen' });
+      expect(vlen.status).to.equal(200);
+      expect((await admin.with('/private/viewer.h5').put(`/datasets/${vlen.json.id}/acls/alice`, NONE)).status).to.equal(201);
+      page.on('request', (r) => {
+        if (r.url().startsWith(authSrv.url) && !new URL(r.url()).pathname.startsWith('/view/')) seenAuth.push(r.headers()['authorization']);
+      });
     });
 
     after(async () => {
-      await page.unrouteAll({ behavior: 'wait' });
-      await page.evaluate('sessionStorage.clear()');
+      await authSrv?.stop();
+      if (authSrv) fs.rmSync(authSrv.root, { recursive: true, force: true });
     });
 
     beforeEach(() => {
       seenAuth = [];
     });
 
-    it('a 401 shows the sign-in form; user and password are sent as Basic and kept in sessionStorage only', async () => {
+    it('anonymous reading works with no prompt where the server allows it', async () => {
+      await page.goto(authSrv.url + '/view/?domain=/pub/tall.h5&path=/g1/g1.1/dset1.1.1');
+      await page.locator('[role="treeitem"][data-path="/g1/g1.1/dset1.1.1"][aria-selected="true"]').waitFor();
+      await showVis('Heatmap');
+      expect(await canvasColors()).to.be.greaterThan(20);
+      expect(await page.locator('form.signin').count()).to.equal(0);
+      expect(seenAuth.length).to.be.greaterThan(3);
+      expect(new Set(seenAuth)).to.deep.equal(new Set([undefined]));
+      expectClean();
+    });
+
+    it('a 401 shows the sign-in form (no browser dialog); user and password go as Basic, kept in sessionStorage only', async () => {
       allowedStatuses = new Set([401]);
-      await page.goto(srv.url + '/view/?domain=/fx');
+      const challenges: string[] = [];
+      const onResponse = (r: import('playwright-core').Response) => {
+        if (r.status() === 401) challenges.push(r.headers()['www-authenticate'] ?? '');
+      };
+      page.on('response', onResponse);
+      await page.goto(authSrv.url + '/view/?domain=/private');
       const form = page.locator('form.signin');
       await form.waitFor();
+      page.off('response', onResponse);
+      // X-Requested-With: the server's 401 offers no Basic challenge, so Chromium shows no dialog.
+      expect(challenges.length).to.be.greaterThan(0);
+      for (const c of challenges) expect(c).to.not.match(/basic/i);
       expect(await form.locator('[role="alert"]').textContent()).to.contain('401');
       await shot('11-sign-in.png');
       await form.locator('input[name="username"]').fill('alice');
-      await form.locator('input[name="password"]').fill('s3cret');
+      await form.locator('input[name="password"]').fill(PW.alice);
       await form.getByRole('button', { name: 'Sign in', exact: true }).click();
-      await page.locator('tr[data-name="/fx/tall.h5"]').waitFor();
+      await page.locator('tr[data-name="/private/tall.h5"]').waitFor();
       expect(await form.count()).to.equal(0);
-      expect(seenAuth.at(-1)).to.equal(BASIC);
+      expect(seenAuth.at(-1)).to.equal(basic('alice', PW.alice));
       expect(await page.locator('.who').textContent()).to.contain('Signed in as alice');
       const stored = JSON.parse((await page.evaluate('sessionStorage.getItem("h5store.viewer.credentials")')) as string);
-      expect(stored).to.deep.equal({ kind: 'basic', user: 'alice', authorization: BASIC });
+      expect(stored).to.deep.equal({ kind: 'basic', user: 'alice', authorization: basic('alice', PW.alice) });
       // h5web keeps its display preferences in localStorage; the credentials are not there.
       const local = (await page.evaluate('JSON.stringify(Object.entries(localStorage))')) as string;
-      for (const secret of ['alice', 's3cret', BASIC.slice(6)]) expect(local).to.not.include(secret);
+      for (const secret of [PW.alice, basic('alice', PW.alice).slice(6)]) expect(local).to.not.include(secret);
       expect(await ctx.cookies()).to.deep.equal([]);
       expectClean();
     });
 
     it('h5web then reads the domain with the same credentials; a reload keeps them', async () => {
-      allowedStatuses = new Set([401]);
-      await page.goto(srv.url + '/view/?domain=/fx/tall.h5&path=/g1/g1.1/dset1.1.1');
+      await page.goto(authSrv.url + '/view/?domain=/private/tall.h5&path=/g1/g1.1/dset1.1.1');
       await page.locator('[role="treeitem"][data-path="/g1/g1.1/dset1.1.1"][aria-selected="true"]').waitFor();
       await showVis('Heatmap');
       expect(await canvasColors()).to.be.greaterThan(20);
@@ -468,67 +500,74 @@ with h5py.File(sys.argv[1], 'r') as f:
       await page.locator('[role="treeitem"][data-path="/g1/g1.1/dset1.1.1"][aria-selected="true"]').waitFor();
       expect(await canvasColors()).to.be.greaterThan(20);
       expect(seenAuth.length).to.be.greaterThan(3);
-      expect(new Set(seenAuth)).to.deep.equal(new Set([BASIC]));
+      expect(new Set(seenAuth)).to.deep.equal(new Set([basic('alice', PW.alice)]));
       expect(await page.locator('form.signin').count()).to.equal(0);
       expectClean();
     });
 
     it('a 403 says plainly that the user may not read it', async () => {
       allowedStatuses = new Set([403]);
-      await page.goto(srv.url + '/view/?domain=/many');
+      await page.goto(authSrv.url + '/view/?domain=/secret');
       await page.locator('.error-box h2', { hasText: 'You may not read this' }).waitFor();
-      expect(await page.locator('.error-box').textContent()).to.contain('403');
+      expect(await page.locator('.error-box').textContent()).to.contain('403').and.contain('alice');
       await shot('12-forbidden.png');
       expectClean();
     });
 
-    it('a 403 from one of h5web\'s requests is shown above the viewer', async () => {
+    it("a 403 from one of h5web's requests is shown above the viewer; the rest stays readable", async () => {
       allowedStatuses = new Set([403]);
       allowedConsole = [/Request failed: 403/];
-      await page.goto(srv.url + '/view/?domain=/h5py/viewer.h5&path=/cube_gzip');
+      await page.goto(authSrv.url + '/view/');
+      await page.evaluate(`sessionStorage.setItem("h5store.viewer.credentials", ${JSON.stringify(JSON.stringify({ kind: 'basic', user: 'alice', authorization: basic('alice', PW.alice) }))})`);
+      await page.goto(authSrv.url + '/view/?domain=/private/viewer.h5&path=/strings');
       const banner = page.locator('.error-box.banner');
       await banner.waitFor();
-      expect(await banner.textContent()).to.contain('You may not read this').and.contain('alice may not read values of /h5py/viewer.h5');
-      await treeItem('/table').waitFor(); // the tree (metadata) stays readable
-      await shot('13-forbidden-values.png');
+      expect(await banner.textContent()).to.contain('You may not read this').and.contain('/private/viewer.h5').and.contain('alice');
+      await shot('13-forbidden-object.png');
+      // The other objects stay readable (h5web may still fetch the refused one for its tree,
+      // so the banner may show again).
+      await page.goto(authSrv.url + '/view/?domain=/private/viewer.h5&path=/cube_gzip');
+      await showVis('Heatmap');
+      expect(await canvasColors()).to.be.greaterThan(20);
       expectClean();
     });
 
     it('signing out asks again; an API token is sent as Bearer', async () => {
       allowedStatuses = new Set([401]);
-      await page.goto(srv.url + '/view/?domain=/fx');
-      await page.locator('tr[data-name="/fx/tall.h5"]').waitFor();
+      await page.goto(authSrv.url + '/view/?domain=/private');
+      await page.locator('tr[data-name="/private/tall.h5"]').waitFor();
       await page.locator('.who').getByRole('button', { name: 'Sign out' }).click();
       const form = page.locator('form.signin');
       await form.waitFor();
       expect(await page.evaluate('sessionStorage.getItem("h5store.viewer.credentials")')).to.equal(null);
       await form.getByRole('tab', { name: 'API token' }).click();
-      await form.locator('input[name="token"]').fill('tok-123');
+      await form.locator('input[name="token"]').fill(token);
       await form.getByRole('button', { name: 'Sign in', exact: true }).click();
-      await page.locator('tr[data-name="/fx/tall.h5"]').waitFor();
-      expect(seenAuth.at(-1)).to.equal(TOKEN);
+      await page.locator('tr[data-name="/private/tall.h5"]').waitFor();
+      expect(seenAuth.at(-1)).to.equal(`Bearer ${token}`);
       expect(await page.locator('.who').textContent()).to.contain('API token');
       expectClean();
     });
 
     it('wrong credentials are refused with a message, and another tab starts signed out', async () => {
       allowedStatuses = new Set([401]);
-      await page.evaluate(`sessionStorage.setItem("h5store.viewer.credentials", JSON.stringify({kind: "basic", user: "mallory", authorization: "Basic bWFsbG9yeTp4"}))`);
-      await page.goto(srv.url + '/view/?domain=/fx');
+      await page.evaluate(`sessionStorage.setItem("h5store.viewer.credentials", JSON.stringify({kind: "basic", user: "alice", authorization: ${JSON.stringify(basic('alice', 'wrong'))}}))`);
+      await page.goto(authSrv.url + '/view/?domain=/pub');
       await page.locator('form.signin').waitFor();
-      expect(await page.locator('form.signin [role="alert"]').textContent()).to.contain('did not accept the credentials of user "mallory"');
+      expect(await page.locator('form.signin [role="alert"]').textContent()).to.contain('did not accept the credentials of user "alice"');
+      // "Continue without signing in" drops them: /pub is readable anonymously.
+      await page.locator('form.signin').getByRole('button', { name: 'Continue without signing in' }).click();
+      await page.locator('tr[data-name="/pub/tall.h5"]').waitFor();
+      expect(seenAuth.at(-1)).to.equal(undefined);
       const other = await ctx.newPage();
       try {
-        await other.route(
-          (url) => !url.pathname.startsWith('/view/') && url.origin === srv.url,
-          (route) => (route.request().headers()['authorization'] ? route.continue() : route.fulfill({ status: 401, contentType: 'application/json', body: '{"status":401,"message":"Authentication required","hrefs":[]}' })),
-        );
-        await other.goto(srv.url + '/view/?domain=/fx');
+        await other.goto(authSrv.url + '/view/?domain=/private');
         await other.locator('form.signin').waitFor();
         expect(await other.evaluate('sessionStorage.length')).to.equal(0);
       } finally {
         await other.close();
       }
+      await page.evaluate('sessionStorage.clear()');
       expectClean();
     });
   });

@@ -28,9 +28,14 @@ export class ApiError extends Error {
   }
 }
 
-/** Request headers carrying the credentials (none for anonymous use). */
+/**
+ * Headers of every API request: `X-Requested-With` (so a 401 carries no Basic challenge and the
+ * browser shows no login dialog of its own: the viewer asks), and the credentials if any.
+ */
 export function authHeaders(c: Credentials | undefined): Record<string, string> {
-  return c ? { Authorization: c.authorization } : {};
+  const h: Record<string, string> = { 'X-Requested-With': 'XMLHttpRequest' };
+  if (c) h.Authorization = c.authorization;
+  return h;
 }
 
 /**
