@@ -129,7 +129,8 @@ export class DomainPaths {
     for (const k of this.checked.keys()) if (k === domain || k.startsWith(domain === '/' ? '/' : domain + '/')) this.checked.delete(k);
   }
 
-  private inside(real: string): boolean {
+  /** True when a real path (after symlinks) is the root or below it. */
+  inside(real: string): boolean {
     return real === this.realRoot || real.startsWith(this.realRoot + path.sep);
   }
 
