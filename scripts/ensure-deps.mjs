@@ -2,7 +2,7 @@
 /**
  * Make sure everything `npm start` / `npm test` needs is here, installing what is missing:
  *   - npm packages (npm ci when node_modules is missing or older than package-lock.json);
- *   - the libhdf5 runtime (and, for tests, h5py, numpy and hdf5-tools) from Debian/Ubuntu
+ *   - the libhdf5 runtime (and, for tests, h5py, numpy, hdf5-tools and chromium) from Debian/Ubuntu
  *     packages: installed with apt-get when running as root, otherwise the exact command to run
  *     is printed and the script fails.
  * Usage: node scripts/ensure-deps.mjs start|test
@@ -17,7 +17,7 @@ const mode = process.argv[2] === 'test' ? 'test' : 'start';
 const say = (m) => process.stderr.write(`[h5store setup] ${m}\n`);
 
 const RUNTIME = ['libhdf5-103-1', 'liblzf1', 'hdf5-plugin-lzf', 'hdf5-filter-plugin', 'hdf5-filter-plugin-blosc-serial'];
-const TEST_PKGS = ['python3-h5py', 'python3-numpy', 'hdf5-tools', 'python3-requests', 'python3-requests-unixsocket', 'python3-tz', 'python3-packaging'];
+const TEST_PKGS = ['python3-h5py', 'python3-numpy', 'hdf5-tools', 'python3-requests', 'python3-requests-unixsocket', 'python3-tz', 'python3-packaging', 'chromium'];
 
 function npmPackages() {
   const nm = path.join(root, 'node_modules');
@@ -72,6 +72,10 @@ function systemPackages() {
     say(`  sudo apt-get install -y ${pkgs.join(' ')}`);
     say('(other systems: install the HDF5 C library 1.10+ and set HDF5_LIBRARY to libhdf5.so; tests also need h5py and h5dump)');
     process.exit(1);
+  }
+  if (missing.includes('chromium') && !fs.existsSync('/usr/bin/chromium')) {
+    say('chromium is missing: the browser test (test/browser) will be skipped. Install it with:');
+    say('  sudo apt-get install -y chromium');
   }
 }
 

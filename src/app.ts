@@ -1,8 +1,9 @@
 /**
  * createApp: middleware order and routes. Never listens (main.ts does).
  *
- * Order: request log -> errors -> CORS -> route table (each route behind the one
- * authenticate-and-authorize guard) -> allowed methods (405/501).
+ * Order: request log -> errors -> CORS -> web viewer (static files, browser redirect of GET /;
+ * no authentication) -> route table (each route behind the one authenticate-and-authorize guard)
+ * -> allowed methods (405/501).
  */
 import Router from '@koa/router';
 import Koa from 'koa';
@@ -17,6 +18,7 @@ import { datasetRoutes } from './http/routes/datasets.js';
 import { domainRoutes } from './http/routes/domains.js';
 import { groupRoutes } from './http/routes/groups.js';
 import { serviceRoutes } from './http/routes/service.js';
+import { viewerMiddleware } from './http/viewer.js';
 
 /** Every route of the API, declared once with the permission it needs (routeTable.ts). */
 export function routeTable(deps: Deps): Route[] {
@@ -34,6 +36,7 @@ export function createApp(deps: Deps): Koa {
   app.use(requestLogger(deps.logger));
   app.use(errorMiddleware(deps.logger, deps.store.paths.root));
   app.use(corsMiddleware(deps.config.corsOrigins));
+  app.use(viewerMiddleware(deps)); // before the route table's guard: the viewer's files need no credentials
   app.use(router.routes());
   app.use(router.allowedMethods());
   return app;

@@ -89,6 +89,8 @@ export const ConfigSchema = z
     oidcUserClaim: z.string().default('preferred_username'),
     /** Seconds a verified password is remembered (so each request does not pay for scrypt). */
     authCacheSeconds: z.coerce.number().int().min(0).default(300),
+    /** Directory of the built web viewer served at /view/ (default: the package's dist/viewer). */
+    viewerDir: z.string().min(1).optional(),
   })
   .strict();
 
