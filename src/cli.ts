@@ -3,6 +3,8 @@
  * The `h5store` command.
  *
  *   h5store serve [--root DIR] [--port N] [--host ADDR] [--config FILE] [--samples] [--log-level L]
+ *                 [--mount /archive=s3://bucket/prefix ...] [--s3-endpoint URL]
+ *                 [--metrics-access public|user|off] [--metrics-port N]
  *   h5store samples [--root DIR]      write the sample domains and exit
  *
  * Settings also come from H5STORE_* environment variables and a JSON config file
@@ -25,6 +27,10 @@ common(program.command('serve').description('start the server'))
   .option('-H, --host <addr>', 'address to bind')
   .option('--endpoint <url>', 'base URL used in hrefs')
   .option('--samples', 'write the sample domains under /samples when missing')
+  .option('--mount <path=s3url>', 'serve an S3 prefix read-only below a path: /archive=s3://bucket/prefix (repeatable)', (v: string, prev: string[] = []) => [...prev, v])
+  .option('--s3-endpoint <url>', 'S3 endpoint URL for mounts (default: AWS)')
+  .addOption(new Option('--metrics-access <who>', 'who may read GET /metrics').choices(['public', 'user', 'off']))
+  .option('--metrics-port <port>', 'serve /metrics (and /healthz, /readyz) on this port instead')
   .option('--exit-with-stdin', 'exit when standard input closes (for test harnesses)')
   .action(async (opts) => {
     const config = load(opts);
@@ -48,7 +54,7 @@ common(program.command('samples').description('write the sample domains under /s
   const config = load({ ...opts, samples: true });
   const { Store } = await import('./store/store.js');
   const { ensureSamples } = await import('./samples.js');
-  const store = new Store({ ...config, root: config.root });
+  const store = new Store({ ...config, root: config.root, mounts: [] });
   const written = await ensureSamples(store);
   store.close();
   process.stdout.write(written.length ? `wrote ${written.join(', ')}\n` : 'samples already present\n');
@@ -63,6 +69,10 @@ function load(opts: Record<string, unknown>) {
       endpoint: opts.endpoint,
       samples: opts.samples,
       logLevel: opts.logLevel,
+      mounts: opts.mount,
+      s3Endpoint: opts.s3Endpoint,
+      metricsAccess: opts.metricsAccess,
+      metricsPort: opts.metricsPort,
       config: opts.config as string | undefined,
     });
   } catch (e) {

@@ -16,9 +16,10 @@ import * as attrs from './attributes.js';
 import * as dsets from './datasets.js';
 import * as dtypes from './datatypes.js';
 import type { DomainFile } from './domainFile.js';
-import { FileCache, lockPathFor } from './files.js';
+import { FileCache, lockPathFor, type StoreObserver } from './files.js';
 import * as groups from './groups.js';
 import * as links from './links.js';
+import { type Mount, isUnder, readOnly } from './mount.js';
 import { BufferPool, PagePool } from './pagepool.js';
 import { DomainPaths, FOLDER_META, LOCK_SUFFIX, parentDomain } from './paths.js';
 import * as values from './values.js';
@@ -31,6 +32,10 @@ export interface StoreOptions {
   defaultOwner: string;
   pageBytes: number;
   maxPoints: number;
+  /** Told about lock waits and refusals (metrics). */
+  observer?: StoreObserver;
+  /** Read-only subtrees served from elsewhere (S3 archives, see mount.ts). */
+  mounts?: Mount[];
 }
 
 /** Domain or folder record (GET /, wire-reference 1.3). */
@@ -56,10 +61,12 @@ export class Store {
   /** Buffers reused for binary request bodies of value writes. */
   readonly bodyPool = new BufferPool();
   private readonly goneDomains = new Set<string>();
+  readonly mounts: Mount[];
 
   constructor(readonly opts: StoreOptions) {
     this.paths = new DomainPaths(opts.root);
-    this.files = new FileCache({ idleCloseMs: opts.idleCloseMs, maxOpenFiles: opts.maxOpenFiles });
+    this.files = new FileCache({ idleCloseMs: opts.idleCloseMs, maxOpenFiles: opts.maxOpenFiles, observer: opts.observer });
+    this.mounts = opts.mounts ?? [];
     this.limits = { pageBytes: opts.pageBytes, maxPoints: opts.maxPoints };
     this.pagePool = new PagePool(opts.pageBytes);
   }
@@ -72,6 +79,13 @@ export class Store {
   /** Close every open file (shutdown). */
   close(): void {
     this.files.closeAll();
+    for (const m of this.mounts) m.close();
+  }
+
+  /** The mount that serves `domain`, if any (mounts shadow the data directory). */
+  mountOf(domain: string): Mount | undefined {
+    for (const m of this.mounts) if (isUnder(domain, m.at)) return m;
+    return undefined;
   }
 
   // -------------------------------------------------------------------------------------------
@@ -99,13 +113,21 @@ export class Store {
     return this.files.entry(domain, p);
   }
 
-  /** Run a read on a domain file. */
-  read<T>(domain: string, fn: (f: DomainFile) => T): Promise<T> {
-    return this.files.read(this.fileOf(domain), fn);
+  /** The file entry of a domain: a local file, or an object of a read-only mount. */
+  private fileFor(domain: string): DomainFile | Promise<DomainFile> {
+    const m = this.mountOf(domain);
+    return m ? m.file(domain, this.files) : this.fileOf(domain);
   }
 
-  /** Run a write on a domain file (flushed before the locks are released). */
-  write<T>(domain: string, fn: (f: DomainFile) => T): Promise<T> {
+  /** Run a read on a domain file. */
+  async read<T>(domain: string, fn: (f: DomainFile) => T): Promise<T> {
+    return this.files.read(await this.fileFor(domain), fn);
+  }
+
+  /** Run a write on a domain file (flushed before the locks are released); 403 under a mount. */
+  async write<T>(domain: string, fn: (f: DomainFile) => T): Promise<T> {
+    const m = this.mountOf(domain);
+    if (m) throw readOnly(m, domain);
     return this.files.write(this.fileOf(domain), fn);
   }
 
@@ -120,6 +142,17 @@ export class Store {
 
   /** GET /: the domain (with its root id) or folder record. */
   async getDomain(domain: string): Promise<DomainJson> {
+    const m = this.mountOf(domain);
+    const e = m ? await m.stat(domain) : undefined;
+    if (e?.kind === 'folder') {
+      return { class: 'folder', owner: this.opts.defaultOwner, created: e.created, lastModified: e.lastModified };
+    }
+    if (m) {
+      return this.read(domain, (f) => {
+        const t = f.fileTimes();
+        return { class: 'domain', owner: this.opts.defaultOwner, root: f.rootId, created: t.created, lastModified: t.lastModified };
+      });
+    }
     const { p, st } = this.statOf(domain);
     if (st.isDirectory()) return this.folderJson(p, st);
     return this.read(domain, (f) => {
@@ -133,6 +166,8 @@ export class Store {
    * @throws Conflict when the domain or folder exists; NotFound when the parent is missing.
    */
   async createDomain(domain: string, opts: { folder?: boolean; trackOrder?: boolean }): Promise<DomainJson> {
+    const m = this.mountOf(domain);
+    if (m) throw readOnly(m, domain);
     const p = this.paths.resolve(domain);
     const parent = this.paths.resolve(parentDomain(domain));
     let pst: fs.Stats;
@@ -177,6 +212,8 @@ export class Store {
    * @throws Conflict for a folder with entries; NotFound/Gone when missing.
    */
   async deleteDomain(domain: string): Promise<void> {
+    const m = this.mountOf(domain);
+    if (m) throw readOnly(m, domain);
     const { p, st } = this.statOf(domain);
     if (st.isDirectory()) {
       const entries = fs.readdirSync(p).filter((n) => n !== FOLDER_META && !n.endsWith(LOCK_SUFFIX));
@@ -208,6 +245,8 @@ export class Store {
    * at most `limit`. Hidden service files are skipped.
    */
   async listFolder(folder: string, opts: { limit?: number; marker?: string; pattern?: (name: string) => boolean; verbose?: boolean }): Promise<FolderItem[]> {
+    const m = this.mountOf(folder);
+    if (m) return this.listMounted(m, folder, opts);
     const p = this.paths.resolve(folder);
     let st: fs.Stats;
     try {
@@ -216,10 +255,13 @@ export class Store {
       throw notFound(`Folder ${folder} not found`);
     }
     if (!st.isDirectory()) throw badRequest(`${folder} is a domain, not a folder`);
-    const names = fs
-      .readdirSync(p)
-      .filter((n) => n !== FOLDER_META && !n.endsWith(LOCK_SUFFIX))
-      .sort((a, b) => (Buffer.compare(Buffer.from(a), Buffer.from(b))));
+    const names = [
+      ...new Set([
+        ...fs.readdirSync(p).filter((n) => n !== FOLDER_META && !n.endsWith(LOCK_SUFFIX)),
+        // mount points in this folder are listed as folders (a local entry of the name is hidden)
+        ...this.mounts.filter((mm) => parentDomain(mm.at) === folder).map((mm) => mm.at.slice(mm.at.lastIndexOf('/') + 1)),
+      ]),
+    ].sort((a, b) => Buffer.compare(Buffer.from(a), Buffer.from(b)));
     const base = folder === '/' ? '' : folder;
     let start = 0;
     if (opts.marker) {
@@ -232,22 +274,28 @@ export class Store {
     for (let i = start; i < names.length && out.length < limit; i++) {
       const n = names[i];
       if (opts.pattern && !opts.pattern(n)) continue;
-      let est: fs.Stats;
+      let est: fs.Stats | undefined;
       try {
         est = fs.statSync(path.join(p, n));
       } catch {
-        continue;
+        if (!this.mountOf(`${base}/${n}`)) continue;
       }
       const name = `${base}/${n}`;
-      if (est.isDirectory()) {
-        out.push({ name, ...this.folderJson(path.join(p, n), est) });
-      } else if (est.isFile()) {
+      const mm = this.mountOf(name);
+      if (mm) {
+        const e = await mm.stat(name);
+        out.push({ name, class: 'folder', owner: this.opts.defaultOwner, created: e.created, lastModified: e.lastModified });
+        continue;
+      }
+      if (est!.isDirectory()) {
+        out.push({ name, ...this.folderJson(path.join(p, n), est!) });
+      } else if (est!.isFile()) {
         const item: FolderItem = {
           name,
           class: 'domain',
           owner: this.opts.defaultOwner,
-          created: (est.birthtimeMs > 0 ? est.birthtimeMs : est.ctimeMs) / 1000,
-          lastModified: est.mtimeMs / 1000,
+          created: (est!.birthtimeMs > 0 ? est!.birthtimeMs : est!.ctimeMs) / 1000,
+          lastModified: est!.mtimeMs / 1000,
         };
         if (opts.verbose) {
           try {
@@ -258,6 +306,24 @@ export class Store {
         }
         out.push(item);
       }
+    }
+    return out;
+  }
+
+  /** GET /domains of a folder under a mount (verbose: with root ids, each file opened). */
+  private async listMounted(m: Mount, folder: string, opts: { limit?: number; marker?: string; pattern?: (name: string) => boolean; verbose?: boolean }): Promise<FolderItem[]> {
+    const items = await m.list(folder, opts);
+    const out: FolderItem[] = [];
+    for (const it of items) {
+      const item: FolderItem = { name: it.name, class: it.kind, owner: this.opts.defaultOwner, created: it.created, lastModified: it.lastModified };
+      if (opts.verbose && it.kind === 'domain') {
+        try {
+          item.root = await this.read(it.name, (f) => f.rootId);
+        } catch {
+          /* not HDF5: listed without root */
+        }
+      }
+      out.push(item);
     }
     return out;
   }
@@ -394,7 +460,7 @@ export class Store {
    * returned `release` is called (after the last page was sent).
    */
   async openValueRead(domain: string, id: string, req: values.ReadRequest): Promise<{ plan: values.ReadPlan; release: () => void }> {
-    const f = this.fileOf(domain);
+    const f = await this.fileFor(domain);
     const unlock = await this.files.acquireRead(f);
     try {
       const plan = values.planRead(f, id, req, this.limits);
