@@ -28,7 +28,7 @@ export function parseMountSpec(spec: string): MountSpec {
     throw new Error(`Invalid mount ${JSON.stringify(spec)}: ${(e as Error).message}`);
   }
   const bucket = m[2];
-  if (!/^[A-Za-z0-9][A-Za-z0-9._-]{1,62}$/.test(bucket)) throw new Error(`Invalid mount ${JSON.stringify(spec)}: bad bucket name ${bucket}`);
+  if (!/^[A-Za-z0-9][A-Za-z0-9._-]{1,61}[A-Za-z0-9]$/.test(bucket)) throw new Error(`Invalid mount ${JSON.stringify(spec)}: bad bucket name ${bucket}`);
   const parts = (m[3] ?? '').split('/').filter(Boolean);
   return { at, bucket, prefix: parts.length ? parts.join('/') + '/' : '' };
 }

@@ -38,6 +38,8 @@ export interface TestServer {
   url: string;
   root: string;
   proc: ChildProcess;
+  /** Everything the server printed on stdout so far (pino's JSON log lines included). */
+  output(): string;
   stop(): Promise<void>;
 }
 
@@ -70,7 +72,9 @@ export async function startServer(opts: { root?: string; env?: Record<string, st
     { cwd: REPO, env: { ...process.env, ...opts.env }, stdio: ['pipe', 'pipe', 'pipe'] },
   );
   let stderr = '';
+  let stdout = '';
   proc.stderr!.on('data', (b) => (stderr += b.toString()));
+  proc.stdout!.on('data', (b) => (stdout += b.toString()));
   const url = await new Promise<string>((resolve, reject) => {
     let out = '';
     const timer = setTimeout(() => reject(new Error(`server did not start: ${stderr}`)), 30000);
@@ -91,6 +95,7 @@ export async function startServer(opts: { root?: string; env?: Record<string, st
     url,
     root,
     proc,
+    output: () => stdout,
     async stop() {
       if (proc.exitCode !== null) return;
       const exited = new Promise((r) => proc.once('exit', r));
