@@ -17,7 +17,7 @@ const mode = process.argv[2] === 'test' ? 'test' : 'start';
 const say = (m) => process.stderr.write(`[h5store setup] ${m}\n`);
 
 const RUNTIME = ['libhdf5-103-1', 'liblzf1', 'hdf5-plugin-lzf', 'hdf5-filter-plugin', 'hdf5-filter-plugin-blosc-serial'];
-const TEST_PKGS = ['python3-h5py', 'python3-numpy', 'hdf5-tools'];
+const TEST_PKGS = ['python3-h5py', 'python3-numpy', 'hdf5-tools', 'python3-requests', 'python3-requests-unixsocket', 'python3-tz', 'python3-packaging'];
 
 function npmPackages() {
   const nm = path.join(root, 'node_modules');

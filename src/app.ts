@@ -1,20 +1,29 @@
 /**
  * createApp: middleware order and routes. Never listens (main.ts does).
  *
- * Order: ops (request id, request log, metrics) -> errors -> CORS -> ops routes (/healthz,
- * /readyz, /metrics) -> routes -> allowed methods (405/501).
+ * Order: ops (request id, request log, metrics) -> errors -> CORS -> route table (each route
+ * behind the one authenticate-and-authorize guard; the ops routes /healthz, /readyz, /metrics
+ * included) -> allowed methods (405/501).
  */
-import cors from '@koa/cors';
 import Router from '@koa/router';
 import Koa from 'koa';
+import { makeGuard } from './http/auth.js';
+import { corsMiddleware } from './http/cors.js';
 import type { Deps } from './http/deps.js';
-import { type Ops, createOps, opsMiddleware, opsRoutes } from './http/ops.js';
+import { type Ops, createOps, opsMiddleware, opsRoutes, registerUsersFileCheck } from './http/ops.js';
 import { errorMiddleware } from './http/present.js';
+import { type Route, mountRoutes } from './http/routeTable.js';
+import { aclRoutes } from './http/routes/acls.js';
 import { attributeRoutes } from './http/routes/attributes.js';
 import { datasetRoutes } from './http/routes/datasets.js';
 import { domainRoutes } from './http/routes/domains.js';
 import { groupRoutes } from './http/routes/groups.js';
 import { serviceRoutes } from './http/routes/service.js';
+
+/** Every route of the API, declared once with the permission it needs (routeTable.ts). */
+export function routeTable(deps: Deps): Route[] {
+  return [...serviceRoutes(deps), ...domainRoutes(deps), ...groupRoutes(deps), ...datasetRoutes(deps), ...attributeRoutes(deps), ...aclRoutes(deps)];
+}
 
 /**
  * Build the Koa application for a store and config. `ops` (metrics and readiness checks, see
@@ -25,26 +34,12 @@ export function createApp(deps: Deps, ops: Ops = createOps(deps.store)): Koa {
   app.proxy = false;
   app.silent = true;
   const router = new Router();
-  serviceRoutes(router, deps);
-  domainRoutes(router, deps);
-  groupRoutes(router, deps);
-  datasetRoutes(router, deps);
-  attributeRoutes(router, deps);
+  registerUsersFileCheck(ops, deps.auth);
+  mountRoutes(router, [...routeTable(deps), ...opsRoutes(ops, deps.config)], makeGuard(deps));
 
   app.use(opsMiddleware(ops, deps.logger));
   app.use(errorMiddleware(deps.logger, deps.store.paths.root));
-  if (deps.config.corsOrigin) {
-    app.use(
-      cors({
-        origin: deps.config.corsOrigin === '*' ? (ctx) => ctx.get('Origin') || '*' : deps.config.corsOrigin,
-        credentials: true,
-        allowHeaders: ['Authorization', 'Content-Type', 'Accept', 'X-Store-domain', 'X-Hdf-domain', 'X-Request-Id'],
-        exposeHeaders: ['Content-Length', 'Content-Type', 'ETag', 'X-Request-Id'],
-        allowMethods: ['GET', 'PUT', 'POST', 'DELETE', 'OPTIONS'],
-      }),
-    );
-  }
-  app.use(opsRoutes(ops, deps.config));
+  app.use(corsMiddleware(deps.config.corsOrigins));
   app.use(router.routes());
   app.use(router.allowedMethods());
   return app;

@@ -44,8 +44,40 @@ export const ConfigSchema = z
     defaultOwner: z.string().min(1).default('admin'),
     /** Directories prepended to libhdf5's filter plugin search path. */
     pluginPath: z.string().optional(),
-    /** CORS: allowed origin (`*` echoes the request's Origin), or empty to disable. */
-    corsOrigin: z.string().default('*'),
+    /**
+     * CORS: origins allowed to call the API from a browser page of another origin, separated by
+     * commas or spaces (`https://a.example,http://localhost:3000`), `*` for any origin (never with
+     * credentials), or empty (default) for none: the built-in viewer is same-origin and needs none.
+     */
+    corsOrigins: z.string().default(''),
+    /**
+     * Users, groups and API tokens (JSON; salted scrypt hashes, token hashes). Without it there
+     * are no users: every request is `default`, with every right on a loopback address
+     * (single-user mode) and read-only elsewhere (issue #11, secure defaults).
+     */
+    usersFile: z.string().optional(),
+    /** The user who passes every ACL check and may set `owner` on PUT / (HSDS `admin_user`). */
+    adminUser: z.string().min(1).default('admin'),
+    /** Members of this group are admins too (HSDS `admin_group`); empty: none. */
+    adminGroup: z.string().default(''),
+    /**
+     * `default_acl` (spec 5, step 5): the flags of a user with no entry anywhere, e.g. `read`,
+     * `read,create`, `all`, `none`. Default: `read`; `all` in single-user mode (no users file,
+     * loopback address).
+     */
+    defaultAcl: z.string().optional(),
+    /** New domains readable by everyone (`default` read) instead of by their owner only. */
+    defaultPublic: z.coerce.boolean().default(false),
+    /** OpenID Connect: issuer whose JWTs are accepted as Bearer tokens (empty: off). */
+    oidcIssuer: z.string().default(''),
+    /** OpenID Connect: expected audience (`aud`) of the tokens. */
+    oidcAudience: z.string().default(''),
+    /** OpenID Connect: JWKS URL (default: from the issuer's /.well-known/openid-configuration). */
+    oidcJwksUri: z.string().default(''),
+    /** OpenID Connect: the claim that holds the user name. */
+    oidcUserClaim: z.string().default('preferred_username'),
+    /** Seconds a verified password is remembered (so each request does not pay for scrypt). */
+    authCacheSeconds: z.coerce.number().int().min(0).default(300),
 
     // --- operations (docs/deploy.md) -----------------------------------------------------------
     /**
@@ -100,7 +132,7 @@ export const ConfigSchema = z
 export type Config = z.infer<typeof ConfigSchema>;
 
 /** Settings whose environment value is a boolean (`1`/`true`, anything else false). */
-const BOOLEAN_KEYS = new Set(['samples', 's3PathStyle']);
+const BOOLEAN_KEYS = new Set(['samples', 'defaultPublic', 's3PathStyle']);
 
 /** Standard AWS environment variables for the S3 settings, first found wins. */
 export const AWS_ENV: Record<string, string[]> = {
@@ -110,6 +142,11 @@ export const AWS_ENV: Record<string, string[]> = {
   s3SecretAccessKey: ['AWS_SECRET_ACCESS_KEY'],
   s3SessionToken: ['AWS_SESSION_TOKEN'],
 };
+
+/** True for loopback addresses (127.0.0.0/8, ::1, localhost). */
+export function isLoopbackHost(host: string): boolean {
+  return host === 'localhost' || host === '::1' || host === '[::1]' || /^127\.\d+\.\d+\.\d+$/.test(host);
+}
 
 /** Environment variable for each setting: H5STORE_ + upper snake case (e.g. H5STORE_IDLE_CLOSE_MS). */
 export function envName(key: string): string {

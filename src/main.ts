@@ -5,7 +5,8 @@
 import type { Server } from 'node:http';
 import { pino, type Logger } from 'pino';
 import { createApp } from './app.js';
-import type { Config } from './config.js';
+import { Authenticator, authOptions } from './auth/authenticate.js';
+import { type Config, isLoopbackHost } from './config.js';
 import { addPluginPath } from './hdf5/lib.js';
 import { type Ops, createOps, startMetricsServer } from './http/ops.js';
 import { fileLockingWarning, hdf5FileLocking } from './ops/filelocking.js';
@@ -65,7 +66,15 @@ export async function startServer(config: Config, logger: Logger = pino({ level:
     const written = await ensureSamples(store);
     if (written.length) logger.info({ domains: written }, 'wrote sample domains');
   }
-  const app = createApp({ config, store, logger, startTime: Math.floor(Date.now() / 1000) }, ops);
+  const auth = new Authenticator(authOptions(config));
+  if (!config.usersFile) {
+    if (isLoopbackHost(config.host)) {
+      logger.info(`no users file: single-user mode, every request may do everything (only from this machine: ${config.host}); serve other machines with --host 0.0.0.0 and --users-file FILE`);
+    } else {
+      logger.warn(`no users file while listening on ${config.host}: every request is the user "default", read-only; add users (h5store user add NAME --users-file FILE) and pass --users-file to allow writes`);
+    }
+  }
+  const app = createApp({ config, store, logger, auth, startTime: Math.floor(Date.now() / 1000) }, ops);
   const server = app.listen(config.port, config.host);
   await new Promise<void>((resolve, reject) => {
     server.once('listening', resolve);

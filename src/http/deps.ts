@@ -2,6 +2,7 @@
  * What every route module receives, and the href sets of each resource (service spec section 6).
  */
 import type { Logger } from 'pino';
+import type { Authenticator } from '../auth/authenticate.js';
 import type { Config } from '../config.js';
 import type { Store } from '../store/store.js';
 import type { Href, Hrefs } from './present.js';
@@ -10,6 +11,8 @@ export interface Deps {
   config: Config;
   store: Store;
   logger: Logger;
+  /** Who is asking (users file, tokens, OpenID Connect). */
+  auth: Authenticator;
   /** Server start, seconds since the epoch. */
   startTime: number;
 }

@@ -3,15 +3,16 @@
  * metrics), `GET /healthz`, `GET /readyz`, `GET /metrics`, and the optional metrics port.
  *
  * Order in the app: `opsMiddleware` first (it sees the final status and bytes of every request,
- * errors included), then the error middleware, CORS, the authentication middleware (which sets
- * `ctx.state.user = { name }`), then `opsRoutes`, then the API routes. `metricsAccess: user`
- * relies on `ctx.state.user`, so `opsRoutes` must come after authentication.
+ * errors included), then the error middleware and CORS; `opsRoutes` are entries of the route
+ * table, behind the guard that authenticates (and sets `ctx.state.user = { name }`, which the
+ * request log and `metricsAccess: user` use).
  */
 import Router from '@koa/router';
 import crypto from 'node:crypto';
 import http from 'node:http';
 import Koa, { type Context, type Next } from 'koa';
 import type { Logger } from 'pino';
+import type { Authenticator } from '../auth/authenticate.js';
 import type { Config } from '../config.js';
 import { H5StoreError } from '../errors.js';
 import { LIB_INFO, openObjectCount } from '../hdf5/lib.js';
@@ -19,6 +20,7 @@ import { Metrics } from '../ops/metrics.js';
 import { Readiness, checkDirectory } from '../ops/readiness.js';
 import type { Store } from '../store/store.js';
 import { errorMiddleware, sendJson } from './present.js';
+import { type Route, mountRoutes, route } from './routeTable.js';
 
 /** What the operations endpoints work with; other modules register readiness checks on it. */
 export interface Ops {
@@ -51,6 +53,23 @@ export function createOps(store: Store, metrics: Metrics = new Metrics()): Ops {
     return m.source;
   }, { timeoutMs: 5000 });
   return { metrics, readiness };
+}
+
+/**
+ * Readiness check `users file` (when the server has one): the file is readable and parses.
+ * Messages never show its path.
+ */
+export function registerUsersFileCheck(ops: Ops, auth: Authenticator): void {
+  if (!auth.hasUsers) return;
+  ops.readiness.register('users file', () => {
+    if (!auth.usersFileReadable()) throw new Error('users file: not readable');
+    try {
+      auth.refresh();
+    } catch {
+      throw new Error('users file: cannot be parsed');
+    }
+    return 'readable';
+  });
 }
 
 /** The authenticated user's name, when the auth middleware set one. */
@@ -121,37 +140,40 @@ export function opsMiddleware(ops: Ops, logger: Logger) {
 
 /**
  * `GET /healthz`, `GET /readyz` and (per `metricsAccess`, unless `metricsPort` is set)
- * `GET /metrics` as Koa middleware.
+ * `GET /metrics`, as route-table entries (routeTable.ts): public, so the guard lets everyone
+ * through but still authenticates credentials that are sent, and sets `ctx.state.user` for
+ * `metricsAccess: user`.
  */
-export function opsRoutes(ops: Ops, config: Config, opts: { metrics?: 'public' | 'user' | 'off' } = {}) {
+export function opsRoutes(ops: Ops, config: Config, opts: { metrics?: 'public' | 'user' | 'off' } = {}): Route[] {
   const access = opts.metrics ?? (config.metricsPort !== undefined ? 'off' : config.metricsAccess);
-  const router = new Router();
+  const routes: Route[] = [
+    // GET /healthz: the process is alive and its event loop answers
+    route('GET', '/healthz', 'public', (ctx) => {
+      sendJson(ctx, 200, { status: 'ok', hrefs: [] }, { plain: true });
+    }),
 
-  // GET /healthz: the process is alive and its event loop answers
-  router.get('/healthz', (ctx) => {
-    sendJson(ctx, 200, { status: 'ok', hrefs: [] }, { plain: true });
-  });
-
-  // GET /readyz: every registered readiness check passes (else 503 with the failing ones)
-  router.get('/readyz', async (ctx) => {
-    const r = await ops.readiness.run();
-    ctx.set('Cache-Control', 'no-store');
-    sendJson(ctx, r.ready ? 200 : 503, { status: r.ready ? 'ready' : 'not ready', checks: r.checks, hrefs: [] }, { plain: true });
-  });
-
+    // GET /readyz: every registered readiness check passes (else 503 with the failing ones)
+    route('GET', '/readyz', 'public', async (ctx) => {
+      const r = await ops.readiness.run();
+      ctx.set('Cache-Control', 'no-store');
+      sendJson(ctx, r.ready ? 200 : 503, { status: r.ready ? 'ready' : 'not ready', checks: r.checks, hrefs: [] }, { plain: true });
+    }),
+  ];
   if (access !== 'off') {
     // GET /metrics: Prometheus exposition text
-    router.get('/metrics', async (ctx) => {
-      if (access === 'user' && userName(ctx) === undefined) {
-        throw new H5StoreError('Unauthorized', 'GET /metrics needs an authenticated user (metricsAccess is "user")');
-      }
-      const m = await ops.metrics.render();
-      ctx.set('Cache-Control', 'no-store');
-      ctx.type = m.contentType;
-      ctx.body = m.text;
-    });
+    routes.push(
+      route('GET', '/metrics', 'public', async (ctx) => {
+        if (access === 'user' && userName(ctx) === undefined) {
+          throw new H5StoreError('Unauthorized', 'GET /metrics needs an authenticated user (metricsAccess is "user")');
+        }
+        const m = await ops.metrics.render();
+        ctx.set('Cache-Control', 'no-store');
+        ctx.type = m.contentType;
+        ctx.body = m.text;
+      }),
+    );
   }
-  return router.routes();
+  return routes;
 }
 
 /**
@@ -163,7 +185,10 @@ export async function startMetricsServer(ops: Ops, config: Config, logger: Logge
   const app = new Koa();
   app.silent = true;
   app.use(errorMiddleware(logger, dataRoot));
-  app.use(opsRoutes(ops, config, { metrics: 'public' }));
+  const router = new Router();
+  // no users here: a guard that lets every request through
+  mountRoutes(router, opsRoutes(ops, config, { metrics: 'public' }), () => (_ctx, next) => next());
+  app.use(router.routes());
   const host = config.metricsHost ?? config.host;
   const server = app.listen(config.metricsPort, host);
   await new Promise<void>((resolve, reject) => {

@@ -51,6 +51,16 @@ export function requireDomain(ctx: Context): DomainRef {
   return domainRef(ctx, { required: true })!;
 }
 
+/** The JSON object body the auth middleware read (routes declared with `jsonBody`). */
+export function bodyOf(ctx: Context): Record<string, unknown> {
+  return (ctx.state as { body?: Record<string, unknown> }).body ?? {};
+}
+
+/** The request's domain as the auth middleware resolved it (routes with a requirement). */
+export function refOf(ctx: Context): DomainRef {
+  return (ctx.state as { ref?: DomainRef }).ref ?? requireDomain(ctx);
+}
+
 /** One query parameter as a string (the first when repeated). */
 export function param(ctx: Context, name: string): string | undefined {
   const v = ctx.query[name];

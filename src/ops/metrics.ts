@@ -85,7 +85,7 @@ export class Metrics {
     });
     this.lockRefusals = new Counter({
       name: 'h5store_lock_refusals_total',
-      help: 'Requests refused with 503 because a lock stayed held: file = another h5store process, hdf5 = another program',
+      help: 'Lock attempts that failed because the lock stayed held (the request then answers 503 unless it can do without): file = another h5store process, hdf5 = another program',
       labelNames: ['lock'],
       registers,
     });

@@ -9,6 +9,7 @@ import fs from 'node:fs';
 import { badRequest, gone, notFound } from '../errors.js';
 import * as C from '../hdf5/constants.js';
 import type { TypeJson } from '../codec/types.js';
+import type { FileAcl } from './acls.js';
 import * as io from '../hdf5/io.js';
 import type { SpaceInfo } from '../hdf5/io.js';
 import type { Hid } from '../hdf5/lib.js';
@@ -112,6 +113,8 @@ export class DomainFile {
   readonly attrFacts = new Map<bigint, Map<string, AttrFacts>>();
   /** Bytes of attribute values held in `attrFacts` (bounded by ATTR_CACHE_BYTES). */
   attrCacheBytes = 0;
+  /** ACL state stored in the file (acls.ts): null = none, undefined = not read yet. */
+  aclState: FileAcl | null | undefined;
 
   constructor(domain: string, path: string, goneIds: Set<string>) {
     this.domain = domain;
@@ -138,6 +141,7 @@ export class DomainFile {
     this.attrNames.clear();
     this.attrFacts.clear();
     this.attrCacheBytes = 0;
+    this.aclState = undefined;
   }
 
   get h(): Hid {
@@ -170,6 +174,24 @@ export class DomainFile {
   idOf(addr: bigint, kind: ObjectKind): string {
     if (!this.known.has(addr)) this.known.set(addr, kind);
     return makeId(kind, this.key, addr, this.gens.get(addr) ?? 0);
+  }
+
+  /**
+   * The key of an object's ACL (acls.ts): header address and address generation, so an ACL never
+   * passes to a later object at a reused address.
+   */
+  objectKey(addr: bigint): string {
+    return `${addr.toString(16)}.${this.gens.get(addr) ?? 0}`;
+  }
+
+  /** Whether an ACL key still names an object of the file (its address holds that generation). */
+  isCurrentObjectKey(key: string): boolean {
+    const m = /^([0-9a-f]+)\.(\d+)$/.exec(key);
+    if (!m) return false;
+    const addr = BigInt('0x' + m[1]);
+    if ((this.gens.get(addr) ?? 0) !== Number(m[2])) return false;
+    if (!this.known.has(addr) && !this.fullyVisited) this.fullVisit();
+    return this.known.has(addr);
   }
 
   /** Record an object met by traversal or creation. */

@@ -39,8 +39,9 @@ export interface StoreObserver {
    */
   lockWait(lock: 'domain' | 'file', seconds: number): void;
   /**
-   * A lock could not be had and the request got a 503: `file` = another h5store process held the
-   * cross-process lock too long, `hdf5` = another program holds libhdf5's file lock.
+   * A lock could not be had (the request then answers 503 unless it can do without, as the ACL
+   * lookup does): `file` = another h5store process held the cross-process lock too long, `hdf5` =
+   * another program holds libhdf5's file lock.
    */
   lockRefused(lock: 'file' | 'hdf5'): void;
 }

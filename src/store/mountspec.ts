@@ -5,6 +5,14 @@
 import { isUnder } from './mount.js';
 import { normalizeDomain } from './paths.js';
 
+/** Object names a mount serves as domains (other objects are neither listed nor served). */
+export const HDF5_SUFFIXES = ['.h5', '.hdf5', '.he5'];
+
+/** Whether an object name (or domain path) ends in one of HDF5_SUFFIXES. */
+export function isHdf5Name(name: string): boolean {
+  return HDF5_SUFFIXES.some((s) => name.toLowerCase().endsWith(s));
+}
+
 /** A parsed `--mount` entry. */
 export interface MountSpec {
   /** Mount point, a normalised domain path. */

@@ -14,6 +14,11 @@ import { badRequest } from '../errors.js';
 export const LOCK_SUFFIX = '.h5store-lock';
 export const FOLDER_META = '.h5store-folder.json';
 
+/** Names of the service's own files beside domains (locks, folder sidecars and their temporaries). */
+export function isServiceName(name: string): boolean {
+  return name.endsWith(LOCK_SUFFIX) || name.startsWith(FOLDER_META);
+}
+
 /**
  * Normalise a domain string: strip a leading `hdf5:/` (HSDS accepts `hdf5://home/u/f.h5`),
  * require an absolute path, collapse repeated slashes, drop one trailing slash (folders).
@@ -31,7 +36,7 @@ export function normalizeDomain(raw: string, opts: { allowRoot?: boolean } = {})
   const parts = d.split('/').filter((p) => p !== '');
   for (const p of parts) {
     if (p === '.' || p === '..') throw badRequest('Invalid domain: "." and ".." path components are not allowed');
-    if (p.endsWith(LOCK_SUFFIX) || p === FOLDER_META) throw badRequest(`Invalid domain: ${p} is a reserved name`);
+    if (isServiceName(p)) throw badRequest(`Invalid domain: ${p} is a reserved name`);
     if (Buffer.byteLength(p) > 255) throw badRequest('Invalid domain: a path component is longer than 255 bytes');
   }
   if (parts.length === 0) {
@@ -50,7 +55,8 @@ export function parentDomain(domain: string): string {
 /** Maps normalised domain paths to file system paths under one root directory. */
 export class DomainPaths {
   readonly root: string;
-  private readonly realRoot: string;
+  /** The data directory's real path (symlinks resolved). */
+  readonly realRoot: string;
 
   constructor(root: string) {
     this.root = path.resolve(root);

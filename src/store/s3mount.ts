@@ -26,10 +26,8 @@ import type { FileCache } from './files.js';
 import { type Mount, type MountedEntry, type MountedItem, isUnder } from './mount.js';
 import { normalizeDomain } from './paths.js';
 export { type MountSpec, parseMountSpec } from './mountspec.js';
-import type { MountSpec } from './mountspec.js';
+import { type MountSpec, isHdf5Name } from './mountspec.js';
 
-/** Object names served as domains (other objects are neither listed nor served). */
-export const HDF5_SUFFIXES = ['.h5', '.hdf5', '.he5'];
 
 /** Connection and caching settings shared by the S3 mounts (config keys `s3*`). */
 export interface S3Settings {
@@ -57,7 +55,6 @@ export function encodeKey(key: string): string {
     .join('/');
 }
 
-const isHdf5Name = (name: string) => HDF5_SUFFIXES.some((s) => name.toLowerCase().endsWith(s));
 
 /** Byte order of names, as S3 lists keys and the local folder listing sorts. */
 const byteCompare = (a: string, b: string) => Buffer.compare(Buffer.from(a), Buffer.from(b));

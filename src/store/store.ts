@@ -8,20 +8,23 @@
  */
 import fs from 'node:fs';
 import path from 'node:path';
-import { badRequest, conflict, gone, notFound } from '../errors.js';
+import type { Acl } from '../auth/acl.js';
+import { H5StoreError, badRequest, conflict, gone, notFound } from '../errors.js';
 import { LIB_INFO } from '../hdf5/lib.js';
 import * as h5 from '../hdf5/objects.js';
 import type { ObjectKind } from '../hdf5/objects.js';
+import { FolderAcls, type FileAcl, type FolderAcl, readFileAcl, writeFileAcl } from './acls.js';
 import * as attrs from './attributes.js';
 import * as dsets from './datasets.js';
 import * as dtypes from './datatypes.js';
-import type { DomainFile } from './domainFile.js';
+import { type DomainFile, sameStamp, stampOf } from './domainFile.js';
 import { FileCache, lockPathFor, type StoreObserver } from './files.js';
 import * as groups from './groups.js';
 import * as links from './links.js';
 import { type Mount, isUnder, readOnly } from './mount.js';
+import { isHdf5Name } from './mountspec.js';
 import { BufferPool, PagePool } from './pagepool.js';
-import { DomainPaths, FOLDER_META, LOCK_SUFFIX, parentDomain } from './paths.js';
+import { DomainPaths, isServiceName, parentDomain } from './paths.js';
 import * as values from './values.js';
 
 export interface StoreOptions {
@@ -50,6 +53,36 @@ export interface DomainJson {
 /** A folder listing item (GET /domains). */
 export interface FolderItem extends DomainJson {
   name: string;
+  /** File size in bytes (domains only). */
+  size?: number;
+}
+
+/**
+ * What a permission decision on a domain, folder or object looks at (spec 5; acls.ts).
+ * `kind` is what the path is: a domain file, a folder, or nothing yet (then the nearest existing
+ * folder governs, e.g. for PUT / of a new domain).
+ */
+export interface AclView {
+  kind: 'domain' | 'folder' | 'missing';
+  owner: string;
+  /** The root group's ACL (the domain's), or the governing folder's. */
+  root: Acl;
+  /** The object's own ACL, when the request names an object that has one. */
+  object?: Acl;
+  /** True when the domain file holds no ACL and its folder governs it. */
+  inherited: boolean;
+  /** True when some object of the domain has an ACL of its own (bulk requests check each object). */
+  hasObjectAcls?: boolean;
+}
+
+/**
+ * The object an ACL request is about: the domain/folder itself, an object of the domain by id,
+ * or the object at `h5path` (relative to the group `parentId`, else absolute).
+ */
+export interface AclTarget {
+  id?: string;
+  h5path?: string;
+  parentId?: string;
 }
 
 export class Store {
@@ -61,10 +94,13 @@ export class Store {
   /** Buffers reused for binary request bodies of value writes. */
   readonly bodyPool = new BufferPool();
   private readonly goneDomains = new Set<string>();
+  /** Folder ACL sidecars (cached briefly). */
+  readonly folders: FolderAcls;
   readonly mounts: Mount[];
 
   constructor(readonly opts: StoreOptions) {
     this.paths = new DomainPaths(opts.root);
+    this.folders = new FolderAcls(this.paths.realRoot);
     this.files = new FileCache({ idleCloseMs: opts.idleCloseMs, maxOpenFiles: opts.maxOpenFiles, observer: opts.observer });
     this.mounts = opts.mounts ?? [];
     this.limits = { pageBytes: opts.pageBytes, maxPoints: opts.maxPoints };
@@ -80,6 +116,18 @@ export class Store {
   close(): void {
     this.files.closeAll();
     for (const m of this.mounts) m.close();
+  }
+
+  /** The ACL of the local folder a mount point is in (it governs everything in the mount). */
+  private mountFolderAcl(m: Mount): FolderAcl | null {
+    const p = this.paths.resolve(parentDomain(m.at));
+    let st: fs.Stats | undefined;
+    try {
+      st = fs.statSync(p);
+    } catch {
+      st = undefined;
+    }
+    return this.governingFolder(p, st);
   }
 
   /** The mount that serves `domain`, if any (mounts shadow the data directory). */
@@ -134,7 +182,7 @@ export class Store {
   private folderJson(p: string, st: fs.Stats): DomainJson {
     return {
       class: 'folder',
-      owner: this.opts.defaultOwner,
+      owner: this.folders.effective(p)?.owner || this.opts.defaultOwner,
       created: (st.birthtimeMs > 0 ? st.birthtimeMs : st.ctimeMs) / 1000,
       lastModified: st.mtimeMs / 1000,
     };
@@ -143,21 +191,172 @@ export class Store {
   /** GET /: the domain (with its root id) or folder record. */
   async getDomain(domain: string): Promise<DomainJson> {
     const m = this.mountOf(domain);
-    const e = m ? await m.stat(domain) : undefined;
-    if (e?.kind === 'folder') {
-      return { class: 'folder', owner: this.opts.defaultOwner, created: e.created, lastModified: e.lastModified };
-    }
     if (m) {
+      const e = await m.stat(domain);
+      const owner = this.mountFolderAcl(m)?.owner || this.opts.defaultOwner;
+      if (e.kind === 'folder') return { class: 'folder', owner, created: e.created, lastModified: e.lastModified };
       return this.read(domain, (f) => {
         const t = f.fileTimes();
-        return { class: 'domain', owner: this.opts.defaultOwner, root: f.rootId, created: t.created, lastModified: t.lastModified };
+        return { class: 'domain', owner, root: f.rootId, created: t.created, lastModified: t.lastModified };
       });
     }
     const { p, st } = this.statOf(domain);
     if (st.isDirectory()) return this.folderJson(p, st);
     return this.read(domain, (f) => {
       const t = f.fileTimes();
-      return { class: 'domain', owner: this.opts.defaultOwner, root: f.rootId, created: t.created, lastModified: t.lastModified };
+      const owner = readFileAcl(f)?.owner || this.folders.effective(path.dirname(p))?.owner || this.opts.defaultOwner;
+      return { class: 'domain', owner, root: f.rootId, created: t.created, lastModified: t.lastModified };
+    });
+  }
+
+  // -------------------------------------------------------------------------------------------
+  // Owners and ACLs (acls.ts; spec 5)
+
+  /** The folder that governs a path: its own directory when a folder, else the nearest existing one up. */
+  private governingFolder(p: string, st: fs.Stats | undefined): FolderAcl | null {
+    let dir = st?.isDirectory() ? p : path.dirname(p);
+    while (!st?.isDirectory()) {
+      try {
+        st = fs.statSync(dir);
+        if (st.isDirectory()) break;
+      } catch {
+        /* missing: go up */
+      }
+      const up = path.dirname(dir);
+      if (up === dir || !dir.startsWith(this.paths.realRoot)) return null;
+      dir = up;
+      st = undefined;
+    }
+    return this.folders.effective(dir);
+  }
+
+  /**
+   * The ACL state of a domain file, from the file's cache when it did not change on disk (no
+   * HDF5 call), else read under the shared lock. Null when the file holds none (or is not HDF5).
+   */
+  private async fileAcl(domain: string, p: string, st: fs.Stats): Promise<FileAcl | null> {
+    const f = this.files.entry(domain, p);
+    if (f.aclState !== undefined && sameStamp(f.stamp, stampOf(st))) return f.aclState;
+    try {
+      return await this.files.read(f, (ff) => readFileAcl(ff));
+    } catch (e) {
+      if (e instanceof H5StoreError) return null;
+      throw e;
+    }
+  }
+
+  /**
+   * What the permission decision for a request on `domain` (and optionally one of its objects)
+   * looks at. Never fails for a missing domain or an unknown object: the nearest folder, or the
+   * domain's ACL, governs, and the operation itself answers 404 afterwards.
+   * @throws BadRequest for a domain path that leads outside the data directory.
+   */
+  async aclView(domain: string, target: AclTarget = {}): Promise<AclView> {
+    const m = this.mountOf(domain);
+    if (m) {
+      // Read-only archives hold no ACLs of their own: the folder the mount point is in governs.
+      const folder = this.mountFolderAcl(m);
+      return { kind: isHdf5Name(domain) ? 'domain' : 'folder', owner: folder?.owner || this.opts.defaultOwner, root: folder?.acls ?? {}, inherited: true };
+    }
+    const p = this.paths.resolve(domain);
+    let st: fs.Stats | undefined;
+    try {
+      st = fs.statSync(p);
+    } catch {
+      st = undefined;
+    }
+    if (st?.isFile()) {
+      const state = await this.fileAcl(domain, p, st);
+      if (state) {
+        const hasObjectAcls = Object.keys(state.objects).length > 0;
+        const view: AclView = { kind: 'domain', owner: state.owner || this.opts.defaultOwner, root: state.root, inherited: false, hasObjectAcls };
+        if ((target.id || target.h5path !== undefined) && Object.keys(state.objects).length) view.object = await this.objectAcl(domain, state, target);
+        return view;
+      }
+    }
+    const folder = this.governingFolder(p, st);
+    return {
+      kind: st?.isFile() ? 'domain' : st?.isDirectory() ? 'folder' : 'missing',
+      owner: folder?.owner || this.opts.defaultOwner,
+      root: folder?.acls ?? {},
+      inherited: true,
+    };
+  }
+
+  /** The own ACL of the target object (undefined for the root group, unknown objects and none). */
+  private async objectAcl(domain: string, state: FileAcl, target: AclTarget): Promise<Acl | undefined> {
+    try {
+      return await this.read(domain, (f) => {
+        let addr: bigint;
+        if (target.h5path !== undefined) {
+          const start = target.parentId ? f.resolve(target.parentId, 'group') : undefined;
+          addr = links.resolvePath(f, target.h5path, start).addr;
+        } else addr = f.resolve(target.id!);
+        return addr === f.rootAddr ? undefined : state.objects[f.objectKey(addr)];
+      });
+    } catch (e) {
+      if (e instanceof H5StoreError) return undefined;
+      throw e;
+    }
+  }
+
+  /**
+   * The stored ACL of a domain or folder (the root group's ACL), or of one object of a domain
+   * (its own entries only; the root group's id means the domain's ACL).
+   * @throws NotFound/Gone for a missing domain or object.
+   */
+  async getAcl(domain: string, target: AclTarget = {}): Promise<{ owner: string; acl: Acl }> {
+    const m = this.mountOf(domain);
+    if (m) {
+      await m.stat(domain); // 404 for what the archive does not hold
+      if (target.id) await this.read(domain, (f) => f.resolve(target.id!));
+      const folder = this.mountFolderAcl(m);
+      return { owner: folder?.owner || this.opts.defaultOwner, acl: folder?.acls ?? {} };
+    }
+    const { p, st } = this.statOf(domain);
+    if (st.isDirectory()) {
+      const f = this.folders.effective(p);
+      return { owner: f?.owner || this.opts.defaultOwner, acl: f?.acls ?? {} };
+    }
+    return this.read(domain, (f) => {
+      const state = readFileAcl(f);
+      const folder = state ? null : this.folders.effective(path.dirname(p));
+      const owner = state?.owner || folder?.owner || this.opts.defaultOwner;
+      if (target.id) {
+        const addr = f.resolve(target.id);
+        if (addr !== f.rootAddr) return { owner, acl: state?.objects[f.objectKey(addr)] ?? {} };
+      }
+      return { owner, acl: state?.root ?? folder?.acls ?? {} };
+    });
+  }
+
+  /**
+   * Change one ACL under the domain's write lock (or the folder's sidecar). `change` edits the
+   * ACL in place; a domain file without ACL state starts from its folder's (so the entries it was
+   * governed by are kept), a folder without a sidecar from the one it inherited.
+   * @throws NotFound/Gone for a missing domain or object.
+   */
+  async updateAcl(domain: string, target: AclTarget, change: (acl: Acl) => void): Promise<void> {
+    const m = this.mountOf(domain);
+    if (m) throw readOnly(m, domain);
+    const { p, st } = this.statOf(domain);
+    if (st.isDirectory()) {
+      const cur = this.folders.effective(p);
+      const next: FolderAcl = { owner: cur?.owner || this.opts.defaultOwner, acls: structuredClone(cur?.acls ?? {}) };
+      change(next.acls);
+      this.folders.write(p, next);
+      return;
+    }
+    await this.write(domain, (f) => {
+      const folder = this.folders.effective(path.dirname(p));
+      const state: FileAcl = structuredClone(readFileAcl(f)) ?? { owner: folder?.owner || this.opts.defaultOwner, root: structuredClone(folder?.acls ?? {}), objects: {} };
+      let acl = state.root;
+      if (target.id) {
+        const addr = f.resolve(target.id);
+        if (addr !== f.rootAddr) acl = state.objects[f.objectKey(addr)] ??= {};
+      }
+      change(acl);
+      writeFileAcl(f, state);
     });
   }
 
@@ -165,7 +364,7 @@ export class Store {
    * PUT /: create an empty HDF5 file, or a folder. The parent folder must exist.
    * @throws Conflict when the domain or folder exists; NotFound when the parent is missing.
    */
-  async createDomain(domain: string, opts: { folder?: boolean; trackOrder?: boolean }): Promise<DomainJson> {
+  async createDomain(domain: string, opts: { folder?: boolean; trackOrder?: boolean; owner?: string; acl?: Acl }): Promise<DomainJson> {
     const m = this.mountOf(domain);
     if (m) throw readOnly(m, domain);
     const p = this.paths.resolve(domain);
@@ -186,6 +385,8 @@ export class Store {
         throw e;
       }
       this.goneDomains.delete(domain);
+      this.folders.forget(p);
+      if (opts.owner !== undefined && opts.acl) this.folders.write(p, { owner: opts.owner, acls: opts.acl });
       return this.folderJson(p, fs.statSync(p));
     }
     const release = await this.files.crossProcessLock(p);
@@ -204,6 +405,10 @@ export class Store {
     }
     this.goneDomains.delete(domain);
     this.files.forget(domain);
+    if (opts.owner !== undefined && opts.acl) {
+      const state: FileAcl = { owner: opts.owner, root: opts.acl, objects: {} };
+      await this.write(domain, (f) => writeFileAcl(f, state));
+    }
     return this.getDomain(domain);
   }
 
@@ -216,10 +421,11 @@ export class Store {
     if (m) throw readOnly(m, domain);
     const { p, st } = this.statOf(domain);
     if (st.isDirectory()) {
-      const entries = fs.readdirSync(p).filter((n) => n !== FOLDER_META && !n.endsWith(LOCK_SUFFIX));
-      if (entries.length) throw conflict('folder has sub-items');
-      fs.rmSync(path.join(p, FOLDER_META), { force: true });
+      const names = fs.readdirSync(p);
+      if (names.some((n) => !isServiceName(n))) throw conflict('folder has sub-items');
+      for (const n of names) fs.rmSync(path.join(p, n), { recursive: true, force: true });
       fs.rmdirSync(p);
+      this.folders.forget(p);
     } else {
       const f = this.files.entry(domain, p);
       await f.lock.write();
@@ -242,9 +448,13 @@ export class Store {
 
   /**
    * GET /domains: entries of a folder in name order, after `marker` (a full domain path),
-   * at most `limit`. Hidden service files are skipped.
+   * at most `limit`, only those `visible` accepts (the requester may read them; each is judged
+   * by its own ACL view). Hidden service files are skipped.
    */
-  async listFolder(folder: string, opts: { limit?: number; marker?: string; pattern?: (name: string) => boolean; verbose?: boolean }): Promise<FolderItem[]> {
+  async listFolder(
+    folder: string,
+    opts: { limit?: number; marker?: string; pattern?: (name: string) => boolean; verbose?: boolean; visible?: (view: AclView) => boolean },
+  ): Promise<FolderItem[]> {
     const m = this.mountOf(folder);
     if (m) return this.listMounted(m, folder, opts);
     const p = this.paths.resolve(folder);
@@ -257,7 +467,7 @@ export class Store {
     if (!st.isDirectory()) throw badRequest(`${folder} is a domain, not a folder`);
     const names = [
       ...new Set([
-        ...fs.readdirSync(p).filter((n) => n !== FOLDER_META && !n.endsWith(LOCK_SUFFIX)),
+        ...fs.readdirSync(p).filter((n) => !isServiceName(n)),
         // mount points in this folder are listed as folders (a local entry of the name is hidden)
         ...this.mounts.filter((mm) => parentDomain(mm.at) === folder).map((mm) => mm.at.slice(mm.at.lastIndexOf('/') + 1)),
       ]),
@@ -274,48 +484,67 @@ export class Store {
     for (let i = start; i < names.length && out.length < limit; i++) {
       const n = names[i];
       if (opts.pattern && !opts.pattern(n)) continue;
-      let est: fs.Stats | undefined;
-      try {
-        est = fs.statSync(path.join(p, n));
-      } catch {
-        if (!this.mountOf(`${base}/${n}`)) continue;
-      }
       const name = `${base}/${n}`;
       const mm = this.mountOf(name);
       if (mm) {
+        // a mount point: a folder served from elsewhere
+        const view = await this.aclView(name);
+        if (opts.visible && !opts.visible(view)) continue;
         const e = await mm.stat(name);
-        out.push({ name, class: 'folder', owner: this.opts.defaultOwner, created: e.created, lastModified: e.lastModified });
+        out.push({ name, class: 'folder', owner: view.owner, created: e.created, lastModified: e.lastModified });
         continue;
       }
-      if (est!.isDirectory()) {
-        out.push({ name, ...this.folderJson(path.join(p, n), est!) });
-      } else if (est!.isFile()) {
-        const item: FolderItem = {
-          name,
-          class: 'domain',
-          owner: this.opts.defaultOwner,
-          created: (est!.birthtimeMs > 0 ? est!.birthtimeMs : est!.ctimeMs) / 1000,
-          lastModified: est!.mtimeMs / 1000,
-        };
-        if (opts.verbose) {
-          try {
-            item.root = await this.read(name, (f) => f.rootId);
-          } catch {
-            /* not HDF5: listed without root */
-          }
-        }
-        out.push(item);
+      let est: fs.Stats;
+      try {
+        est = fs.statSync(path.join(p, n));
+      } catch {
+        continue;
       }
+      if (!est.isDirectory() && !est.isFile()) continue;
+      let view: AclView;
+      try {
+        view = await this.aclView(name);
+      } catch {
+        continue; // e.g. a symlink leading outside the data directory
+      }
+      if (opts.visible && !opts.visible(view)) continue;
+      if (est.isDirectory()) {
+        out.push({ name, ...this.folderJson(path.join(p, n), est), owner: view.owner });
+        continue;
+      }
+      const item: FolderItem = {
+        name,
+        class: 'domain',
+        owner: view.owner,
+        created: (est.birthtimeMs > 0 ? est.birthtimeMs : est.ctimeMs) / 1000,
+        lastModified: est.mtimeMs / 1000,
+        size: est.size,
+      };
+      if (opts.verbose) {
+        try {
+          item.root = await this.read(name, (f) => f.rootId);
+        } catch {
+          /* not HDF5: listed without root */
+        }
+      }
+      out.push(item);
     }
     return out;
   }
 
   /** GET /domains of a folder under a mount (verbose: with root ids, each file opened). */
-  private async listMounted(m: Mount, folder: string, opts: { limit?: number; marker?: string; pattern?: (name: string) => boolean; verbose?: boolean }): Promise<FolderItem[]> {
+  private async listMounted(
+    m: Mount,
+    folder: string,
+    opts: { limit?: number; marker?: string; pattern?: (name: string) => boolean; verbose?: boolean; visible?: (view: AclView) => boolean },
+  ): Promise<FolderItem[]> {
+    // one ACL governs the whole mount: all items are visible, or none
+    const view = await this.aclView(folder);
+    if (opts.visible && !opts.visible(view)) return [];
     const items = await m.list(folder, opts);
     const out: FolderItem[] = [];
     for (const it of items) {
-      const item: FolderItem = { name: it.name, class: it.kind, owner: this.opts.defaultOwner, created: it.created, lastModified: it.lastModified };
+      const item: FolderItem = { name: it.name, class: it.kind, owner: view.owner, created: it.created, lastModified: it.lastModified };
       if (opts.verbose && it.kind === 'domain') {
         try {
           item.root = await this.read(it.name, (f) => f.rootId);

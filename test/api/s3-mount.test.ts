@@ -14,6 +14,7 @@ import { expect } from 'chai';
 import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
+import { userAdd } from '../../src/auth/admin.js';
 import { PYTHON, toolJson } from '../helpers/python.js';
 import { rgwRequests, s3Unavailable, startS3, type TestS3 } from '../helpers/s3.js';
 import { Client, fixturePath, REPO, startServer, tempRoot, type TestServer } from '../helpers/server.js';
@@ -297,6 +298,45 @@ describe('S3 mounts: read-only archives served from a real S3 server (Ceph rados
     const m = await c.get('/metrics');
     expect(m.text).to.match(/h5store_s3_requests_total\{mount="\/archive",op="get_whole"\} [1-9]/);
     expect(m.text).to.match(/h5store_s3_requests_total\{mount="\/archive",op="open_ros3"\} [1-9]/);
+  });
+
+  it('with users: the folder holding the mount point governs its ACL; writes stay 403 even for the admin', async () => {
+    const usersFile = path.join(work, 'users.json');
+    await userAdd(usersFile, 'admin', 'admin-pw-1');
+    await userAdd(usersFile, 'bob', 'bob-pw-1');
+    const root = path.join(work, 'root-users');
+    fs.mkdirSync(path.join(root, 'pub'), { recursive: true });
+    const srv = await startServer({
+      root,
+      args: ['--users-file', usersFile, '--mount', `/pub/archive=s3://${BUCKET}/archive`, '--s3-endpoint', s3.endpoint],
+      env: { AWS_ACCESS_KEY_ID: s3.accessKeyId, AWS_SECRET_ACCESS_KEY: s3.secretAccessKey },
+    });
+    servers.push(srv);
+    const anon = new Client(srv.url, '/pub/archive/tall.h5');
+    const admin = anon.as({ user: 'admin', password: 'admin-pw-1' });
+    const bob = anon.as({ user: 'bob', password: 'bob-pw-1' });
+    // default_acl is read: everyone reads the archive
+    expect((await anon.get('/')).status).to.equal(200);
+    expect((await bob.get('/domains', { domain: '/pub/archive' })).json.domains.length).to.equal(5);
+    expect((await bob.get('/domains', { domain: '/pub' })).json.domains.map((d: any) => d.name)).to.deep.equal(['/pub/archive']);
+    const acl = await admin.get('/acls');
+    expect(acl.status, acl.text).to.equal(200);
+    // writes: anonymous 401 and bob 403 (the ACL says no), the admin 403 (read-only)
+    expect((await anon.with('/pub/archive/x.h5').put('/')).status).to.equal(401);
+    expect((await bob.put(`/groups/${(await bob.get('/')).json.root}/attributes/a`, { type: 'H5T_STD_I32LE', value: 1 })).status).to.equal(403);
+    const w = await admin.with('/pub/archive/x.h5').put('/');
+    expect(w.status, w.text).to.equal(403);
+    expect(w.json.message).to.match(/read-only archive/);
+    const a = await admin.put('/acls/bob', { read: true, update: true });
+    expect(a.status, a.text).to.equal(403);
+    expect(a.json.message).to.match(/read-only archive/);
+    // the ACL of /pub (the folder holding the mount point) governs: take read away from default
+    const top = await admin.with('/pub').put('/acls/default', { read: false });
+    expect(top.status, top.text).to.be.oneOf([200, 201]);
+    expect((await anon.get('/')).status, 'anonymous now refused').to.equal(401);
+    expect((await bob.get('/')).status, 'bob now refused').to.equal(403);
+    expect((await bob.get('/domains', { domain: '/pub' })).json?.domains ?? [], 'the mount point is hidden from bob').to.deep.equal([]);
+    expect((await admin.get('/')).status).to.equal(200);
   });
 
   it('is not ready when the S3 server refuses the credentials', async () => {

@@ -38,8 +38,8 @@ export interface TestServer {
   url: string;
   root: string;
   proc: ChildProcess;
-  /** Everything the server printed on stdout so far (pino's JSON log lines included). */
-  output(): string;
+  /** Everything the server wrote to stdout and stderr so far (its log lines). */
+  log(): string;
   stop(): Promise<void>;
 }
 
@@ -72,9 +72,12 @@ export async function startServer(opts: { root?: string; env?: Record<string, st
     { cwd: REPO, env: { ...process.env, ...opts.env }, stdio: ['pipe', 'pipe', 'pipe'] },
   );
   let stderr = '';
-  let stdout = '';
-  proc.stderr!.on('data', (b) => (stderr += b.toString()));
-  proc.stdout!.on('data', (b) => (stdout += b.toString()));
+  let all = '';
+  proc.stderr!.on('data', (b) => {
+    stderr += b.toString();
+    all += b.toString();
+  });
+  proc.stdout!.on('data', (b) => (all += b.toString()));
   const url = await new Promise<string>((resolve, reject) => {
     let out = '';
     const timer = setTimeout(() => reject(new Error(`server did not start: ${stderr}`)), 30000);
@@ -95,7 +98,7 @@ export async function startServer(opts: { root?: string; env?: Record<string, st
     url,
     root,
     proc,
-    output: () => stdout,
+    log: () => all,
     async stop() {
       if (proc.exitCode !== null) return;
       const exited = new Promise((r) => proc.once('exit', r));
@@ -119,11 +122,22 @@ export class Client {
   constructor(
     readonly base: string,
     readonly domain?: string,
+    /** Headers sent with every request (e.g. Authorization). */
+    readonly headers: Record<string, string> = {},
   ) {}
 
   /** Same server, another domain. */
   with(domain: string): Client {
-    return new Client(this.base, domain);
+    return new Client(this.base, domain, this.headers);
+  }
+
+  /** Same server and domain as another user: Basic credentials, a Bearer token, or anonymous. */
+  as(who: { user: string; password: string } | { token: string } | undefined): Client {
+    const headers = { ...this.headers };
+    delete headers.authorization;
+    if (who && 'token' in who) headers.authorization = `Bearer ${who.token}`;
+    else if (who) headers.authorization = 'Basic ' + Buffer.from(`${who.user}:${who.password}`).toString('base64');
+    return new Client(this.base, this.domain, headers);
   }
 
   url(p: string, query: Record<string, string | number | boolean | undefined> = {}): string {
@@ -134,7 +148,7 @@ export class Client {
   }
 
   async request(method: string, p: string, opts: { query?: Record<string, string | number | boolean | undefined>; body?: unknown; raw?: Buffer | string; headers?: Record<string, string> } = {}): Promise<Reply> {
-    const headers: Record<string, string> = { ...(opts.headers ?? {}) };
+    const headers: Record<string, string> = { ...this.headers, ...(opts.headers ?? {}) };
     let body: Buffer | string | undefined;
     if (opts.raw !== undefined) body = opts.raw;
     else if (opts.body !== undefined) {

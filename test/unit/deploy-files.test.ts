@@ -30,7 +30,7 @@ function aptPackages(text: string): string[] {
 }
 
 /** Packages only the tests need (CI installs them, the image does not). */
-const TEST_ONLY = new Set(['hdf5-tools', 'python3-h5py', 'python3-numpy', 'ceph-mon', 'ceph-osd', 'radosgw', 'nginx', 'haproxy']);
+const TEST_ONLY = new Set(['hdf5-tools', 'python3-h5py', 'python3-numpy', 'python3-requests', 'python3-requests-unixsocket', 'python3-tz', 'python3-packaging', 'ceph-mon', 'ceph-osd', 'radosgw', 'nginx', 'haproxy']);
 
 describe('Dockerfile', () => {
   const docker = read('Dockerfile');

@@ -1,9 +1,7 @@
 /**
  * Dataset routes: metadata, shape, type, and values (wire-reference 2.3, 2.4, 3.5).
  */
-import type Router from '@koa/router';
 import type { Context } from 'koa';
-import { authorize } from '../../auth/policy.js';
 import { ValueJsonWriter, WireValue, stringifyJson } from '../../codec/json.js';
 import { badRequest, tooLarge } from '../../errors.js';
 import type { PagePool } from '../../store/pagepool.js';
@@ -11,7 +9,8 @@ import type { ReadPlan, ValuePage } from '../../store/values.js';
 import type { Deps } from '../deps.js';
 import { objectHrefs, ownedHrefs } from '../deps.js';
 import { type Href, Hrefs, sendJson } from '../present.js';
-import { binaryBody, bodyIsBinary, flag, jsonBody, jsonObject, limitParam, param, rawBody, requireDomain, wantsBinary } from '../request.js';
+import { binaryBody, bodyIsBinary, bodyOf, flag, jsonBody, jsonObject, limitParam, param, rawBody, refOf, wantsBinary } from '../request.js';
+import { type Route, createOpts, route } from '../routeTable.js';
 
 /** Integer query parameter or undefined. @throws BadRequest when not a non-negative integer. */
 function intParam(ctx: Context, name: string): number | undefined {
@@ -21,21 +20,20 @@ function intParam(ctx: Context, name: string): number | undefined {
   return Number(v);
 }
 
-export function datasetRoutes(router: Router, d: Deps): void {
+export function datasetRoutes(d: Deps): Route[] {
+  const routes: Route[] = [];
   // POST /datasets: create a dataset
-  router.post('/datasets', async (ctx) => {
-    const ref = requireDomain(ctx);
-    authorize(ctx, ref.domain, 'create');
-    const body = await jsonObject(ctx, d.config, { required: true });
+  routes.push(route('POST', '/datasets', { flag: 'create', on: 'object' }, async (ctx) => {
+    const ref = refOf(ctx);
+    const body = bodyOf(ctx);
     const ds = await d.store.createDataset(ref.domain, body, flag(ctx, 'implicit'));
     const h = new Hrefs(ctx, d.config, ref);
     sendJson(ctx, 201, { ...ds, hrefs: objectHrefs(h, 'datasets', ds.id, ds.root) });
-  });
+  }, createOpts));
 
   // GET /datasets/:id
-  router.get('/datasets/:id', async (ctx) => {
-    const ref = requireDomain(ctx);
-    authorize(ctx, ref.domain, 'read');
+  routes.push(route('GET', '/datasets/:id', { flag: 'read', on: 'object' }, async (ctx) => {
+    const ref = refOf(ctx);
     const ds = await d.store.getDataset(ref.domain, ctx.params.id, { includeAttrs: flag(ctx, 'include_attrs'), alias: flag(ctx, 'getalias') });
     const h = new Hrefs(ctx, d.config, ref);
     const extra: Href[] = [];
@@ -49,12 +47,11 @@ export function datasetRoutes(router: Router, d: Deps): void {
       }
     }
     sendJson(ctx, 200, { ...ds, hrefs: objectHrefs(h, 'datasets', ds.id, ds.root, extra) }, { ignoreNan: flag(ctx, 'ignore_nan') });
-  });
+  }));
 
   // GET /datasets/:id/shape
-  router.get('/datasets/:id/shape', async (ctx) => {
-    const ref = requireDomain(ctx);
-    authorize(ctx, ref.domain, 'read');
+  routes.push(route('GET', '/datasets/:id/shape', { flag: 'read', on: 'object' }, async (ctx) => {
+    const ref = refOf(ctx);
     const id = ctx.params.id;
     const r = await d.store.getDatasetTypeAndShape(ref.domain, id);
     const h = new Hrefs(ctx, d.config, ref);
@@ -65,40 +62,37 @@ export function datasetRoutes(router: Router, d: Deps): void {
       lastModified: r.lastModified,
       hrefs: ownedHrefs(h, `/datasets/${id}/shape`, `/datasets/${id}`, root),
     });
-  });
+  }));
 
   // PUT /datasets/:id/shape: resize ({"shape"} or {"extend","extend_dim"})
-  router.put('/datasets/:id/shape', async (ctx) => {
-    const ref = requireDomain(ctx);
-    authorize(ctx, ref.domain, 'update');
+  routes.push(route('PUT', '/datasets/:id/shape', { flag: 'update', on: 'object' }, async (ctx) => {
+    const ref = refOf(ctx);
     const body = await jsonObject(ctx, d.config, { required: true });
     const r = await d.store.resizeDataset(ref.domain, ctx.params.id, body);
     const h = new Hrefs(ctx, d.config, ref);
     const out: Record<string, unknown> = { hrefs: [h.rel('self', `/datasets/${ctx.params.id}/shape`), h.rel('owner', `/datasets/${ctx.params.id}`)] };
     if (r.selection) out.selection = r.selection;
-    sendJson(ctx, 201, out);
-  });
+    sendJson(ctx, 200, out); // spec 4.4: 200 OK (HSDS answers 201; h5pyd accepts both)
+  }));
 
   // GET /datasets/:id/type
-  router.get('/datasets/:id/type', async (ctx) => {
-    const ref = requireDomain(ctx);
-    authorize(ctx, ref.domain, 'read');
+  routes.push(route('GET', '/datasets/:id/type', { flag: 'read', on: 'object' }, async (ctx) => {
+    const ref = refOf(ctx);
     const id = ctx.params.id;
     const r = await d.store.getDatasetTypeAndShape(ref.domain, id);
     const h = new Hrefs(ctx, d.config, ref);
     const root = await d.store.rootId(ref.domain);
     sendJson(ctx, 200, { type: r.type, hrefs: ownedHrefs(h, `/datasets/${id}/type`, `/datasets/${id}`, root) });
-  });
+  }));
 
-  const valueHrefs = async (ctx: Context, ref: ReturnType<typeof requireDomain>, id: string): Promise<Href[]> => {
+  const valueHrefs = async (ctx: Context, ref: ReturnType<typeof refOf>, id: string): Promise<Href[]> => {
     const h = new Hrefs(ctx, d.config, ref);
     return ownedHrefs(h, `/datasets/${id}/value`, `/datasets/${id}`, await d.store.rootId(ref.domain));
   };
 
   // GET /datasets/:id/value: JSON or binary, select= hyperslabs and coordinate lists, query=
-  router.get('/datasets/:id/value', async (ctx) => {
-    const ref = requireDomain(ctx);
-    authorize(ctx, ref.domain, 'read');
+  routes.push(route('GET', '/datasets/:id/value', { flag: 'read', on: 'object' }, async (ctx) => {
+    const ref = refOf(ctx);
     const id = ctx.params.id;
     const query = param(ctx, 'query');
     if (query !== undefined) {
@@ -109,12 +103,11 @@ export function datasetRoutes(router: Router, d: Deps): void {
     const hrefs = await valueHrefs(ctx, ref, id);
     const { plan, release } = await d.store.openValueRead(ref.domain, id, { select: param(ctx, 'select'), fields: param(ctx, 'fields') });
     sendValue(ctx, d, plan, release, hrefs);
-  });
+  }));
 
   // POST /datasets/:id/value: points (JSON or binary uint64) or a long selection
-  router.post('/datasets/:id/value', async (ctx) => {
-    const ref = requireDomain(ctx);
-    authorize(ctx, ref.domain, 'read');
+  routes.push(route('POST', '/datasets/:id/value', { flag: 'read', on: 'object' }, async (ctx) => {
+    const ref = refOf(ctx);
     const id = ctx.params.id;
     const hrefs = await valueHrefs(ctx, ref, id);
     let req;
@@ -127,12 +120,11 @@ export function datasetRoutes(router: Router, d: Deps): void {
     }
     const { plan, release } = await d.store.openValueRead(ref.domain, id, req);
     sendValue(ctx, d, plan, release, hrefs);
-  });
+  }));
 
   // PUT /datasets/:id/value: write (binary or JSON); query update
-  router.put('/datasets/:id/value', async (ctx) => {
-    const ref = requireDomain(ctx);
-    authorize(ctx, ref.domain, 'update');
+  routes.push(route('PUT', '/datasets/:id/value', { flag: 'update', on: 'object' }, async (ctx) => {
+    const ref = refOf(ctx);
     const id = ctx.params.id;
     const query = param(ctx, 'query');
     if (query !== undefined) {
@@ -162,7 +154,8 @@ export function datasetRoutes(router: Router, d: Deps): void {
       await d.store.writeValues(ref.domain, id, { ...common, json: body as Record<string, unknown> });
     }
     sendJson(ctx, 200, { hrefs: await valueHrefs(ctx, ref, id) });
-  });
+  }));
+  return routes;
 }
 
 /**

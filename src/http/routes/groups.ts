@@ -1,10 +1,8 @@
 /**
  * Group, link and collection routes (service spec 4.2-4.4; wire-reference 2.1, 2.2).
  */
-import type Router from '@koa/router';
 import type { Context } from 'koa';
 import { createHash } from 'node:crypto';
-import { authorize } from '../../auth/policy.js';
 import { badRequest } from '../../errors.js';
 import type { ObjectKind } from '../../hdf5/objects.js';
 import { COLLECTION } from '../../store/ids.js';
@@ -12,15 +10,16 @@ import { parseLinkSpec } from '../../store/links.js';
 import type { Deps } from '../deps.js';
 import { objectHrefs, ownedHrefs } from '../deps.js';
 import { Hrefs, sendJson } from '../present.js';
-import { flag, globParam, jsonObject, limitParam, markerParam, param, requireDomain } from '../request.js';
+import { bodyOf, flag, globParam, jsonObject, limitParam, markerParam, param, refOf } from '../request.js';
+import { type Route, createOpts, route } from '../routeTable.js';
 
-export function groupRoutes(router: Router, d: Deps): void {
+export function groupRoutes(d: Deps): Route[] {
+  const routes: Route[] = [];
   // GET /groups, /datasets, /datatypes: ids of the objects of a kind (and GET /<col>/?h5path=)
   for (const kind of ['group', 'dataset', 'datatype'] as ObjectKind[]) {
     const col = COLLECTION[kind];
     const collection = async (ctx: Context) => {
-      const ref = requireDomain(ctx);
-      authorize(ctx, ref.domain, 'read');
+      const ref = refOf(ctx);
       const h = new Hrefs(ctx, d.config, ref);
       const h5path = param(ctx, 'h5path');
       if (h5path !== undefined) {
@@ -35,24 +34,21 @@ export function groupRoutes(router: Router, d: Deps): void {
       const root = await d.store.rootId(ref.domain);
       sendJson(ctx, 200, { [col]: ids, hrefs: [h.rel('self', `/${col}`), h.rel('root', `/groups/${root}`), h.rel('home', '/')] });
     };
-    router.get(`/${col}`, collection);
-    router.get(`/${col}/`, collection);
+    routes.push(route('GET', `/${col}`, { flag: 'read', on: 'domain' }, collection), route('GET', `/${col}/`, { flag: 'read', on: 'domain' }, collection));
   }
 
   // POST /groups: create a group (anonymous, or linked with link/h5path)
-  router.post('/groups', async (ctx) => {
-    const ref = requireDomain(ctx);
-    authorize(ctx, ref.domain, 'create');
-    const body = await jsonObject(ctx, d.config);
+  routes.push(route('POST', '/groups', { flag: 'create', on: 'object' }, async (ctx) => {
+    const ref = refOf(ctx);
+    const body = bodyOf(ctx);
     const g = await d.store.createGroup(ref.domain, body, flag(ctx, 'implicit'));
     const h = new Hrefs(ctx, d.config, ref);
     sendJson(ctx, 201, { ...g, hrefs: objectHrefs(h, 'groups', g.id, g.root) });
-  });
+  }, createOpts));
 
   // GET /groups/:id
-  router.get('/groups/:id', async (ctx) => {
-    const ref = requireDomain(ctx);
-    authorize(ctx, ref.domain, 'read');
+  routes.push(route('GET', '/groups/:id', { flag: 'read', on: 'object' }, async (ctx) => {
+    const ref = refOf(ctx);
     const h5path = param(ctx, 'h5path');
     const h = new Hrefs(ctx, d.config, ref);
     if (h5path !== undefined) {
@@ -66,23 +62,21 @@ export function groupRoutes(router: Router, d: Deps): void {
       alias: flag(ctx, 'getalias'),
     });
     sendJson(ctx, 200, { ...g, hrefs: objectHrefs(h, 'groups', g.id, g.root) });
-  });
+  }));
 
   // DELETE /groups/:id, /datasets/:id, /datatypes/:id
   for (const kind of ['group', 'dataset', 'datatype'] as ObjectKind[]) {
-    router.delete(`/${COLLECTION[kind]}/:id`, async (ctx) => {
-      const ref = requireDomain(ctx);
-      authorize(ctx, ref.domain, 'delete');
+    routes.push(route('DELETE', `/${COLLECTION[kind]}/:id`, { flag: 'delete', on: 'object' }, async (ctx) => {
+      const ref = refOf(ctx);
       await d.store.deleteObject(ref.domain, kind, ctx.params.id);
       const h = new Hrefs(ctx, d.config, ref);
       sendJson(ctx, 200, { hrefs: [h.rel('home', '/')] });
-    });
+    }));
   }
 
   // GET /groups/:id/links
-  router.get('/groups/:id/links', async (ctx) => {
-    const ref = requireDomain(ctx);
-    authorize(ctx, ref.domain, 'read');
+  routes.push(route('GET', '/groups/:id/links', { flag: 'read', on: 'object' }, async (ctx) => {
+    const ref = refOf(ctx);
     const id = ctx.params.id;
     const h = new Hrefs(ctx, d.config, ref);
     if (flag(ctx, 'follow_links')) {
@@ -103,12 +97,11 @@ export function groupRoutes(router: Router, d: Deps): void {
         : { ...l, href: h.url(self + encodeURIComponent(l.title)) },
     );
     sendJson(ctx, 200, { links, hrefs: ownedHrefs(h, `/groups/${id}/links`, `/groups/${id}`) }, { plain: true });
-  });
+  }));
 
   // POST /groups/:id/links: several links by title
-  router.post('/groups/:id/links', async (ctx) => {
-    const ref = requireDomain(ctx);
-    authorize(ctx, ref.domain, 'read');
+  routes.push(route('POST', '/groups/:id/links', { flag: 'read', on: 'object' }, async (ctx) => {
+    const ref = refOf(ctx);
     const body = await jsonObject(ctx, d.config, { required: true });
     if (!Array.isArray(body.titles) || !body.titles.every((t) => typeof t === 'string')) {
       throw badRequest('"titles" must be a list of link names');
@@ -119,12 +112,11 @@ export function groupRoutes(router: Router, d: Deps): void {
       out.push({ ...link, created });
     }
     sendJson(ctx, 200, { links: out, hrefs: [] });
-  });
+  }));
 
   // PUT /groups/:id/links: create several links {"links": {title: {id}|{h5path}|{h5path,h5domain}}}
-  router.put('/groups/:id/links', async (ctx) => {
-    const ref = requireDomain(ctx);
-    authorize(ctx, ref.domain, 'create');
+  routes.push(route('PUT', '/groups/:id/links', { flag: 'create', on: 'object' }, async (ctx) => {
+    const ref = refOf(ctx);
     const body = await jsonObject(ctx, d.config, { required: true });
     const links = body.links;
     if (!links || typeof links !== 'object' || Array.isArray(links)) throw badRequest('"links" must be an object {title: link}');
@@ -132,24 +124,22 @@ export function groupRoutes(router: Router, d: Deps): void {
     let created = false;
     for (const [t, s] of specs) if ((await d.store.putLink(ref.domain, ctx.params.id, t, s)) === 'created') created = true;
     sendJson(ctx, created ? 201 : 200, { hrefs: [] });
-  });
+  }));
 
   // DELETE /groups/:id/links?titles=a/b
-  router.delete('/groups/:id/links', async (ctx) => {
-    const ref = requireDomain(ctx);
-    authorize(ctx, ref.domain, 'delete');
+  routes.push(route('DELETE', '/groups/:id/links', { flag: 'delete', on: 'object' }, async (ctx) => {
+    const ref = refOf(ctx);
     const titles = param(ctx, 'titles');
     if (!titles) throw badRequest('"titles" is required');
     const sep = param(ctx, 'separator') ?? '/';
     for (const t of titles.split(sep)) await d.store.getLink(ref.domain, ctx.params.id, t);
     for (const t of titles.split(sep)) await d.store.deleteLink(ref.domain, ctx.params.id, t);
     sendJson(ctx, 200, { hrefs: [] });
-  });
+  }));
 
   // GET /groups/:id/links/:name
-  router.get('/groups/:id/links/:name', async (ctx) => {
-    const ref = requireDomain(ctx);
-    authorize(ctx, ref.domain, 'read');
+  routes.push(route('GET', '/groups/:id/links/:name', { flag: 'read', on: 'object' }, async (ctx) => {
+    const ref = refOf(ctx);
     const { id, name } = ctx.params;
     const r = await d.store.getLink(ref.domain, id, name);
     const h = new Hrefs(ctx, d.config, ref);
@@ -160,28 +150,27 @@ export function groupRoutes(router: Router, d: Deps): void {
     if (r.link.id && r.link.collection) hrefs.push(h.rel('target', `/${r.link.collection}/${r.link.id}`));
     ctx.set('ETag', `"${etagOf(r.link)}"`);
     sendJson(ctx, 200, { link: r.link, created: r.created, lastModified: r.lastModified, hrefs });
-  });
+  }));
 
   // PUT /groups/:id/links/:name
-  router.put('/groups/:id/links/:name', async (ctx) => {
-    const ref = requireDomain(ctx);
-    authorize(ctx, ref.domain, 'create');
+  routes.push(route('PUT', '/groups/:id/links/:name', { flag: 'create', on: 'object' }, async (ctx) => {
+    const ref = refOf(ctx);
     const spec = parseLinkSpec(await jsonObject(ctx, d.config, { required: true }));
     const r = await d.store.putLink(ref.domain, ctx.params.id, ctx.params.name, spec);
     const h = new Hrefs(ctx, d.config, ref);
     sendJson(ctx, r === 'created' ? 201 : 200, {
       hrefs: [h.rel('self', `/groups/${ctx.params.id}/links/${encodeURIComponent(ctx.params.name)}`), h.rel('owner', `/groups/${ctx.params.id}`)],
     });
-  });
+  }));
 
   // DELETE /groups/:id/links/:name
-  router.delete('/groups/:id/links/:name', async (ctx) => {
-    const ref = requireDomain(ctx);
-    authorize(ctx, ref.domain, 'delete');
+  routes.push(route('DELETE', '/groups/:id/links/:name', { flag: 'delete', on: 'object' }, async (ctx) => {
+    const ref = refOf(ctx);
     await d.store.deleteLink(ref.domain, ctx.params.id, ctx.params.name);
     const h = new Hrefs(ctx, d.config, ref);
     sendJson(ctx, 200, { hrefs: [h.rel('owner', `/groups/${ctx.params.id}`)] });
-  });
+  }));
+  return routes;
 }
 
 /** A strong ETag of a link's content (hash of its JSON). */

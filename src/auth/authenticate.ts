@@ -1,0 +1,239 @@
+/**
+ * Who is asking: the `Authorization` header -> a Principal (issue #11; wire-reference 0.4).
+ *
+ * - No header: the user `default` (spec section 5).
+ * - `Basic base64(user:password)`: checked against the users file (scrypt). A verified pair is
+ *   remembered for `authCacheSeconds` under an HMAC of the header (keyed by a per-process
+ *   secret), so a request does not pay for scrypt each time; the memory is dropped whenever the
+ *   users file changes.
+ * - `Bearer h5s_<id>_<secret>`: an API token (h5pyd sends its api key this way); only the
+ *   token's SHA-256 is stored, compared in constant time; expiry is honoured.
+ * - `Bearer <JWT>`: with OpenID Connect configured, validated against the issuer's JWKS (issuer,
+ *   audience, expiry; `jose`), the user name taken from the configured claim.
+ * - Malformed headers (other schemes, bad base64, no colon, empty, over 4 KiB): 400.
+ * - Unknown user, wrong password, unknown/expired/revoked token: 401 with `WWW-Authenticate`.
+ *   Repeated failures for one user name are slowed down (bounded exponential back-off).
+ * A server without a users file (and without OpenID Connect) has no users: well-formed
+ * credentials are then ignored and the request is `default`'s (h5pyd users often have a user
+ * name configured for every server).
+ * The users file is re-read when it changes (checked by inode, size and mtime on each request
+ * that carries credentials), so `h5store user remove` and `token revoke` take effect at once.
+ */
+import { createHmac, randomBytes } from 'node:crypto';
+import fs from 'node:fs';
+import { createRemoteJWKSet, jwtVerify, type JWTVerifyGetKey } from 'jose';
+import { LRUCache } from 'lru-cache';
+import type { Config } from '../config.js';
+import { H5StoreError, badRequest } from '../errors.js';
+import { ANONYMOUS, type Principal } from './acl.js';
+import { parseToken, readUsersFile, sameHash, tokenHash, verifyPassword, type UsersDoc } from './users.js';
+
+/** Longest Authorization header accepted (a JWT is about 1 KiB). */
+const MAX_HEADER = 4096;
+/** Longest wait added after repeated failures for one user name. */
+const MAX_DELAY_MS = 2000;
+
+/** 401 with a challenge. Browsers' pages (X-Requested-With) get no Basic challenge, so no native prompt. */
+export function unauthorized(message: string, xhr = false): H5StoreError {
+  const challenge = xhr ? 'Bearer realm="h5store"' : 'Basic realm="h5store", charset="UTF-8", Bearer realm="h5store"';
+  return new H5StoreError('Unauthorized', message, { 'WWW-Authenticate': challenge });
+}
+
+export interface AuthOptions {
+  usersFile?: string;
+  adminUser: string;
+  adminGroup: string;
+  authCacheSeconds: number;
+  oidcIssuer: string;
+  oidcAudience: string;
+  oidcJwksUri: string;
+  oidcUserClaim: string;
+}
+
+/** Authentication options from the configuration. */
+export function authOptions(c: Config): AuthOptions {
+  return {
+    usersFile: c.usersFile,
+    adminUser: c.adminUser,
+    adminGroup: c.adminGroup,
+    authCacheSeconds: c.authCacheSeconds,
+    oidcIssuer: c.oidcIssuer,
+    oidcAudience: c.oidcAudience,
+    oidcJwksUri: c.oidcJwksUri,
+    oidcUserClaim: c.oidcUserClaim,
+  };
+}
+
+export class Authenticator {
+  private doc: UsersDoc = { version: 1, users: {}, groups: {}, tokens: [] };
+  private docStamp = '';
+  private readonly secret = randomBytes(32);
+  private readonly verified: LRUCache<string, Principal>;
+  private readonly failures = new LRUCache<string, { n: number }>({ max: 10_000, ttl: 15 * 60_000 });
+  private jwks: JWTVerifyGetKey | undefined;
+
+  constructor(private readonly opts: AuthOptions) {
+    this.verified = new LRUCache({ max: 10_000, ttl: Math.max(1, opts.authCacheSeconds) * 1000 });
+    this.refresh();
+  }
+
+  /** True when a users file is configured (the server has users). */
+  get hasUsers(): boolean {
+    return this.opts.usersFile !== undefined;
+  }
+
+  /** Whether OpenID Connect is configured. */
+  get hasOidc(): boolean {
+    return this.opts.oidcIssuer !== '';
+  }
+
+  /** Groups of a user (from the users file). */
+  groupsOf(user: string): string[] {
+    const out: string[] = [];
+    for (const [g, members] of Object.entries(this.doc.groups)) if (members.includes(user)) out.push(g);
+    return out;
+  }
+
+  private principal(name: string): Principal {
+    const groups = this.groupsOf(name);
+    const admin = name === this.opts.adminUser || (this.opts.adminGroup !== '' && groups.includes(this.opts.adminGroup));
+    return { name, groups, authenticated: true, admin };
+  }
+
+  /**
+   * Re-read the users file when it changed (inode, size or mtime).
+   * @throws H5StoreError Unavailable when the file exists but cannot be parsed.
+   */
+  refresh(): void {
+    const file = this.opts.usersFile;
+    if (!file) return;
+    let stamp = 'missing';
+    try {
+      const st = fs.statSync(file);
+      stamp = `${st.ino}:${st.size}:${st.mtimeMs}`;
+    } catch {
+      /* no users yet */
+    }
+    if (stamp === this.docStamp) return;
+    try {
+      this.doc = readUsersFile(file);
+    } catch (e) {
+      throw new H5StoreError('Unavailable', `The users file cannot be read: ${(e as Error).message}`);
+    }
+    this.docStamp = stamp;
+    this.verified.clear();
+  }
+
+  /** Whether the users file can be read now (for readiness checks). */
+  usersFileReadable(): boolean {
+    if (!this.opts.usersFile) return true;
+    try {
+      fs.accessSync(this.opts.usersFile, fs.constants.R_OK);
+      return true;
+    } catch {
+      return false;
+    }
+  }
+
+  /**
+   * The principal of a request.
+   * @param header the `Authorization` header ('' or undefined: anonymous)
+   * @param xhr the request came from a page's script (no Basic challenge on 401)
+   * @throws H5StoreError BadRequest (malformed header), Unauthorized (bad credentials).
+   */
+  async authenticate(header: string | undefined, xhr = false): Promise<Principal> {
+    if (header === undefined || header === '') return ANONYMOUS;
+    if (header.length > MAX_HEADER) throw badRequest('Authorization header too long');
+    const sp = header.indexOf(' ');
+    const scheme = (sp < 0 ? header : header.slice(0, sp)).toLowerCase();
+    const value = sp < 0 ? '' : header.slice(sp + 1).trim();
+    if (scheme !== 'basic' && scheme !== 'bearer') throw badRequest('Unsupported Authorization scheme (use Basic or Bearer)');
+    if (value === '') throw badRequest(`Empty ${scheme === 'basic' ? 'Basic' : 'Bearer'} credentials`);
+    this.refresh();
+    const key = createHmac('sha256', this.secret).update(header).digest('base64');
+    const known = this.verified.get(key);
+    if (known) return known;
+    const p = scheme === 'basic' ? await this.basic(value, xhr) : await this.bearer(value, xhr);
+    this.verified.set(key, p, p.expiresAt ? { ttl: Math.max(1, Math.min(p.expiresAt - Date.now(), this.opts.authCacheSeconds * 1000)) } : undefined);
+    return p;
+  }
+
+  private async basic(value: string, xhr: boolean): Promise<Principal & { expiresAt?: number }> {
+    if (!/^[A-Za-z0-9+/]+={0,2}$/.test(value) || value.length % 4 === 1) throw badRequest('Malformed Basic credentials (not base64)');
+    const text = Buffer.from(value, 'base64').toString('utf8');
+    const colon = text.indexOf(':');
+    if (colon < 0) throw badRequest('Malformed Basic credentials (no colon between user and password)');
+    const user = text.slice(0, colon);
+    const password = text.slice(colon + 1);
+    if (user === '') throw badRequest('Malformed Basic credentials (empty user name)');
+    if (!this.hasUsers) return ANONYMOUS; // no users exist: nobody to be but `default`
+    await this.backoff(user);
+    const rec = Object.prototype.hasOwnProperty.call(this.doc.users, user) ? this.doc.users[user] : undefined;
+    const ok = await verifyPassword(password, rec?.hash);
+    if (!ok || !rec) {
+      this.fail(user);
+      throw unauthorized('Invalid user name or password', xhr);
+    }
+    this.failures.delete(user);
+    return this.principal(user);
+  }
+
+  private async bearer(value: string, xhr: boolean): Promise<Principal & { expiresAt?: number }> {
+    const tok = parseToken(value);
+    if (!this.hasUsers && !this.hasOidc) return ANONYMOUS; // no users exist: nobody to be but `default`
+    if (tok) {
+      await this.backoff('token:' + tok.id);
+      const rec = this.doc.tokens.find((t) => t.id === tok.id);
+      const ok = rec !== undefined && sameHash(tokenHash(tok.secret), rec.hash);
+      if (!ok || !rec) {
+        this.fail('token:' + tok.id);
+        throw unauthorized('Invalid or revoked API token', xhr);
+      }
+      if (rec.expires !== null && rec.expires * 1000 <= Date.now()) throw unauthorized('The API token has expired', xhr);
+      if (!Object.prototype.hasOwnProperty.call(this.doc.users, rec.user)) throw unauthorized('The API token belongs to a removed user', xhr);
+      return { ...this.principal(rec.user), expiresAt: rec.expires === null ? undefined : rec.expires * 1000 };
+    }
+    if (/^[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]*$/.test(value) && this.hasOidc) return this.jwt(value, xhr);
+    throw unauthorized('Invalid bearer token', xhr);
+  }
+
+  private async jwt(token: string, xhr: boolean): Promise<Principal & { expiresAt?: number }> {
+    try {
+      this.jwks ??= createRemoteJWKSet(new URL(await this.jwksUri()));
+      const { payload } = await jwtVerify(token, this.jwks, {
+        issuer: this.opts.oidcIssuer,
+        audience: this.opts.oidcAudience || undefined,
+        requiredClaims: ['exp'],
+      });
+      const name = payload[this.opts.oidcUserClaim];
+      if (typeof name !== 'string' || name === '' || name === 'default') throw new Error(`no ${this.opts.oidcUserClaim} claim`);
+      return { ...this.principal(name), expiresAt: typeof payload.exp === 'number' ? payload.exp * 1000 : undefined };
+    } catch (e) {
+      if (e instanceof H5StoreError) throw e;
+      throw unauthorized(`Invalid OpenID Connect token (${(e as { code?: string }).code ?? 'rejected'})`, xhr);
+    }
+  }
+
+  private async jwksUri(): Promise<string> {
+    if (this.opts.oidcJwksUri) return this.opts.oidcJwksUri;
+    const url = this.opts.oidcIssuer.replace(/\/$/, '') + '/.well-known/openid-configuration';
+    const r = await fetch(url);
+    if (!r.ok) throw new H5StoreError('Unavailable', `OpenID configuration not available from the issuer (${r.status})`);
+    const doc = (await r.json()) as { jwks_uri?: string };
+    if (!doc.jwks_uri) throw new H5StoreError('Unavailable', 'The issuer publishes no jwks_uri');
+    return doc.jwks_uri;
+  }
+
+  /** Wait before checking credentials of a name that failed recently (100 ms doubling, at most 2 s). */
+  private async backoff(name: string): Promise<void> {
+    const f = this.failures.get(name);
+    if (!f || f.n < 3) return;
+    const ms = Math.min(MAX_DELAY_MS, 100 * 2 ** (f.n - 3));
+    await new Promise((r) => setTimeout(r, ms));
+  }
+
+  private fail(name: string): void {
+    const f = this.failures.get(name);
+    this.failures.set(name, { n: (f?.n ?? 0) + 1 });
+  }
+}

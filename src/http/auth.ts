@@ -1,0 +1,105 @@
+/**
+ * The one middleware that authenticates and authorizes every route of the route table
+ * (routeTable.ts; spec section 5; issue #11): who is asking (auth/authenticate.ts), the domain
+ * and object the route names, what the store says their ACLs are (one `aclView` call), and the
+ * pure `decide()` (auth/acl.ts). Handlers run only when the request is allowed.
+ */
+import type { Context, Next } from 'koa';
+import { type AclEntry, type Flag, type Principal, decide, parseFlagList } from '../auth/acl.js';
+import type { Authenticator } from '../auth/authenticate.js';
+import { unauthorized } from '../auth/authenticate.js';
+import { type Config, isLoopbackHost } from '../config.js';
+import { H5StoreError } from '../errors.js';
+import type { DomainAccess } from '../store/access.js';
+import { parentDomain } from '../store/paths.js';
+import type { AclTarget, AclView, Store } from '../store/store.js';
+import { jsonObject, domainRef } from './request.js';
+import { type AuthState, FLAG_FOR_ACCESS, type Need, type Route } from './routeTable.js';
+
+/** The `default_acl` in effect (spec 5 step 5): configured, else `all` in single-user mode, else `read`. */
+export function fallbackAcl(config: Config): AclEntry {
+  if (config.defaultAcl !== undefined) return parseFlagList(config.defaultAcl);
+  return parseFlagList(singleUserMode(config) ? 'all' : 'read');
+}
+
+/** No users file and a loopback address: every request is `default`, who may do everything. */
+export function singleUserMode(config: Config): boolean {
+  return config.usersFile === undefined && isLoopbackHost(config.host);
+}
+
+/** What a denial says. */
+function denial(p: Principal, flag: Flag, what: string, xhr: boolean): H5StoreError {
+  if (!p.authenticated) return unauthorized(`Authentication required: anonymous requests may not ${flag} ${what}`, xhr);
+  return new H5StoreError('Forbidden', `User ${p.name} may not ${flag} ${what}`);
+}
+
+/** Whether the request comes from a page's script (no Basic challenge: no native browser prompt). */
+function isXhr(ctx: Context): boolean {
+  return ctx.get('x-requested-with') !== '';
+}
+
+/**
+ * Build the guard for one route: authenticate, resolve the domain/object and its ACLs, decide.
+ * Sets `ctx.state` (AuthState) for the handler.
+ */
+export function makeGuard(deps: { store: Store; config: Config; auth: Authenticator }) {
+  const fallback = fallbackAcl(deps.config);
+  const allows = (p: Principal, flag: Flag, view: AclView) => decide(p, flag, { object: view.object, root: view.root, fallback }) === 'allow';
+
+  return (r: Route) =>
+    async (ctx: Context, next: Next): Promise<unknown> => {
+      const xhr = isXhr(ctx);
+      const principal = await deps.auth.authenticate(ctx.get('authorization') || undefined, xhr);
+      const state = ctx.state as AuthState;
+      state.principal = principal;
+      if (principal.authenticated) state.user = { name: principal.name };
+      state.may = (view, flag) => principal.admin || allows(principal, flag, view);
+      state.domainAccess = domainAccessFor(deps.store, principal, allows, xhr);
+      const need = typeof r.need === 'function' ? r.need(ctx) : r.need;
+      if (need === 'public') return next();
+
+      const ref = domainRef(ctx, r.domain === 'optional' ? { required: false, allowRoot: true } : { required: true }) ?? { domain: '/', viaQuery: false };
+      state.ref = ref;
+      if (r.jsonBody) state.body = await jsonObject(ctx, deps.config);
+      const { domain, target, what } = targetOf(ctx, r, need, ref.domain);
+      const view = await deps.store.aclView(domain, target);
+      state.acl = view;
+      if (!principal.admin && !allows(principal, need.flag, view)) throw denial(principal, need.flag, what, xhr);
+      if (r.targets && !principal.admin && view.kind === 'domain' && view.hasObjectAcls) {
+        for (const t of r.targets(ctx)) {
+          const v = await deps.store.aclView(domain, t);
+          if (!allows(principal, need.flag, v)) throw denial(principal, need.flag, `${t.h5path ?? t.id} in ${domain}`, xhr);
+        }
+      }
+      return next();
+    };
+}
+
+/** The domain (and object) a requirement is checked on, and how a denial names it. */
+function targetOf(ctx: Context, r: Route, need: Need, domain: string): { domain: string; target: AclTarget; what: string } {
+  if (need.on === 'parent') {
+    const parent = parentDomain(domain);
+    return { domain: parent, target: {}, what: `folder ${parent}` };
+  }
+  if (need.on === 'object') {
+    const id = (ctx.params as Record<string, string | undefined>).id;
+    const target: AclTarget = { id, ...(r.object ? r.object(ctx) : {}) };
+    if (target.h5path !== undefined && id !== undefined) target.parentId ??= id;
+    const named = target.h5path ?? target.id;
+    return { domain, target, what: named ? `${named} in ${domain}` : domain };
+  }
+  return { domain, target: {}, what: domain };
+}
+
+/**
+ * The check for other domains an operation reaches (store/access.ts): the requester needs
+ * `read` there for reads and `update` for writes, decided like a request on that domain.
+ */
+function domainAccessFor(store: Store, p: Principal, allows: (p: Principal, f: Flag, v: AclView) => boolean, xhr: boolean): DomainAccess {
+  return async (domain, mode) => {
+    if (p.admin) return;
+    const flag = FLAG_FOR_ACCESS[mode];
+    const view = await store.aclView(domain);
+    if (!allows(p, flag, view)) throw denial(p, flag, `${domain} (reached from this domain)`, xhr);
+  };
+}

@@ -1,0 +1,104 @@
+/**
+ * The route table (DESIGN.md section 7): every route is declared once with its method, path,
+ * the ACL flag it needs and on what, and its handler. `mountRoutes` registers them all behind
+ * the one middleware that authenticates and authorizes (auth.ts), so no handler checks
+ * permissions itself and a route cannot exist without a declared requirement.
+ */
+import type Router from '@koa/router';
+import type { Context } from 'koa';
+import type { Flag, Principal } from '../auth/acl.js';
+import type { AccessMode, DomainAccess } from '../store/access.js';
+import type { AclTarget, AclView } from '../store/store.js';
+import type { DomainRef } from './request.js';
+
+/**
+ * What a permission is checked on (spec 2.3, 5):
+ * - `domain`: the domain or folder the request names (its root group's ACL, or the folder's);
+ * - `parent`: the folder that holds the named domain (creating a domain or folder, spec 4.4);
+ * - `object`: the object the route names (by default the `:id` path parameter; links,
+ *   dataspaces, values and attributes use the ACL of the object that owns them); a route
+ *   without an object (or a root group id) falls back to the domain.
+ */
+export type Scope = 'domain' | 'parent' | 'object';
+
+/** A permission a request needs. */
+export interface Need {
+  flag: Flag;
+  on: Scope;
+}
+
+/** `public`: no permission (service routes, the viewer's files); credentials are still checked. */
+export type Requirement = Need | 'public';
+
+export type Method = 'GET' | 'PUT' | 'POST' | 'DELETE';
+
+export interface Route {
+  method: Method;
+  /** @koa/router path, e.g. `/datasets/:id/value`. */
+  path: string;
+  /** The permission, or a function of the request when it depends on it (PUT / creates or flushes). */
+  need: Requirement | ((ctx: Context) => Requirement);
+  /** The domain selector: `required` (default) or `optional` (absent means the top folder `/`). */
+  domain?: 'required' | 'optional';
+  /** Read a JSON object body before the check (into `ctx.state.body`) because the target is in it. */
+  jsonBody?: boolean;
+  /**
+   * The object the `object` scope means, when it is not (only) the `:id` path parameter: an id
+   * from the body, or an `h5path` (relative to `parentId`) whose object's own ACL applies.
+   */
+  object?: (ctx: Context) => AclTarget;
+  /**
+   * Further objects of the same domain the request reads or changes (bulk routes: several paths
+   * or ids in the body): the requirement is checked on each of them as well.
+   */
+  targets?: (ctx: Context) => AclTarget[];
+  handler: (ctx: Context) => Promise<void> | void;
+}
+
+/** What the middleware leaves in `ctx.state` for the handlers. */
+export interface AuthState {
+  principal: Principal;
+  /** For logs and metrics: set for authenticated requests. */
+  user?: { name: string };
+  /** The request's domain (routes with a domain). */
+  ref?: DomainRef;
+  /** The JSON body, for routes declared with `jsonBody`. */
+  body?: Record<string, unknown>;
+  /** What the permission check looked at (routes with a requirement). */
+  acl?: AclView;
+  /** Whether the requester may `flag` the thing an ACL view describes (listing filters). */
+  may: (view: AclView, flag: Flag) => boolean;
+  /** Checks access to other domains an operation reaches (external storage, VDS sources). */
+  domainAccess: DomainAccess;
+}
+
+/** The mode of an operation on another domain -> the flag it needs there. */
+export const FLAG_FOR_ACCESS: Record<AccessMode, Flag> = { read: 'read', write: 'update' };
+
+/** Shorthand for a route entry. */
+export function route(method: Method, path: string, need: Route['need'], handler: Route['handler'], opts: Partial<Route> = {}): Route {
+  return { method, path, need, handler, ...opts };
+}
+
+/**
+ * Options of the routes that create an object (POST /groups, /datasets, /datatypes): the body
+ * is read first, because `create` is checked on the group the new object is linked into
+ * (`link.id`, else `parent_id`; the domain's root when neither is given).
+ */
+export const createOpts: Partial<Route> = {
+  jsonBody: true,
+  object: (ctx) => {
+    const body = (ctx.state as { body?: Record<string, unknown> }).body ?? {};
+    const link = body.link as { id?: unknown } | undefined;
+    const id = link && typeof link === 'object' ? link.id : body.parent_id;
+    return typeof id === 'string' ? { id } : {};
+  },
+};
+
+/** Register every route behind `guard` (the authenticate-and-authorize middleware). */
+export function mountRoutes(router: Router, routes: Route[], guard: (r: Route) => (ctx: Context, next: () => Promise<unknown>) => Promise<unknown>): void {
+  for (const r of routes) {
+    const handler = (ctx: Context) => r.handler(ctx);
+    router.register(r.path, [r.method], [guard(r), handler]);
+  }
+}

@@ -1,0 +1,197 @@
+/**
+ * Where ACLs and owners are kept (DESIGN.md section 4; docs/storage-format.md):
+ *
+ * - Domain files: the attribute `acl` of the reserved group `/__h5store__`, a scalar
+ *   variable-length UTF-8 string holding JSON
+ *   `{"version": 1, "owner": "alice", "root": {<user>: <flags>}, "objects": {"<addr hex>.<gen>": {<user>: <flags>}}}`.
+ *   `root` is the root group's ACL, i.e. the domain's; `objects` holds per-object ACLs of groups,
+ *   datasets and committed datatypes, keyed by header address and address generation (so a
+ *   freed address reused by a new object never inherits an old ACL). Written only when an owner
+ *   or ACL is set through the API (a domain created by a user, PUT .../acls).
+ * - Folders: a sidecar file `.h5store-folder.json` in the folder's directory
+ *   `{"version": 1, "owner": "alice", "acls": {...}}`, written atomically; never listed or served.
+ *
+ * A dropped-in file with no ACL inside is governed by its folder's ACL: the nearest folder up the
+ * tree that has a sidecar (then `default_acl` from configuration, in `decide()`).
+ */
+import { randomBytes } from 'node:crypto';
+import fs from 'node:fs';
+import path from 'node:path';
+import type { Acl, AclEntry } from '../auth/acl.js';
+import { FLAGS } from '../auth/acl.js';
+import type { TypeJson } from '../codec/types.js';
+import { internal } from '../errors.js';
+import * as io from '../hdf5/io.js';
+import * as h5 from '../hdf5/objects.js';
+import type { DomainFile } from './domainFile.js';
+import { FOLDER_META } from './paths.js';
+
+/** The ACL state of a domain file. */
+export interface FileAcl {
+  owner: string;
+  root: Acl;
+  objects: Record<string, Acl>;
+}
+
+/** The ACL state of a folder (its sidecar). */
+export interface FolderAcl {
+  owner: string;
+  acls: Acl;
+}
+
+/** Name of the attribute of the reserved group that holds the ACL state. */
+export const ACL_ATTR = 'acl';
+
+const VLEN_UTF8: TypeJson = { class: 'H5T_STRING', charSet: 'H5T_CSET_UTF8', strPad: 'H5T_STR_NULLTERM', length: 'H5T_VARIABLE' } as TypeJson;
+
+/** Keep only well-formed entries (six booleans) of a stored ACL. */
+function cleanAcl(raw: unknown): Acl {
+  const out: Acl = {};
+  if (!raw || typeof raw !== 'object') return out;
+  for (const [name, e] of Object.entries(raw as Record<string, unknown>)) {
+    if (!e || typeof e !== 'object') continue;
+    const entry = {} as AclEntry;
+    for (const f of FLAGS) entry[f] = (e as Record<string, unknown>)[f] === true;
+    out[name] = entry;
+  }
+  return out;
+}
+
+/** Parse a stored file ACL document; null when absent or unreadable (then the folder governs). */
+export function parseFileAcl(text: string): FileAcl | null {
+  try {
+    const doc = JSON.parse(text) as { owner?: unknown; root?: unknown; objects?: Record<string, unknown> };
+    const objects: Record<string, Acl> = {};
+    for (const [k, v] of Object.entries(doc.objects ?? {})) objects[k] = cleanAcl(v);
+    return { owner: typeof doc.owner === 'string' ? doc.owner : '', root: cleanAcl(doc.root), objects };
+  } catch {
+    return null;
+  }
+}
+
+/**
+ * The ACL state stored in an open domain file, or null when it has none. Cached on the file
+ * until the next write or change on disk.
+ */
+export function readFileAcl(f: DomainFile): FileAcl | null {
+  if (f.aclState !== undefined) return f.aclState;
+  let state: FileAcl | null = null;
+  const gid = f.openReserved(false);
+  if (gid !== undefined) {
+    try {
+      if (io.attributeExists(gid, ACL_ATTR)) {
+        const aid = io.openAttribute(gid, ACL_ATTR);
+        try {
+          const wire = io.readAttribute(aid, VLEN_UTF8, 1);
+          const len = wire.readUInt32LE(0);
+          state = parseFileAcl(wire.subarray(4, 4 + len).toString('utf8'));
+        } finally {
+          io.closeAttribute(aid);
+        }
+      }
+    } finally {
+      h5.closeObject(gid);
+    }
+  }
+  f.aclState = state;
+  return state;
+}
+
+/**
+ * Store the ACL state in an open, writable domain file (replacing the previous one). Entries of
+ * objects that no longer exist at their address and generation are dropped.
+ */
+export function writeFileAcl(f: DomainFile, state: FileAcl): void {
+  const objects: Record<string, Acl> = {};
+  for (const [k, v] of Object.entries(state.objects)) if (f.isCurrentObjectKey(k) && Object.keys(v).length) objects[k] = v;
+  const text = JSON.stringify({ version: 1, owner: state.owner, root: state.root, objects });
+  const bytes = Buffer.from(text, 'utf8');
+  const wire = Buffer.alloc(4 + bytes.length);
+  wire.writeUInt32LE(bytes.length, 0);
+  bytes.copy(wire, 4);
+  const gid = f.openReserved(true);
+  if (gid === undefined) throw internal('Cannot create the reserved group');
+  try {
+    if (io.attributeExists(gid, ACL_ATTR)) io.deleteAttribute(gid, ACL_ATTR);
+    const ft = io.createType(VLEN_UTF8);
+    try {
+      const aid = io.createAttribute(gid, ACL_ATTR, ft, { cls: 'H5S_SCALAR', dims: [], maxdims: [] });
+      try {
+        io.writeAttribute(aid, VLEN_UTF8, 1, wire);
+      } finally {
+        io.closeAttribute(aid);
+      }
+    } finally {
+      io.closeType(ft);
+    }
+  } finally {
+    h5.closeObject(gid);
+  }
+  f.aclState = { owner: state.owner, root: state.root, objects };
+}
+
+/**
+ * Folder sidecars, cached for `ttlMs` (another process's change is seen within that time; this
+ * process's own changes at once).
+ */
+export class FolderAcls {
+  private readonly cache = new Map<string, { at: number; value: FolderAcl | null }>();
+
+  constructor(
+    private readonly realRoot: string,
+    private readonly ttlMs = 1000,
+  ) {}
+
+  /** The sidecar of one directory, or null when it has none (or it cannot be parsed). */
+  own(dir: string): FolderAcl | null {
+    const now = performance.now();
+    const hit = this.cache.get(dir);
+    if (hit && now - hit.at < this.ttlMs) return hit.value;
+    let value: FolderAcl | null = null;
+    try {
+      const doc = JSON.parse(fs.readFileSync(path.join(dir, FOLDER_META), 'utf8')) as { owner?: unknown; acls?: unknown };
+      value = { owner: typeof doc.owner === 'string' ? doc.owner : '', acls: cleanAcl(doc.acls) };
+    } catch {
+      value = null;
+    }
+    if (this.cache.size > 10_000) this.cache.clear();
+    this.cache.set(dir, { at: now, value });
+    return value;
+  }
+
+  /**
+   * The ACL that governs a directory: its own sidecar, else the nearest ancestor's inside the
+   * data root; null when no folder up to the root has one.
+   */
+  effective(dir: string): FolderAcl | null {
+    let d = dir;
+    for (;;) {
+      const own = this.own(d);
+      if (own) return own;
+      if (d === this.realRoot || !d.startsWith(this.realRoot)) return null;
+      const up = path.dirname(d);
+      if (up === d) return null;
+      d = up;
+    }
+  }
+
+  /** Write a folder's sidecar atomically (temporary file, fsync, rename). */
+  write(dir: string, value: FolderAcl): void {
+    const file = path.join(dir, FOLDER_META);
+    const tmp = path.join(dir, `${FOLDER_META}.${process.pid}.${randomBytes(4).toString('hex')}.tmp`);
+    const fd = fs.openSync(tmp, 'w', 0o644);
+    try {
+      fs.writeSync(fd, JSON.stringify({ version: 1, owner: value.owner, acls: value.acls }, null, 1) + '\n');
+      fs.fsyncSync(fd);
+    } finally {
+      fs.closeSync(fd);
+    }
+    fs.renameSync(tmp, file);
+    this.cache.set(dir, { at: performance.now(), value });
+  }
+
+  /** Forget cached sidecars (after a folder was deleted or replaced). */
+  forget(dir: string): void {
+    for (const k of this.cache.keys()) if (k === dir || k.startsWith(dir + path.sep)) this.cache.delete(k);
+  }
+}
