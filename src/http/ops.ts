@@ -15,7 +15,6 @@ import type { Logger } from 'pino';
 import type { Authenticator } from '../auth/authenticate.js';
 import type { Config } from '../config.js';
 import { H5StoreError } from '../errors.js';
-import { LIB_INFO, openObjectCount } from '../hdf5/lib.js';
 import { Metrics } from '../ops/metrics.js';
 import { Readiness, checkDirectory } from '../ops/readiness.js';
 import type { Store } from '../store/store.js';
@@ -44,10 +43,7 @@ export function createOps(store: Store, metrics: Metrics = new Metrics()): Ops {
   metrics.bindStore(store);
   const readiness = new Readiness();
   readiness.register('data directory', () => checkDirectory(store.paths.root, true));
-  readiness.register('libhdf5', () => {
-    openObjectCount();
-    return `libhdf5 ${LIB_INFO.version}`;
-  });
+  readiness.register('libhdf5', () => `libhdf5 ${store.checkLibrary()}`);
   for (const m of store.mounts) readiness.register(`s3 mount ${m.at}`, async () => {
     await m.check();
     return m.source;

@@ -10,7 +10,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import type { Acl } from '../auth/acl.js';
 import { H5StoreError, badRequest, conflict, gone, notFound } from '../errors.js';
-import { LIB_INFO } from '../hdf5/lib.js';
+import { LIB_INFO, openObjectCount } from '../hdf5/lib.js';
 import * as h5 from '../hdf5/objects.js';
 import type { ObjectKind } from '../hdf5/objects.js';
 import { FolderAcls, type FileAcl, type FolderAcl, readFileAcl, writeFileAcl } from './acls.js';
@@ -109,6 +109,12 @@ export class Store {
 
   /** The HDF5 library in use. */
   get libraryVersion(): string {
+    return LIB_INFO.version;
+  }
+
+  /** Check that libhdf5 answers a call (readiness); returns its version. */
+  checkLibrary(): string {
+    openObjectCount();
     return LIB_INFO.version;
   }
 
