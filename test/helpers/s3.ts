@@ -96,7 +96,9 @@ export async function startS3(): Promise<TestS3> {
     fs.rmSync(dir, { recursive: true, force: true });
   };
   try {
-    const out = await run(UP, [dir], env);
+    // the script waits for the OSD without a limit; a start that failed (seen once: the OSD
+    // refused with "wrong fsid") must not hang the suite
+    const out = await run(UP, [dir], env, 150_000);
     const m = /S3 at (http:\/\/\S+) \((\w+)\/(\w+)\)/.exec(out);
     if (!m) throw new Error(`unexpected output of ceph-s3-up.sh: ${out}`);
     await ensureNoDelay(dir, env, m[1]);
@@ -140,14 +142,23 @@ async function ensureNoDelay(dir: string, env: NodeJS.ProcessEnv, endpoint: stri
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
-function run(cmd: string, args: string[], env: NodeJS.ProcessEnv): Promise<string> {
+function run(cmd: string, args: string[], env: NodeJS.ProcessEnv, timeoutMs = 60_000): Promise<string> {
   return new Promise((resolve, reject) => {
     const p = spawn('bash', [cmd, ...args], { env, stdio: ['ignore', 'pipe', 'pipe'] });
     let out = '';
     let err = '';
+    let timedOut = false;
+    const timer = setTimeout(() => {
+      timedOut = true;
+      p.kill('SIGTERM');
+    }, timeoutMs);
     p.stdout.on('data', (b) => (out += b));
     p.stderr.on('data', (b) => (err += b));
-    p.once('exit', (code) => (code === 0 ? resolve(out) : reject(new Error(`${path.basename(cmd)} exited with ${code}: ${err.slice(-2000)}`))));
+    p.once('exit', (code) => {
+      clearTimeout(timer);
+      if (code === 0) resolve(out);
+      else reject(new Error(`${path.basename(cmd)} ${timedOut ? `did not finish within ${timeoutMs / 1000} s` : `exited with ${code}`}: ${err.slice(-2000)}`));
+    });
   });
 }
 
