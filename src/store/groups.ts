@@ -8,7 +8,7 @@ import type { ObjectKind } from '../hdf5/objects.js';
 import { attributesDict } from './attributes.js';
 import type { DomainFile } from './domainFile.js';
 import { RESERVED } from './domainFile.js';
-import { type LinkJson, checkFreeName, groupTimes, linkJson, newObjectPlace, refuseRoot, settleFreed } from './links.js';
+import { type LinkJson, groupTimes, linkJson, linkNewObject, planObjectPlace, refuseRoot, settleFreed } from './links.js';
 
 /** A group as GET /groups/<id> shows it (without hrefs). */
 export interface GroupJson {
@@ -71,17 +71,10 @@ export function createGroup(
     throw badRequest('"creationProperties" must be an object');
   }
   const trackOrder = !!(cp as { CreateOrder?: unknown } | undefined)?.CreateOrder;
-  const place = newObjectPlace(f, body, implicit);
-  let gid: Hid;
-  if (place) {
-    gid = h5.withObject(f.h, place.parent, (pg) => {
-      checkFreeName(f, pg, place.parent, place.name);
-      return h5.createGroup(pg, place.name, { trackOrder });
-    });
-  } else {
-    gid = h5.createGroup(f.h, undefined, { trackOrder });
-  }
+  const place = planObjectPlace(f, body, implicit);
+  const gid = h5.createGroup(f.h, undefined, { trackOrder });
   try {
+    if (place) linkNewObject(f, gid, place);
     const { addr } = f.registerNew(gid, 'group', !!place);
     return groupJsonOf(f, gid, addr);
   } finally {

@@ -122,6 +122,12 @@ describe('S3 mounts: read-only archives served from a real S3 server (Ceph rados
     await s3.put(BUCKET, 'archive/readme.txt', 'not served\n');
     await s3.put(BUCKET, 'archive/bad.h5', 'this is not an HDF5 file\n');
     await s3.put(BUCKET, 'elsewhere/other.h5', tall);
+    // a file whose dataset keeps its values in an external raw data file (beside it)
+    const ext = path.join(work, 'ext');
+    fs.mkdirSync(ext);
+    execFileSync(PYTHON, ['-c', "import h5py,numpy,sys,os; os.chdir(sys.argv[1]); f=h5py.File('ext.h5','w'); d=f.create_dataset('e', (4,), dtype='i4', external=[('ext.bin', 0, 16)]); d[...]=numpy.arange(4); f['plain']=[1,2]; f.close()", ext]);
+    await s3.put(BUCKET, 'archive/sub/deeper/ext.h5', fs.readFileSync(path.join(ext, 'ext.h5')));
+    await s3.put(BUCKET, 'archive/sub/deeper/ext.bin', fs.readFileSync(path.join(ext, 'ext.bin')));
     const env = { AWS_ACCESS_KEY_ID: s3.accessKeyId, AWS_SECRET_ACCESS_KEY: s3.secretAccessKey, AWS_REGION: 'us-east-1' };
     const args = ['--mount', `/archive=s3://${BUCKET}/archive`, '--s3-endpoint', s3.endpoint];
     whole = await startServer({ root: path.join(work, 'root-whole'), args, env: { ...env, H5STORE_S3_WHOLE_OBJECT_BYTES: String(MiB), H5STORE_S3_REVALIDATE_MS: '300' } });
@@ -217,6 +223,21 @@ describe('S3 mounts: read-only archives served from a real S3 server (Ceph rados
       expect(cr.json.value.length).to.equal(200);
       expect(cr.json.value[0][0]).to.equal(100 * 1024 + 1000);
       expect(cr.json.value[199][23]).to.equal(299 * 1024 + 1023);
+    }
+  });
+
+  it('refuses (403) values kept in other files: an archive cannot reach files on the server', async () => {
+    for (const srv of [whole, ros3]) {
+      const c = new Client(srv.url, '/archive/sub/deeper/ext.h5');
+      const root = (await c.get('/')).json.root;
+      const links = (await c.get(`/groups/${root}/links`)).json.links;
+      const e = links.find((l: any) => l.title === 'e').id;
+      expect((await c.get(`/datasets/${e}`)).status, 'metadata is served').to.equal(200);
+      const v = await c.get(`/datasets/${e}/value`);
+      expect(v.status, v.text).to.equal(403);
+      expect(v.json.message).to.match(/kept in other files.*cannot reach other files/);
+      const plain = await c.get(`/datasets/${links.find((l: any) => l.title === 'plain').id}/value`);
+      expect(plain.json.value).to.deep.equal([1, 2]);
     }
   });
 

@@ -6,7 +6,7 @@ import { createHash } from 'node:crypto';
 import { badRequest } from '../../errors.js';
 import type { ObjectKind } from '../../hdf5/objects.js';
 import { COLLECTION } from '../../store/ids.js';
-import { parseLinkSpec } from '../../store/links.js';
+import { type LinkSpec, parseLinkSpec } from '../../store/links.js';
 import type { Deps } from '../deps.js';
 import { objectHrefs, ownedHrefs } from '../deps.js';
 import { Hrefs, sendJson } from '../present.js';
@@ -120,9 +120,8 @@ export function groupRoutes(d: Deps): Route[] {
     const body = await jsonObject(ctx, d.config, { required: true });
     const links = body.links;
     if (!links || typeof links !== 'object' || Array.isArray(links)) throw badRequest('"links" must be an object {title: link}');
-    const specs = Object.entries(links as Record<string, unknown>).map(([t, b]) => [t, parseLinkSpec(b)] as const);
-    let created = false;
-    for (const [t, s] of specs) if ((await d.store.putLink(ref.domain, ctx.params.id, t, s)) === 'created') created = true;
+    const specs = Object.entries(links as Record<string, unknown>).map(([t, b]) => [t, parseLinkSpec(b)] as [string, LinkSpec]);
+    const created = (await d.store.putLinks(ref.domain, ctx.params.id, specs)) === 'created';
     sendJson(ctx, created ? 201 : 200, { hrefs: [] });
   }));
 
@@ -131,9 +130,7 @@ export function groupRoutes(d: Deps): Route[] {
     const ref = refOf(ctx);
     const titles = param(ctx, 'titles');
     if (!titles) throw badRequest('"titles" is required');
-    const sep = param(ctx, 'separator') ?? '/';
-    for (const t of titles.split(sep)) await d.store.getLink(ref.domain, ctx.params.id, t);
-    for (const t of titles.split(sep)) await d.store.deleteLink(ref.domain, ctx.params.id, t);
+    await d.store.deleteLinks(ref.domain, ctx.params.id, titles.split(param(ctx, 'separator') ?? '/'));
     sendJson(ctx, 200, { hrefs: [] });
   }));
 
