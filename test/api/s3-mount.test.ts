@@ -105,7 +105,7 @@ describe('S3 mounts: read-only archives served from a real S3 server (Ceph rados
       console.log(`      (skipped: ${why})`);
       this.skip();
     }
-    this.timeout(240000);
+    this.timeout(300000);
     work = tempRoot('h5store-s3-');
     tallLocal = path.join(work, 'tall.h5');
     fs.copyFileSync(fixturePath('tall.h5'), tallLocal);
