@@ -53,3 +53,11 @@ export function parseMountSpecs(specs: string[]): MountSpec[] {
   }
   return out;
 }
+
+/** URI-encode a key for a signed URL (AWS SigV4: everything but unreserved characters and '/'). */
+export function encodeKey(key: string): string {
+  return key
+    .split('/')
+    .map((s) => encodeURIComponent(s).replace(/[!'()*]/g, (c) => '%' + c.charCodeAt(0).toString(16).toUpperCase()))
+    .join('/');
+}

@@ -25,8 +25,8 @@ import { sameStamp } from './domainFile.js';
 import type { FileCache } from './files.js';
 import { type Mount, type MountedEntry, type MountedItem, isUnder } from './mount.js';
 import { normalizeDomain } from './paths.js';
-export { type MountSpec, parseMountSpec } from './mountspec.js';
-import { type MountSpec, isHdf5Name } from './mountspec.js';
+export { type MountSpec, encodeKey, parseMountSpec } from './mountspec.js';
+import { type MountSpec, encodeKey, isHdf5Name } from './mountspec.js';
 
 
 /** Connection and caching settings shared by the S3 mounts (config keys `s3*`). */
@@ -47,13 +47,6 @@ export interface S3Settings {
   idleCloseMs: number;
 }
 
-/** URI-encode a key for a signed URL (AWS SigV4: everything but unreserved characters and '/'). */
-export function encodeKey(key: string): string {
-  return key
-    .split('/')
-    .map((s) => encodeURIComponent(s).replace(/[!'()*]/g, (c) => '%' + c.charCodeAt(0).toString(16).toUpperCase()))
-    .join('/');
-}
 
 
 /** Byte order of names, as S3 lists keys and the local folder listing sorts. */
