@@ -10,6 +10,7 @@ import { badRequest, gone, notFound } from '../errors.js';
 import * as C from '../hdf5/constants.js';
 import type { TypeJson } from '../codec/types.js';
 import type { FileAcl } from './acls.js';
+import type { GivenState } from './given.js';
 import * as io from '../hdf5/io.js';
 import type { SpaceInfo } from '../hdf5/io.js';
 import type { Hid } from '../hdf5/lib.js';
@@ -18,6 +19,7 @@ import * as h5 from '../hdf5/objects.js';
 import type { LinkRecord, ObjectKind } from '../hdf5/objects.js';
 import { COLLECTION, domainKey, makeId, parseId } from './ids.js';
 import type { ReachContext, StorageKind } from './reach.js';
+import { regionFromJson, regionToJson } from './regionRefs.js';
 import { RWLock } from './rwlock.js';
 
 /** Name of the group that holds REST-only state, in the root group (docs/storage-format.md). */
@@ -123,6 +125,8 @@ export class DomainFile {
   readonly storageKinds = new Map<bigint, StorageKind>();
   /** Where the files a dataset reaches are judged from (set by the store). */
   reach: ReachContext | undefined;
+  /** What clients gave that the file cannot express (given.ts): undefined = not read yet. */
+  givenState: GivenState | undefined;
 
   constructor(domain: string, path: string, goneIds: Set<string>) {
     this.domain = domain;
@@ -151,6 +155,7 @@ export class DomainFile {
     this.attrFacts.clear();
     this.attrCacheBytes = 0;
     this.aclState = undefined;
+    this.givenState = undefined;
   }
 
   get h(): Hid {
@@ -329,6 +334,8 @@ export class DomainFile {
       if (!m) throw badRequest(`Invalid object reference ${JSON.stringify(s)}`);
       return this.resolve(m[2]);
     },
+    regionToWire: (ref: Buffer): string => regionToJson(this, ref),
+    regionFromWire: (json: string): Buffer => regionFromJson(this, json),
   };
 
   /** Map a committed datatype (open type id) to its id, for `type.id`. */
