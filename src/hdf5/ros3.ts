@@ -13,17 +13,19 @@
 import koffi from 'koffi';
 import { H5StoreError, badRequest } from '../errors.js';
 import * as C from './constants.js';
-import { G, H5, Hdf5Error, type Hid, optionalFunction } from './lib.js';
+import { G, H5, Hdf5Error, type Hid, named, optionalFunction } from './lib.js';
 import { openFailure } from './objects.js';
 
 /** `H5FD_ros3_fapl_t` of libhdf5 1.10.6+ (H5FDros3.h; version 1). */
-const ROS3_FAPL = koffi.struct('H5FD_ros3_fapl_t', {
-  version: 'int32_t',
-  authenticate: 'bool',
-  aws_region: koffi.array('char', 33, 'String'),
-  secret_id: koffi.array('char', 129, 'String'),
-  secret_key: koffi.array('char', 129, 'String'),
-});
+const ROS3_FAPL = named('H5FD_ros3_fapl_t', () =>
+  koffi.struct('H5FD_ros3_fapl_t', {
+    version: 'int32_t',
+    authenticate: 'bool',
+    aws_region: koffi.array('char', 33, 'String'),
+    secret_id: koffi.array('char', 129, 'String'),
+    secret_key: koffi.array('char', 129, 'String'),
+  }),
+);
 const H5FD_CURR_ROS3_FAPL_T_VERSION = 1;
 
 const setFaplRos3 = optionalFunction('herr_t H5Pset_fapl_ros3(hid_t fapl, H5FD_ros3_fapl_t *fa)');
