@@ -1,16 +1,18 @@
 /**
  * createApp: middleware order and routes. Never listens (main.ts does).
  *
- * Order: request log -> errors -> CORS -> web viewer (static files, browser redirect of GET /;
- * no authentication) -> route table (each route behind the one authenticate-and-authorize guard)
- * -> allowed methods (405/501).
+ * Order: ops (request id, request log, metrics) -> errors -> CORS -> web viewer (static files,
+ * browser redirect of GET /; no authentication) -> route table (each route behind the one
+ * authenticate-and-authorize guard; the ops routes /healthz, /readyz, /metrics included) ->
+ * allowed methods (405/501).
  */
 import Router from '@koa/router';
 import Koa from 'koa';
 import { makeGuard } from './http/auth.js';
 import { corsMiddleware } from './http/cors.js';
 import type { Deps } from './http/deps.js';
-import { errorMiddleware, requestLogger } from './http/present.js';
+import { type Ops, createOps, opsMiddleware, opsRoutes, registerUsersFileCheck } from './http/ops.js';
+import { errorMiddleware } from './http/present.js';
 import { type Route, mountRoutes } from './http/routeTable.js';
 import { aclRoutes } from './http/routes/acls.js';
 import { attributeRoutes } from './http/routes/attributes.js';
@@ -25,15 +27,19 @@ export function routeTable(deps: Deps): Route[] {
   return [...serviceRoutes(deps), ...domainRoutes(deps), ...groupRoutes(deps), ...datasetRoutes(deps), ...attributeRoutes(deps), ...aclRoutes(deps)];
 }
 
-/** Build the Koa application for a store and config. */
-export function createApp(deps: Deps): Koa {
+/**
+ * Build the Koa application for a store and config. `ops` (metrics and readiness checks, see
+ * http/ops.ts) is created when not given.
+ */
+export function createApp(deps: Deps, ops: Ops = createOps(deps.store)): Koa {
   const app = new Koa();
   app.proxy = false;
   app.silent = true;
   const router = new Router();
-  mountRoutes(router, routeTable(deps), makeGuard(deps));
+  registerUsersFileCheck(ops, deps.auth);
+  mountRoutes(router, [...routeTable(deps), ...opsRoutes(ops, deps.config)], makeGuard(deps));
 
-  app.use(requestLogger(deps.logger));
+  app.use(opsMiddleware(ops, deps.logger));
   app.use(errorMiddleware(deps.logger, deps.store.paths.root));
   app.use(corsMiddleware(deps.config.corsOrigins));
   app.use(viewerMiddleware(deps)); // before the route table's guard: the viewer's files need no credentials

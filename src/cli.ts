@@ -3,6 +3,8 @@
  * The `h5store` command.
  *
  *   h5store serve [--root DIR] [--port N] [--host ADDR] [--config FILE] [--users-file FILE] ...
+ *                 [--mount /archive=s3://bucket/prefix ...] [--s3-endpoint URL]
+ *                 [--metrics-access public|user|off] [--metrics-port N]
  *   h5store samples [--root DIR]          write the sample domains and exit
  *   h5store user add|remove|passwd NAME    users (password from a prompt, or stdin when piped)
  *   h5store user list
@@ -36,6 +38,10 @@ common(program.command('serve').description('start the server'))
   .option('--default-public', 'new domains are readable by everyone')
   .option('--cors-origins <list>', 'origins allowed to call the API from other sites ("*" for any, without credentials)')
   .option('--samples', 'write the sample domains under /samples when missing')
+  .option('--mount <path=s3url>', 'serve an S3 prefix read-only below a path: /archive=s3://bucket/prefix (repeatable)', (v: string, prev: string[] = []) => [...prev, v])
+  .option('--s3-endpoint <url>', 'S3 endpoint URL for mounts (default: AWS)')
+  .addOption(new Option('--metrics-access <who>', 'who may read GET /metrics').choices(['public', 'user', 'off']))
+  .option('--metrics-port <port>', 'serve /metrics (and /healthz, /readyz) on this port instead')
   .option('--exit-with-stdin', 'exit when standard input closes (for test harnesses)')
   .action(async (opts) => {
     const config = load(opts);
@@ -59,7 +65,7 @@ common(program.command('samples').description('write the sample domains under /s
   const config = load({ ...opts, samples: true });
   const { Store } = await import('./store/store.js');
   const { ensureSamples } = await import('./samples.js');
-  const store = new Store({ ...config, root: config.root });
+  const store = new Store({ ...config, root: config.root, mounts: [] });
   const written = await ensureSamples(store);
   store.close();
   process.stdout.write(written.length ? `wrote ${written.join(', ')}\n` : 'samples already present\n');
@@ -179,6 +185,10 @@ function load(opts: Record<string, unknown>) {
       endpoint: opts.endpoint,
       samples: opts.samples,
       logLevel: opts.logLevel,
+      mounts: opts.mount,
+      s3Endpoint: opts.s3Endpoint,
+      metricsAccess: opts.metricsAccess,
+      metricsPort: opts.metricsPort,
       usersFile: opts.usersFile,
       adminUser: opts.adminUser,
       defaultAcl: opts.defaultAcl,

@@ -4,6 +4,7 @@
  */
 import fs from 'node:fs';
 import { z } from 'zod';
+import { parseMountSpecs } from './store/mountspec.js';
 
 const MiB = 1024 * 1024;
 
@@ -91,13 +92,70 @@ export const ConfigSchema = z
     authCacheSeconds: z.coerce.number().int().min(0).default(300),
     /** Directory of the built web viewer served at /view/ (default: the package's dist/viewer). */
     viewerDir: z.string().min(1).optional(),
+
+    // --- operations (docs/deploy.md) -----------------------------------------------------------
+    /**
+     * Who may read `GET /metrics`: `public` (anyone), `user` (only authenticated requests, i.e.
+     * `ctx.state.user` set by the auth middleware), `off` (not served on the main port).
+     */
+    metricsAccess: z.enum(['public', 'user', 'off']).default('public'),
+    /** Serve `/metrics` (and `/healthz`, `/readyz`) on this port instead of the main one. */
+    metricsPort: z.coerce.number().int().min(0).max(65535).optional(),
+    /** Bind address of `metricsPort` (default: `host`). */
+    metricsHost: z.string().min(1).optional(),
+
+    // --- read-only S3 archives (docs/deploy.md, "Archives in S3") --------------------------------
+    /**
+     * Read-only mounts: `"/archive=s3://bucket/prefix"` entries (a list, or one string of
+     * comma-separated entries). Every `.h5` object under the prefix is a domain below the path.
+     */
+    mounts: z
+      .preprocess((v) => (typeof v === 'string' ? v.split(/[,\s]+/).filter(Boolean) : v), z.array(z.string().min(1)))
+      .default([])
+      .superRefine((v, ctx) => {
+        try {
+          parseMountSpecs(v);
+        } catch (e) {
+          ctx.addIssue({ code: 'custom', message: (e as Error).message });
+        }
+      }),
+    /** S3 endpoint URL (default: AWS, `https://s3.<region>.amazonaws.com`); `AWS_ENDPOINT_URL_S3`/`AWS_ENDPOINT_URL`. */
+    s3Endpoint: z.string().url().optional(),
+    /** S3 region (`AWS_REGION` / `AWS_DEFAULT_REGION`); signs requests. */
+    s3Region: z.string().min(1).default('us-east-1'),
+    /** S3 access key id (`AWS_ACCESS_KEY_ID`); without keys requests are anonymous. */
+    s3AccessKeyId: z.string().min(1).optional(),
+    /** S3 secret access key (`AWS_SECRET_ACCESS_KEY`). */
+    s3SecretAccessKey: z.string().min(1).optional(),
+    /** S3 session token (`AWS_SESSION_TOKEN`); libhdf5 1.10's ROS3 driver cannot send it. */
+    s3SessionToken: z.string().min(1).optional(),
+    /** Path-style URLs (`endpoint/bucket/key`); default: on with `s3Endpoint`, off for AWS. */
+    s3PathStyle: z.coerce.boolean().optional(),
+    /** How long an object's ETag is trusted before a request checks it again (HEAD), ms. */
+    s3RevalidateMs: z.coerce.number().int().min(0).default(2000),
+    /**
+     * Objects up to this size are fetched whole (one GET) and opened from memory; larger ones
+     * are opened through libhdf5's ROS3 driver (one ranged GET per libhdf5 read). 0: always ROS3.
+     */
+    s3WholeObjectBytes: z.coerce.number().int().min(0).default(16 * MiB),
+    /** Close an idle S3-mounted file (and drop its metadata cache / memory copy) after this many ms. */
+    s3IdleCloseMs: z.coerce.number().int().min(10).default(60_000),
   })
   .strict();
 
 export type Config = z.infer<typeof ConfigSchema>;
 
-/** Settings whose environment value is a boolean (`1`/`true`). */
-const BOOLEAN_KEYS = new Set(['samples', 'defaultPublic']);
+/** Settings whose environment value is a boolean (`1`/`true`, anything else false). */
+const BOOLEAN_KEYS = new Set(['samples', 'defaultPublic', 's3PathStyle']);
+
+/** Standard AWS environment variables for the S3 settings, first found wins. */
+export const AWS_ENV: Record<string, string[]> = {
+  s3Endpoint: ['AWS_ENDPOINT_URL_S3', 'AWS_ENDPOINT_URL'],
+  s3Region: ['AWS_REGION', 'AWS_DEFAULT_REGION'],
+  s3AccessKeyId: ['AWS_ACCESS_KEY_ID'],
+  s3SecretAccessKey: ['AWS_SECRET_ACCESS_KEY'],
+  s3SessionToken: ['AWS_SESSION_TOKEN'],
+};
 
 /** True for loopback addresses (127.0.0.0/8, ::1, localhost). */
 export function isLoopbackHost(host: string): boolean {
@@ -126,6 +184,12 @@ export function loadConfig(flags: Partial<Record<keyof Config, unknown>> & { con
     }
   }
   const merged: Record<string, unknown> = { ...fromFile };
+  // The standard AWS_* variables (as the AWS CLI and SDKs read them) for the S3 settings; an
+  // H5STORE_S3_* variable or a flag still wins.
+  for (const [key, names] of Object.entries(AWS_ENV)) {
+    const v = names.map((n) => env[n]).find((x) => x !== undefined && x !== '');
+    if (v !== undefined) merged[key] = v;
+  }
   for (const key of Object.keys(ConfigSchema.shape)) {
     const v = env[envName(key)];
     if (v !== undefined && v !== '') merged[key] = BOOLEAN_KEYS.has(key) ? v === '1' || v.toLowerCase() === 'true' : v;

@@ -8,7 +8,11 @@ import { createApp } from './app.js';
 import { Authenticator, authOptions } from './auth/authenticate.js';
 import { type Config, isLoopbackHost } from './config.js';
 import { addPluginPath } from './hdf5/lib.js';
+import { type Ops, createOps, startMetricsServer } from './http/ops.js';
+import { fileLockingWarning, hdf5FileLocking } from './ops/filelocking.js';
+import { Metrics } from './ops/metrics.js';
 import { ensureSamples } from './samples.js';
+import { S3Mount, parseMountSpec } from './store/s3mount.js';
 import { Store } from './store/store.js';
 
 export interface Running {
@@ -17,6 +21,10 @@ export interface Running {
   logger: Logger;
   /** The bound address, e.g. http://127.0.0.1:5101 */
   url: string;
+  /** Metrics and readiness checks (register more with `ops.readiness.register`). */
+  ops: Ops;
+  /** The metrics port's address, when `metricsPort` is set. */
+  metricsUrl?: string;
   close(): Promise<void>;
 }
 
@@ -26,6 +34,23 @@ export interface Running {
  */
 export async function startServer(config: Config, logger: Logger = pino({ level: config.logLevel })): Promise<Running> {
   if (config.pluginPath) addPluginPath(config.pluginPath);
+  const locking = fileLockingWarning(hdf5FileLocking());
+  if (locking) logger.warn({ HDF5_USE_FILE_LOCKING: process.env.HDF5_USE_FILE_LOCKING }, locking);
+  const mounts = config.mounts.map(
+    (m) =>
+      new S3Mount(parseMountSpec(m), {
+        endpoint: config.s3Endpoint,
+        region: config.s3Region,
+        accessKeyId: config.s3AccessKeyId,
+        secretAccessKey: config.s3SecretAccessKey,
+        sessionToken: config.s3SessionToken,
+        pathStyle: config.s3PathStyle,
+        revalidateMs: config.s3RevalidateMs,
+        wholeObjectBytes: config.s3WholeObjectBytes,
+        idleCloseMs: config.s3IdleCloseMs,
+      }),
+  );
+  const metrics = new Metrics();
   const store = new Store({
     root: config.root,
     idleCloseMs: config.idleCloseMs,
@@ -38,7 +63,10 @@ export async function startServer(config: Config, logger: Logger = pino({ level:
     maxSelectionBytes: config.maxSelectionBytes,
     maxAttributeBytes: config.maxAttributeBytes,
     maxBroadcastBytes: config.maxBroadcastBytes,
+    observer: metrics.storeObserver,
+    mounts,
   });
+  const ops = createOps(store, metrics);
   if (config.samples) {
     const written = await ensureSamples(store);
     if (written.length) logger.info({ domains: written }, 'wrote sample domains');
@@ -51,7 +79,7 @@ export async function startServer(config: Config, logger: Logger = pino({ level:
       logger.warn(`no users file while listening on ${config.host}: every request is the user "default", read-only; add users (h5store user add NAME --users-file FILE) and pass --users-file to allow writes`);
     }
   }
-  const app = createApp({ config, store, logger, auth, startTime: Math.floor(Date.now() / 1000) });
+  const app = createApp({ config, store, logger, auth, startTime: Math.floor(Date.now() / 1000) }, ops);
   const server = app.listen(config.port, config.host);
   await new Promise<void>((resolve, reject) => {
     server.once('listening', resolve);
@@ -61,16 +89,24 @@ export async function startServer(config: Config, logger: Logger = pino({ level:
   const addr = server.address();
   const port = typeof addr === 'object' && addr ? addr.port : config.port;
   const url = `http://${config.host.includes(':') ? `[${config.host}]` : config.host}:${port}`;
-  logger.info({ url, root: store.paths.root, hdf5: store.libraryVersion }, 'h5store listening');
+  const metricsServer = config.metricsPort !== undefined ? await startMetricsServer(ops, config, logger, store.paths.root) : undefined;
+  logger.info(
+    { url, root: store.paths.root, hdf5: store.libraryVersion, metricsUrl: metricsServer?.url, mounts: store.mounts.map((m) => `${m.at}=${m.source}`) },
+    'h5store listening',
+  );
   let closed = false;
   const close = async () => {
     if (closed) return;
     closed = true;
-    await new Promise<void>((resolve) => {
-      server.close(() => resolve());
-      server.closeAllConnections();
-    });
+    const closing = [server, ...(metricsServer ? [metricsServer.server] : [])].map(
+      (s) =>
+        new Promise<void>((resolve) => {
+          s.close(() => resolve());
+          s.closeAllConnections();
+        }),
+    );
+    await Promise.all(closing);
     store.close();
   };
-  return { server, store, logger, url, close };
+  return { server, store, logger, url, ops, metricsUrl: metricsServer?.url, close };
 }

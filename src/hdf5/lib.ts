@@ -233,6 +233,9 @@ const PROTOS = [
   'herr_t H5Pclose(hid_t plist)',
   'hid_t H5Pcopy(hid_t plist)',
   'herr_t H5Pset_fclose_degree(hid_t fapl, int degree)',
+  'herr_t H5Pset_fapl_core(hid_t fapl, size_t increment, hbool_t backing_store)',
+  'herr_t H5Pset_file_image(hid_t fapl, const void *buf, size_t len)',
+  'herr_t H5Pset_sieve_buf_size(hid_t fapl, size_t size)',
   'herr_t H5Pset_libver_bounds(hid_t fapl, int low, int high)',
   'herr_t H5Pset_file_space_strategy(hid_t fcpl, int strategy, hbool_t persist, hsize_t threshold)',
   'herr_t H5Pset_link_creation_order(hid_t gcpl, unsigned int flags)',
@@ -481,6 +484,21 @@ export const H5Aiterate2 = wrap(
   'herr_t',
   lib.func('herr_t H5Aiterate2(hid_t loc, int idx_type, int order, _Inout_ hsize_t *idx, H5A_operator2_t *op, void *op_data)'),
 );
+
+/**
+ * Bind a libhdf5 function that not every build has (e.g. `H5Pset_fapl_ros3`, only in builds with
+ * the read-only S3 driver), checked like the table above.
+ * @returns undefined when the library lacks the symbol.
+ */
+export function optionalFunction(proto: string): AnyFn | undefined {
+  const m = /^\s*([\w ]+?\s*\*?)\s*(H5\w+)\(/.exec(proto);
+  if (!m) throw new Error(`bad prototype ${proto}`);
+  try {
+    return wrap(m[2], m[1].trim(), lib.func(proto));
+  } catch {
+    return undefined;
+  }
+}
 
 /** Read a global `hid_t` variable such as `H5T_NATIVE_INT_g` (valid after H5open). */
 function globalId(name: string): Hid {

@@ -111,8 +111,8 @@ export function withObject<T>(fid: Hid, addr: bigint, fn: (oid: Hid) => T): T {
 // ---------------------------------------------------------------------------------------------
 // Files
 
-/** Why a file could not be opened, as an H5StoreError with the right code. */
-function openFailure(path: string, e: unknown, writable: boolean): H5StoreError {
+/** Why a file could not be opened, as an H5StoreError with the right code (`path` for messages). */
+export function openFailure(path: string, e: unknown, writable: boolean): H5StoreError {
   if (e instanceof Hdf5Error) {
     if (e.mentions('unable to lock file') || e.mentions('file locking') || e.mentions('Resource temporarily unavailable')) {
       return new H5StoreError(

@@ -80,7 +80,10 @@ export function errorMiddleware(logger: Logger, dataRoot?: string) {
       let err: H5StoreError;
       if (e instanceof H5StoreError) {
         err = e;
-        if (err.status >= 500) logger.error({ err: { message: err.message, stack: err.stack } }, 'request failed');
+        // 503s (locks held elsewhere, S3 not answering) are expected under load: a warning
+        // without a stack. Other 5xx are bugs or I/O failures: an error with the stack.
+        if (err.status === 503) logger.warn({ reqId: ctx.state.requestId, method: ctx.method, path: ctx.path, reason: err.message }, 'request refused (503)');
+        else if (err.status >= 500) logger.error({ reqId: ctx.state.requestId, err: { message: err.message, stack: err.stack } }, 'request failed');
       } else if (clientWentAway(ctx, e)) {
         // Not a failure of the server: the client closed the connection (quiet, like the log of
         // a request; nothing can be sent any more).
@@ -93,7 +96,7 @@ export function errorMiddleware(logger: Logger, dataRoot?: string) {
           const code = (Object.keys(STATUS) as (keyof typeof STATUS)[]).find((k) => STATUS[k] === status) ?? 'BadRequest';
           err = new H5StoreError(code, (e as Error).message);
         } else {
-          logger.error({ err: e }, 'unexpected error');
+          logger.error({ reqId: ctx.state.requestId, err: e }, 'unexpected error');
           err = new H5StoreError('Internal', 'Internal server error (see the server log)');
         }
       }
@@ -125,19 +128,4 @@ function safeRealpath(p: string): string {
   } catch {
     return '';
   }
-}
-
-/** Request log: method, path, status, milliseconds (one line per request). */
-export function requestLogger(logger: Logger) {
-  return async (ctx: Context, next: Next): Promise<void> => {
-    const t0 = performance.now();
-    try {
-      await next();
-    } finally {
-      const log = () =>
-        logger.info({ method: ctx.method, path: ctx.path, status: ctx.status, ms: Math.round((performance.now() - t0) * 100) / 100 }, 'request');
-      if (ctx.body && typeof (ctx.body as { pipe?: unknown }).pipe === 'function') ctx.res.once('close', log);
-      else log();
-    }
-  };
 }

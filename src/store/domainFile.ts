@@ -34,6 +34,24 @@ export interface FileStamp {
   ino: number;
   ctimeMs: number;
   birthtimeMs: number;
+  /** Version tag of a file that is not local (an S3 object's ETag). */
+  etag?: string;
+}
+
+/**
+ * Where a domain's bytes come from when they are not a local file (a read-only S3 mount, see
+ * s3mount.ts). The file cache opens such a file with `open()` instead of libhdf5's local driver,
+ * never for writing, and takes `stamp` as the current version instead of stat(2).
+ */
+export interface FileSource {
+  /** The version as last checked (no I/O). */
+  readonly stamp: FileStamp;
+  /** Open the current version read-only. */
+  open(): Hid;
+  /** Close the handle after this long without requests (ms). */
+  readonly idleCloseMs: number;
+  /** Message of the 403 every write gets. */
+  readonly readOnlyMessage: string;
 }
 
 export function stampOf(st: fs.Stats): FileStamp {
@@ -41,7 +59,7 @@ export function stampOf(st: fs.Stats): FileStamp {
 }
 
 export function sameStamp(a: FileStamp | undefined, b: FileStamp): boolean {
-  return !!a && a.size === b.size && a.mtimeMs === b.mtimeMs && a.ino === b.ino && a.ctimeMs === b.ctimeMs;
+  return !!a && a.size === b.size && a.mtimeMs === b.mtimeMs && a.ino === b.ino && a.ctimeMs === b.ctimeMs && a.etag === b.etag;
 }
 
 /** Times of an object, seconds since the epoch. */
@@ -79,6 +97,8 @@ export class DomainFile {
 
   fid: Hid | undefined;
   writable = false;
+  /** Set for files that are not local (read-only mounts). */
+  source: FileSource | undefined;
   stamp: FileStamp | undefined;
   lastUsed = 0;
 

@@ -13,11 +13,11 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import lockfile from 'proper-lockfile';
-import { H5StoreError, notFound } from '../errors.js';
+import { H5StoreError, forbidden, notFound } from '../errors.js';
 import { hdf5Busy } from '../hdf5/heavy.js';
-import { Hdf5Error } from '../hdf5/lib.js';
+import { Hdf5Error, type Hid } from '../hdf5/lib.js';
 import * as h5 from '../hdf5/objects.js';
-import { DomainFile, sameStamp, stampOf } from './domainFile.js';
+import { DomainFile, type FileSource, sameStamp, stampOf } from './domainFile.js';
 import { LOCK_SUFFIX } from './paths.js';
 
 export interface FileCacheOptions {
@@ -25,6 +25,26 @@ export interface FileCacheOptions {
   idleCloseMs: number;
   /** At most this many files open at once (least recently used idle ones are closed). */
   maxOpenFiles: number;
+  /** Told about lock waits and refusals (metrics). */
+  observer?: StoreObserver;
+}
+
+/**
+ * What the store reports for monitoring (src/ops/metrics.ts implements it). Calls are
+ * synchronous and must not throw.
+ */
+export interface StoreObserver {
+  /**
+   * A lock was waited for: `domain` = this process's readers-writer lock of a domain (only when
+   * it was held by someone else), `file` = the cross-process lock beside a file (every write).
+   */
+  lockWait(lock: 'domain' | 'file', seconds: number): void;
+  /**
+   * A lock could not be had (the request then answers 503 unless it can do without, as the ACL
+   * lookup does): `file` = another h5store process held the cross-process lock too long, `hdf5` =
+   * another program holds libhdf5's file lock.
+   */
+  lockRefused(lock: 'file' | 'hdf5'): void;
 }
 
 /** The `proper-lockfile` lock path for a domain file: a hidden sibling directory. */
@@ -59,6 +79,7 @@ export class FileCache {
    * disk. Throws NotFound when the file does not exist.
    */
   private ensureOpen(f: DomainFile, writable: boolean): void {
+    if (f.source) return this.ensureOpenSource(f, f.source, writable);
     let st: fs.Stats;
     try {
       st = fs.statSync(f.path);
@@ -77,11 +98,36 @@ export class FileCache {
     if (f.fid === undefined) {
       if (!sameStamp(f.stamp, stamp)) f.resetState();
       if (this.openCount() >= this.opts.maxOpenFiles) this.closeLeastRecent();
-      f.fid = h5.openFile(f.path, writable);
+      f.fid = this.observeRefusal(() => h5.openFile(f.path, writable));
       f.writable = writable;
       f.stamp = stamp;
     }
     f.lastUsed = performance.now();
+  }
+
+  /** `ensureOpen` for a file that is not local: its source says the version and opens it. */
+  private ensureOpenSource(f: DomainFile, src: FileSource, writable: boolean): void {
+    if (writable) throw forbidden(src.readOnlyMessage);
+    const stamp = src.stamp;
+    if (f.fid !== undefined && !sameStamp(f.stamp, stamp)) this.close(f);
+    if (f.fid === undefined) {
+      if (!sameStamp(f.stamp, stamp)) f.resetState();
+      if (this.openCount() >= this.opts.maxOpenFiles) this.closeLeastRecent();
+      f.fid = src.open();
+      f.writable = false;
+      f.stamp = stamp;
+    }
+    f.lastUsed = performance.now();
+  }
+
+  /** Run an open, reporting a 503 for libhdf5's file lock to the observer. */
+  private observeRefusal(open: () => Hid): Hid {
+    try {
+      return open();
+    } catch (e) {
+      if (e instanceof H5StoreError && e.code === 'Unavailable') this.opts.observer?.lockRefused('hdf5');
+      throw e;
+    }
   }
 
   /**
@@ -89,7 +135,7 @@ export class FileCache {
    * @throws H5StoreError NotFound when the file is missing; BadRequest when it is not HDF5.
    */
   async read<T>(f: DomainFile, fn: (f: DomainFile) => T): Promise<T> {
-    if (!f.lock.tryRead()) await f.lock.read();
+    if (!f.lock.tryRead()) await this.waitRead(f);
     try {
       this.ensureOpen(f, false);
       return fn(f);
@@ -103,7 +149,7 @@ export class FileCache {
    * Hold a read lock across asynchronous work (streaming). Call the returned release exactly once.
    */
   async acquireRead(f: DomainFile): Promise<() => void> {
-    if (!f.lock.tryRead()) await f.lock.read();
+    if (!f.lock.tryRead()) await this.waitRead(f);
     try {
       this.ensureOpen(f, false);
     } catch (e) {
@@ -124,7 +170,13 @@ export class FileCache {
    * open read-write, `fn`, then flush (even when `fn` failed part-way) and unlock.
    */
   async write<T>(f: DomainFile, fn: (f: DomainFile) => T | Promise<T>): Promise<T> {
-    await f.lock.write();
+    if (f.source) throw forbidden(f.source.readOnlyMessage);
+    if (f.lock.idle) await f.lock.write();
+    else {
+      const t0 = performance.now();
+      await f.lock.write();
+      this.opts.observer?.lockWait('domain', (performance.now() - t0) / 1000);
+    }
     let release: (() => Promise<void>) | undefined;
     let failed = false;
     try {
@@ -160,17 +212,28 @@ export class FileCache {
     }
   }
 
+  /** Wait for a read lock held or wanted by a writer (reported as a lock wait). */
+  private async waitRead(f: DomainFile): Promise<void> {
+    const t0 = performance.now();
+    await f.lock.read();
+    this.opts.observer?.lockWait('domain', (performance.now() - t0) / 1000);
+  }
+
   /** Take the cross-process lock of a file (waits up to a few seconds, then 503). */
   async crossProcessLock(file: string): Promise<() => Promise<void>> {
+    const t0 = performance.now();
     try {
-      return await lockfile.lock(file, {
+      const release = await lockfile.lock(file, {
         lockfilePath: lockPathFor(file),
         realpath: false,
         stale: 10000,
         retries: { retries: 40, factor: 1.3, minTimeout: 10, maxTimeout: 250 },
       });
+      this.opts.observer?.lockWait('file', (performance.now() - t0) / 1000);
+      return release;
     } catch (e) {
       if ((e as NodeJS.ErrnoException).code === 'ELOCKED') {
+        this.opts.observer?.lockRefused('file');
         throw new H5StoreError('Unavailable', 'The domain is being written by another server process; try again', {
           'Retry-After': '1',
         });
@@ -186,6 +249,7 @@ export class FileCache {
     f.fid = undefined;
     f.writable = false;
     h5.closeFile(fid);
+    if (f.source) return; // keeps the stamp it was opened at
     try {
       f.stamp = stampOf(fs.statSync(f.path));
     } catch {
@@ -218,7 +282,7 @@ export class FileCache {
   closeIdle(now = performance.now()): void {
     if (hdf5Busy()) return; // a long libhdf5 call runs on the worker thread: next sweep
     for (const f of this.files.values()) {
-      if (f.fid !== undefined && f.lock.idle && now - f.lastUsed >= this.opts.idleCloseMs) this.close(f);
+      if (f.fid !== undefined && f.lock.idle && now - f.lastUsed >= (f.source?.idleCloseMs ?? this.opts.idleCloseMs)) this.close(f);
     }
   }
 

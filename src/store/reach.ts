@@ -69,6 +69,11 @@ export function storageKind(storage: { layout: number; external?: ExternalFile[]
 /** Where the files a dataset reaches are judged from. */
 export interface ReachContext {
   paths: DomainPaths;
+  /**
+   * Set for files that may reach no other file (read-only mounts: their stored names would name
+   * files on this server's disk): any dataset whose values live elsewhere answers 403 with this.
+   */
+  refuse?: string;
 }
 
 interface Walk {
@@ -89,6 +94,9 @@ interface Walk {
  *   nesting is deeper than MAX_REACH_DEPTH; PayloadTooLarge beyond MAX_REACHED_FILES.
  */
 export function reachOf(ctx: ReachContext, file: { fid: Hid; path: string }, did: Hid): ReachedFile[] {
+  if (ctx.refuse && storageKind(io.datasetStorage(did)) !== 'plain') {
+    throw forbidden(`The values of this dataset are kept in other files (external raw storage or virtual dataset sources): ${ctx.refuse}`);
+  }
   const walk: Walk = { ctx, cwd: process.cwd(), out: new Map(), seen: new Set(), count: 0 };
   visitDataset(walk, file, did, 0);
   return [...walk.out.values()];

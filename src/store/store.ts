@@ -11,7 +11,7 @@ import path from 'node:path';
 import type { Acl } from '../auth/acl.js';
 import { H5StoreError, badRequest, conflict, gone, notFound } from '../errors.js';
 import { hdf5Busy, whenIdle } from '../hdf5/heavy.js';
-import { LIB_INFO } from '../hdf5/lib.js';
+import { LIB_INFO, openObjectCount } from '../hdf5/lib.js';
 import * as h5 from '../hdf5/objects.js';
 import type { ObjectKind } from '../hdf5/objects.js';
 import { FolderAcls, type FileAcl, type FolderAcl, readFileAcl, writeFileAcl } from './acls.js';
@@ -19,9 +19,11 @@ import * as attrs from './attributes.js';
 import * as dsets from './datasets.js';
 import * as dtypes from './datatypes.js';
 import { type DomainFile, sameStamp, stampOf } from './domainFile.js';
-import { FileCache, lockPathFor } from './files.js';
+import { FileCache, lockPathFor, type StoreObserver } from './files.js';
 import * as groups from './groups.js';
 import * as links from './links.js';
+import { type Mount, isUnder, readOnly } from './mount.js';
+import { isHdf5Name } from './mountspec.js';
 import { BufferPool, PagePool } from './pagepool.js';
 import { DomainPaths, isServiceName, parentDomain } from './paths.js';
 import { type AccessMode, type DomainAccess, allowAllDomains } from './access.js';
@@ -40,6 +42,10 @@ export interface StoreOptions {
   defaultOwner: string;
   pageBytes: number;
   maxPoints: number;
+  /** Told about lock waits and refusals (metrics). */
+  observer?: StoreObserver;
+  /** Read-only subtrees served from elsewhere (S3 archives, see mount.ts). */
+  mounts?: Mount[];
   /** The other limits (src/store/limits.ts); defaults for those not given. */
   maxChunkBytes?: number;
   maxDatasetBytes?: number;
@@ -103,11 +109,13 @@ export class Store {
   private readonly goneDomains = new Set<string>();
   /** Folder ACL sidecars (cached briefly). */
   readonly folders: FolderAcls;
+  readonly mounts: Mount[];
 
   constructor(readonly opts: StoreOptions) {
     this.paths = new DomainPaths(opts.root);
     this.folders = new FolderAcls(this.paths.realRoot);
-    this.files = new FileCache({ idleCloseMs: opts.idleCloseMs, maxOpenFiles: opts.maxOpenFiles });
+    this.files = new FileCache({ idleCloseMs: opts.idleCloseMs, maxOpenFiles: opts.maxOpenFiles, observer: opts.observer });
+    this.mounts = opts.mounts ?? [];
     this.limits = {
       pageBytes: opts.pageBytes,
       maxPoints: opts.maxPoints,
@@ -125,9 +133,34 @@ export class Store {
     return LIB_INFO.version;
   }
 
+  /** Check that libhdf5 answers a call (readiness); returns its version. */
+  checkLibrary(): string {
+    openObjectCount();
+    return LIB_INFO.version;
+  }
+
   /** Close every open file (shutdown). */
   close(): void {
     this.files.closeAll();
+    for (const m of this.mounts) m.close();
+  }
+
+  /** The ACL of the local folder a mount point is in (it governs everything in the mount). */
+  private mountFolderAcl(m: Mount): FolderAcl | null {
+    const p = this.paths.resolve(parentDomain(m.at));
+    let st: fs.Stats | undefined;
+    try {
+      st = fs.statSync(p);
+    } catch {
+      st = undefined;
+    }
+    return this.governingFolder(p, st);
+  }
+
+  /** The mount that serves `domain`, if any (mounts shadow the data directory). */
+  mountOf(domain: string): Mount | undefined {
+    for (const m of this.mounts) if (isUnder(domain, m.at)) return m;
+    return undefined;
   }
 
   // -------------------------------------------------------------------------------------------
@@ -158,16 +191,34 @@ export class Store {
   }
 
   /**
+   * The file entry of a domain: a local file, or an object of a read-only mount (whose datasets
+   * may reach no other file: reach.ts refuses them).
+   */
+  private async fileFor(domain: string): Promise<DomainFile> {
+    const m = this.mountOf(domain);
+    if (!m) return this.fileOf(domain);
+    const f = await m.file(domain, this.files);
+    f.reach ??= { paths: this.paths, refuse: `${domain} is in the archive ${m.at} (${m.source}), which cannot reach other files` };
+    return f;
+  }
+
+  /**
    * Run a read on a domain file. Waits first while a long libhdf5 call runs on the worker thread
    * (src/hdf5/heavy.ts), so the event loop stays free for requests that need no libhdf5.
    */
   async read<T>(domain: string, fn: (f: DomainFile) => T): Promise<T> {
+    const f = await this.fileFor(domain);
     if (hdf5Busy()) await whenIdle();
-    return this.files.read(this.fileOf(domain), fn);
+    return this.files.read(f, fn);
   }
 
-  /** Run a write on a domain file (flushed before the locks are released); waits as `read`. */
+  /**
+   * Run a write on a domain file (flushed before the locks are released); waits as `read`; 403
+   * under a mount.
+   */
   async write<T>(domain: string, fn: (f: DomainFile) => T | Promise<T>): Promise<T> {
+    const m = this.mountOf(domain);
+    if (m) throw readOnly(m, domain);
     if (hdf5Busy()) await whenIdle();
     return this.files.write(this.fileOf(domain), fn);
   }
@@ -183,6 +234,16 @@ export class Store {
 
   /** GET /: the domain (with its root id) or folder record. */
   async getDomain(domain: string): Promise<DomainJson> {
+    const m = this.mountOf(domain);
+    if (m) {
+      const e = await m.stat(domain);
+      const owner = this.mountFolderAcl(m)?.owner || this.opts.defaultOwner;
+      if (e.kind === 'folder') return { class: 'folder', owner, created: e.created, lastModified: e.lastModified };
+      return this.read(domain, (f) => {
+        const t = f.fileTimes();
+        return { class: 'domain', owner, root: f.rootId, created: t.created, lastModified: t.lastModified };
+      });
+    }
     const { p, st } = this.statOf(domain);
     if (st.isDirectory()) return this.folderJson(p, st);
     return this.read(domain, (f) => {
@@ -235,6 +296,12 @@ export class Store {
    * @throws BadRequest for a domain path that leads outside the data directory.
    */
   async aclView(domain: string, target: AclTarget = {}): Promise<AclView> {
+    const m = this.mountOf(domain);
+    if (m) {
+      // Read-only archives hold no ACLs of their own: the folder the mount point is in governs.
+      const folder = this.mountFolderAcl(m);
+      return { kind: isHdf5Name(domain) ? 'domain' : 'folder', owner: folder?.owner || this.opts.defaultOwner, root: folder?.acls ?? {}, inherited: true };
+    }
     const p = this.paths.resolve(domain);
     let st: fs.Stats | undefined;
     try {
@@ -283,6 +350,13 @@ export class Store {
    * @throws NotFound/Gone for a missing domain or object.
    */
   async getAcl(domain: string, target: AclTarget = {}): Promise<{ owner: string; acl: Acl }> {
+    const m = this.mountOf(domain);
+    if (m) {
+      await m.stat(domain); // 404 for what the archive does not hold
+      if (target.id) await this.read(domain, (f) => f.resolve(target.id!));
+      const folder = this.mountFolderAcl(m);
+      return { owner: folder?.owner || this.opts.defaultOwner, acl: folder?.acls ?? {} };
+    }
     const { p, st } = this.statOf(domain);
     if (st.isDirectory()) {
       const f = this.folders.effective(p);
@@ -307,6 +381,8 @@ export class Store {
    * @throws NotFound/Gone for a missing domain or object.
    */
   async updateAcl(domain: string, target: AclTarget, change: (acl: Acl) => void): Promise<void> {
+    const m = this.mountOf(domain);
+    if (m) throw readOnly(m, domain);
     const { p, st } = this.statOf(domain);
     if (st.isDirectory()) {
       const cur = this.folders.effective(p);
@@ -333,6 +409,8 @@ export class Store {
    * @throws Conflict when the domain or folder exists; NotFound when the parent is missing.
    */
   async createDomain(domain: string, opts: { folder?: boolean; trackOrder?: boolean; owner?: string; acl?: Acl }): Promise<DomainJson> {
+    const m = this.mountOf(domain);
+    if (m) throw readOnly(m, domain);
     const p = this.paths.resolve(domain);
     const parent = this.paths.resolve(parentDomain(domain));
     let pst: fs.Stats;
@@ -385,6 +463,8 @@ export class Store {
    * @throws Conflict for a folder with entries; NotFound/Gone when missing.
    */
   async deleteDomain(domain: string): Promise<void> {
+    const m = this.mountOf(domain);
+    if (m) throw readOnly(m, domain);
     const { p, st } = this.statOf(domain);
     if (st.isDirectory()) {
       const names = fs.readdirSync(p);
@@ -424,6 +504,8 @@ export class Store {
     folder: string,
     opts: { limit?: number; marker?: string; pattern?: (name: string) => boolean; verbose?: boolean; visible?: (view: AclView) => boolean },
   ): Promise<FolderItem[]> {
+    const m = this.mountOf(folder);
+    if (m) return this.listMounted(m, folder, opts);
     const p = this.paths.resolve(folder);
     let st: fs.Stats;
     try {
@@ -432,10 +514,13 @@ export class Store {
       throw notFound(`Folder ${folder} not found`);
     }
     if (!st.isDirectory()) throw badRequest(`${folder} is a domain, not a folder`);
-    const names = fs
-      .readdirSync(p)
-      .filter((n) => !isServiceName(n))
-      .sort((a, b) => Buffer.compare(Buffer.from(a), Buffer.from(b)));
+    const names = [
+      ...new Set([
+        ...fs.readdirSync(p).filter((n) => !isServiceName(n)),
+        // mount points in this folder are listed as folders (a local entry of the name is hidden)
+        ...this.mounts.filter((mm) => parentDomain(mm.at) === folder).map((mm) => mm.at.slice(mm.at.lastIndexOf('/') + 1)),
+      ]),
+    ].sort((a, b) => Buffer.compare(Buffer.from(a), Buffer.from(b)));
     const base = folder === '/' ? '' : folder;
     let start = 0;
     if (opts.marker) {
@@ -448,6 +533,16 @@ export class Store {
     for (let i = start; i < names.length && out.length < limit; i++) {
       const n = names[i];
       if (opts.pattern && !opts.pattern(n)) continue;
+      const name = `${base}/${n}`;
+      const mm = this.mountOf(name);
+      if (mm) {
+        // a mount point: a folder served from elsewhere
+        const view = await this.aclView(name);
+        if (opts.visible && !opts.visible(view)) continue;
+        const e = await mm.stat(name);
+        out.push({ name, class: 'folder', owner: view.owner, created: e.created, lastModified: e.lastModified });
+        continue;
+      }
       let est: fs.Stats;
       try {
         est = fs.statSync(path.join(p, n));
@@ -455,7 +550,6 @@ export class Store {
         continue;
       }
       if (!est.isDirectory() && !est.isFile()) continue;
-      const name = `${base}/${n}`;
       let view: AclView;
       try {
         view = await this.aclView(name);
@@ -478,6 +572,31 @@ export class Store {
       if (opts.verbose) {
         try {
           item.root = await this.read(name, (f) => f.rootId);
+        } catch {
+          /* not HDF5: listed without root */
+        }
+      }
+      out.push(item);
+    }
+    return out;
+  }
+
+  /** GET /domains of a folder under a mount (verbose: with root ids, each file opened). */
+  private async listMounted(
+    m: Mount,
+    folder: string,
+    opts: { limit?: number; marker?: string; pattern?: (name: string) => boolean; verbose?: boolean; visible?: (view: AclView) => boolean },
+  ): Promise<FolderItem[]> {
+    // one ACL governs the whole mount: all items are visible, or none
+    const view = await this.aclView(folder);
+    if (opts.visible && !opts.visible(view)) return [];
+    const items = await m.list(folder, opts);
+    const out: FolderItem[] = [];
+    for (const it of items) {
+      const item: FolderItem = { name: it.name, class: it.kind, owner: view.owner, created: it.created, lastModified: it.lastModified };
+      if (opts.verbose && it.kind === 'domain') {
+        try {
+          item.root = await this.read(it.name, (f) => f.rootId);
         } catch {
           /* not HDF5: listed without root */
         }
@@ -649,8 +768,8 @@ export class Store {
    * their domains stay read-locked as long as the plan.
    */
   async openValueRead(domain: string, id: string, req: values.ReadRequest, access: DomainAccess = allowAllDomains): Promise<{ plan: values.ReadPlan; release: () => void }> {
+    const f = await this.fileFor(domain);
     if (hdf5Busy()) await whenIdle();
-    const f = this.fileOf(domain);
     const unlock = await this.files.acquireRead(f);
     let leave: (() => Promise<void>) | undefined;
     try {
@@ -683,8 +802,8 @@ export class Store {
   }
   /** GET .../value?query=: matching rows (values in other files: as `openValueRead`). */
   async queryValues(domain: string, id: string, query: string, opts: { select?: string; limit?: number; fields?: string }, access: DomainAccess = allowAllDomains) {
+    const f = await this.fileFor(domain);
     if (hdf5Busy()) await whenIdle();
-    const f = this.fileOf(domain);
     const unlock = await this.files.acquireRead(f);
     try {
       const leave = await this.enterReached(f, id, 'read', access);

@@ -1,0 +1,163 @@
+/**
+ * Prometheus metrics (prom-client), one registry per server (docs/deploy.md, "Metrics").
+ *
+ * | Metric | Type | Labels |
+ * |---|---|---|
+ * | `h5store_http_requests_total` | counter | method, route (the matched route template, e.g. `/datasets/:id/value`), status |
+ * | `h5store_http_request_duration_seconds` | histogram | method, route (until the last byte is sent) |
+ * | `h5store_http_requests_in_flight` | gauge | |
+ * | `h5store_http_request_bytes_total` / `h5store_http_response_bytes_total` | counter | method, route |
+ * | `h5store_http_unavailable_total` | counter | route (503 answers) |
+ * | `h5store_open_files` / `h5store_open_hdf5_ids` | gauge | |
+ * | `h5store_lock_wait_seconds` | histogram | lock (`domain`: in-process readers-writer lock, contended waits; `file`: cross-process lock, every write) |
+ * | `h5store_lock_refusals_total` | counter | lock (`file`, `hdf5`) |
+ * | `h5store_s3_requests_total` / `h5store_s3_fetched_bytes_total` | counter | mount, op |
+ * | `h5store_build_info` | gauge (1) | version, hdf5_version, node_version, commit |
+ * | `nodejs_eventloop_lag_seconds` (+ `_p50`, `_p90`, `_p99`, `_max`...), `process_*`, `nodejs_*` | prom-client's default metrics | |
+ */
+import fs from 'node:fs';
+import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import { LIB_INFO } from '../hdf5/lib.js';
+import type { StoreObserver } from '../store/files.js';
+import type { S3Mount } from '../store/s3mount.js';
+import type { Store } from '../store/store.js';
+
+/** The package version (package.json beside src/ or dist/). */
+export const VERSION: string = (() => {
+  try {
+    return (JSON.parse(fs.readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string }).version;
+  } catch {
+    return 'unknown';
+  }
+})();
+
+/** Request durations, seconds: 1 ms .. 60 s. */
+const DURATION_BUCKETS = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60];
+/** Lock waits, seconds. */
+const LOCK_BUCKETS = [0.0001, 0.0005, 0.001, 0.005, 0.01, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10];
+
+/** One finished request, as the HTTP middleware reports it. */
+export interface RequestSample {
+  method: string;
+  /** Route template (`/datasets/:id/value`), or `(unmatched)`. */
+  route: string;
+  status: number;
+  seconds: number;
+  bytesIn: number;
+  bytesOut: number;
+}
+
+export class Metrics {
+  readonly registry = new Registry();
+  private readonly requests: Counter<'method' | 'route' | 'status'>;
+  private readonly duration: Histogram<'method' | 'route'>;
+  private readonly bytesIn: Counter<'method' | 'route'>;
+  private readonly bytesOut: Counter<'method' | 'route'>;
+  private readonly unavailable: Counter<'route'>;
+  private readonly lockWait: Histogram<'lock'>;
+  private readonly lockRefusals: Counter<'lock'>;
+  readonly inFlight: Gauge;
+
+  /** Feeds lock waits and refusals of the store into the metrics. */
+  readonly storeObserver: StoreObserver;
+
+  constructor() {
+    const registers = [this.registry];
+    collectDefaultMetrics({ register: this.registry });
+    this.requests = new Counter({ name: 'h5store_http_requests_total', help: 'HTTP requests by route template, method and status', labelNames: ['method', 'route', 'status'], registers });
+    this.duration = new Histogram({
+      name: 'h5store_http_request_duration_seconds',
+      help: 'HTTP request duration until the last byte of the response, by route template and method',
+      labelNames: ['method', 'route'],
+      buckets: DURATION_BUCKETS,
+      registers,
+    });
+    this.inFlight = new Gauge({ name: 'h5store_http_requests_in_flight', help: 'HTTP requests being served', registers });
+    this.bytesIn = new Counter({ name: 'h5store_http_request_bytes_total', help: 'Request body bytes received', labelNames: ['method', 'route'], registers });
+    this.bytesOut = new Counter({ name: 'h5store_http_response_bytes_total', help: 'Response bytes sent (headers included)', labelNames: ['method', 'route'], registers });
+    this.unavailable = new Counter({ name: 'h5store_http_unavailable_total', help: '503 answers (locks held elsewhere, S3 not answering)', labelNames: ['route'], registers });
+    this.lockWait = new Histogram({
+      name: 'h5store_lock_wait_seconds',
+      help: 'Time waited for locks: domain = in-process readers-writer lock (contended waits), file = cross-process lock (every write)',
+      labelNames: ['lock'],
+      buckets: LOCK_BUCKETS,
+      registers,
+    });
+    this.lockRefusals = new Counter({
+      name: 'h5store_lock_refusals_total',
+      help: 'Lock attempts that failed because the lock stayed held (the request then answers 503 unless it can do without): file = another h5store process, hdf5 = another program',
+      labelNames: ['lock'],
+      registers,
+    });
+    const build = new Gauge({ name: 'h5store_build_info', help: 'Build information (value 1)', labelNames: ['version', 'hdf5_version', 'node_version', 'commit'], registers });
+    build.set({ version: VERSION, hdf5_version: LIB_INFO.version, node_version: process.version, commit: process.env.H5STORE_BUILD_COMMIT ?? '' }, 1);
+    this.storeObserver = {
+      lockWait: (lock, seconds) => this.lockWait.observe({ lock }, seconds),
+      lockRefused: (lock) => this.lockRefusals.inc({ lock }),
+    };
+  }
+
+  /** Gauges read from the store at scrape time: open files, open HDF5 ids, S3 mount counters. */
+  bindStore(store: Store): void {
+    const registers = [this.registry];
+    new Gauge({
+      name: 'h5store_open_files',
+      help: 'Domain files open in libhdf5',
+      registers,
+      collect() {
+        this.set(store.files.openFiles);
+      },
+    });
+    new Gauge({
+      name: 'h5store_open_hdf5_ids',
+      help: 'HDF5 object ids open over all files (0 between requests unless one leaked)',
+      registers,
+      collect() {
+        this.set(store.openIdCount());
+      },
+    });
+    const s3 = store.mounts.filter((m): m is S3Mount => 'stats' in m);
+    if (!s3.length) return;
+    new Counter({
+      name: 'h5store_s3_requests_total',
+      help: 'S3 requests made by the SDK for mounts (ROS3 range requests are not counted), and files opened',
+      labelNames: ['mount', 'op'],
+      registers,
+      collect() {
+        this.reset();
+        for (const m of s3) {
+          this.inc({ mount: m.at, op: 'head' }, m.stats.heads);
+          this.inc({ mount: m.at, op: 'list' }, m.stats.lists);
+          this.inc({ mount: m.at, op: 'get_whole' }, m.stats.wholeGets);
+          this.inc({ mount: m.at, op: 'open_whole' }, m.stats.wholeOpens);
+          this.inc({ mount: m.at, op: 'open_ros3' }, m.stats.ros3Opens);
+        }
+      },
+    });
+    new Counter({
+      name: 'h5store_s3_fetched_bytes_total',
+      help: 'Bytes of whole objects fetched from S3',
+      labelNames: ['mount'],
+      registers,
+      collect() {
+        this.reset();
+        for (const m of s3) this.inc({ mount: m.at }, m.stats.wholeBytes);
+      },
+    });
+  }
+
+  /** Record one finished request. */
+  observeRequest(s: RequestSample): void {
+    const l = { method: s.method, route: s.route };
+    this.requests.inc({ ...l, status: String(s.status) });
+    this.duration.observe(l, s.seconds);
+    if (s.bytesIn > 0) this.bytesIn.inc(l, s.bytesIn);
+    if (s.bytesOut > 0) this.bytesOut.inc(l, s.bytesOut);
+    if (s.status === 503) this.unavailable.inc({ route: s.route });
+  }
+
+  /** The exposition text and its content type. */
+  async render(): Promise<{ text: string; contentType: string }> {
+    return { text: await this.registry.metrics(), contentType: this.registry.contentType };
+  }
+}
