@@ -9,6 +9,8 @@ WORKDIR /app
 COPY package.json package-lock.json tsconfig.json ./
 RUN npm ci --no-audit --no-fund
 COPY src ./src
+COPY scripts ./scripts
+COPY viewer ./viewer
 RUN npm run build
 
 # --- runtime ---

@@ -30,7 +30,7 @@ function aptPackages(text: string): string[] {
 }
 
 /** Packages only the tests need (CI installs them, the image does not). */
-const TEST_ONLY = new Set(['hdf5-tools', 'python3-h5py', 'python3-numpy', 'python3-requests', 'python3-requests-unixsocket', 'python3-tz', 'python3-packaging', 'ceph-mon', 'ceph-osd', 'radosgw', 'nginx', 'haproxy']);
+const TEST_ONLY = new Set(['chromium', 'fonts-dejavu-core', 'hdf5-tools', 'python3-h5py', 'python3-numpy', 'python3-requests', 'python3-requests-unixsocket', 'python3-tz', 'python3-packaging', 'ceph-mon', 'ceph-osd', 'radosgw', 'nginx', 'haproxy']);
 
 describe('Dockerfile', () => {
   const docker = read('Dockerfile');
@@ -72,7 +72,11 @@ describe('Dockerfile', () => {
     expect(instructions).to.include('CMD ["node", "dist/cli.js", "serve"]');
     // npm run build writes dist/cli.js from src/cli.ts
     expect(JSON.parse(read('tsconfig.json')).compilerOptions.outDir).to.equal('dist');
-    expect(JSON.parse(read('package.json')).scripts.build).to.equal('tsc -p tsconfig.json');
+    const scripts = JSON.parse(read('package.json')).scripts;
+    expect(scripts.build).to.equal('npm run build:server && npm run build:viewer');
+    expect(scripts['build:server']).to.equal('tsc -p tsconfig.json');
+    expect(runs, 'the viewer sources are in the build stage').to.match(/npm run build/);
+    expect(instructions).to.include.members(['COPY scripts ./scripts', 'COPY viewer ./viewer']);
   });
 
   it('runs as a non-root user, serves /data as a volume on 0.0.0.0:5101, with real settings', () => {
