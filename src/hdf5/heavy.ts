@@ -18,7 +18,7 @@
  */
 import { createRequire } from 'node:module';
 import { Worker } from 'node:worker_threads';
-import { BUSY, Hdf5Error, LIB_INFO, type Hid, addressOf, named } from './lib.js';
+import { BUSY, Hdf5Error, LIB_INFO, type Hid, addressOf } from './lib.js';
 
 const WORKER_SOURCE = `
 const { parentPort, workerData } = require('node:worker_threads');
@@ -26,7 +26,9 @@ const koffi = require(workerData.koffi);
 const lib = koffi.load(workerData.lib, { global: true });
 const proto = (n) => lib.func('int ' + n + '(int64_t did, int64_t mt, int64_t ms, int64_t fs, int64_t xfer, uint64_t buf)');
 const calls = { write: proto('H5Dwrite'), read: proto('H5Dread') };
-const walkCb = named('h5store_walk_cb', () => koffi.proto('int h5store_walk_cb(unsigned int n, void *err, void *client)'));
+let walkCb;
+try { walkCb = koffi.proto('int h5store_walk_cb(unsigned int n, void *err, void *client)'); }
+catch { walkCb = koffi.resolve('h5store_walk_cb'); }
 const H5Ewalk2 = lib.func('int H5Ewalk2(int64_t estack, int direction, h5store_walk_cb *func, void *client)');
 const H5Eclear2 = lib.func('int H5Eclear2(int64_t estack)');
 const H5Eget_msg = lib.func('int64_t H5Eget_msg(int64_t msg_id, void *type, _Out_ uint8_t *msg, size_t size)');
