@@ -287,7 +287,9 @@ function sameAttribute(f: DomainFile, aid: Hid, name: string, spec: AttributeSpe
  * Create or replace an attribute (spec 2.1 and 4.1: an existing name is replaced; DESIGN.md 6).
  * `replace=false` gives HSDS's behaviour instead (200 identical / 409 different).
  * The new attribute is written under a temporary name first and renamed into place, so a failed
- * write leaves the old attribute untouched.
+ * write leaves the old attribute untouched. On objects that track attribute creation order the
+ * rename is avoided (libhdf5 1.10 bug): the trial write is dropped and the attribute re-created
+ * under its name, so it becomes the newest in creation order (as h5py's replace).
  * @returns 'created' (201) or 'exists' (identical attribute already present).
  */
 export function putAttribute(f: DomainFile, kind: ObjectKind, ownerId: string, name: string, spec: AttributeSpec, replace = true): 'created' | 'exists' {
@@ -307,7 +309,15 @@ export function putAttribute(f: DomainFile, kind: ObjectKind, ownerId: string, n
     }
     const target = exists ? `${name}\u0001h5store-new` : name;
     writeNewAttribute(f, oid, target, spec);
-    if (exists) {
+    if (exists && h5.tracksAttributeOrder(oid)) {
+      // libhdf5 1.10's H5Arename corrupts the creation-order index of dense attribute storage
+      // (a later H5Adelete fails: "record is not in B-tree"; h5py hits it too). The trial write
+      // above proved the value fits; now delete and create under the real name (it becomes
+      // the newest attribute in creation order, as with h5py's replace).
+      io.deleteAttribute(oid, target);
+      io.deleteAttribute(oid, name);
+      writeNewAttribute(f, oid, name, spec);
+    } else if (exists) {
       io.deleteAttribute(oid, name);
       io.renameAttribute(oid, target, name);
     }
