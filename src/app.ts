@@ -1,13 +1,15 @@
 /**
  * createApp: middleware order and routes. Never listens (main.ts does).
  *
- * Order: request log -> errors -> CORS -> route table (each route behind the one
- * authenticate-and-authorize guard) -> allowed methods (405/501).
+ * Order: response headers (Server, security) -> request log -> errors -> CORS -> route table
+ * (each route behind the one authenticate-and-authorize guard) -> allowed methods (405/501).
  */
 import Router from '@koa/router';
 import Koa from 'koa';
 import { makeGuard } from './http/auth.js';
 import { corsMiddleware } from './http/cors.js';
+import { securityHeaders } from './http/headers.js';
+import { H5STORE_VERSION } from './version.js';
 import type { Deps } from './http/deps.js';
 import { errorMiddleware, requestLogger } from './http/present.js';
 import { type Route, mountRoutes } from './http/routeTable.js';
@@ -31,6 +33,7 @@ export function createApp(deps: Deps): Koa {
   const router = new Router();
   mountRoutes(router, routeTable(deps), makeGuard(deps));
 
+  app.use(securityHeaders(H5STORE_VERSION));
   app.use(requestLogger(deps.logger));
   app.use(errorMiddleware(deps.logger, deps.store.paths.root));
   app.use(corsMiddleware(deps.config.corsOrigins));

@@ -399,6 +399,20 @@ for (const proto of PROTOS) {
   H5[cname] = wrap(cname, ret, lib.func(proto.replace(cname + '(', symbol + '(')));
 }
 
+/**
+ * A checked libhdf5 function that older releases may lack (e.g. `H5Dget_num_chunks`, 1.10.5+):
+ * undefined when the loaded library does not export it.
+ */
+export function optionalH5(proto: string): AnyFn | undefined {
+  const m = /^\s*([\w ]+?\s*\*?)\s*(H5\w+)\(/.exec(proto);
+  if (!m) throw new Error(`bad prototype ${proto}`);
+  try {
+    return wrap(m[2], m[1].trim(), lib.func(proto));
+  } catch {
+    return undefined;
+  }
+}
+
 /** `H5Literate` (1.10 name; `H5Literate1` on 1.12+): iterate links with a JS callback. */
 const H5L_iterate_t = koffi.proto('herr_t H5L_iterate_t(hid_t group, const char *name, void *info, void *op_data)');
 export const H5Literate = wrap(

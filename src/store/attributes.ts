@@ -190,10 +190,13 @@ function openAttrCheck(f: DomainFile, oid: Hid, ownerId: string, name: string): 
   io.closeAttribute(openAttr(f, oid, ownerId, name));
 }
 
-/** The `attributes` dict of `include_attrs` (storage form keyed by name, wire-reference 2.1). */
-export function attributesDict(f: DomainFile, oid: Hid, addr: bigint): Record<string, Omit<AttributeJson, 'name'>> {
+/**
+ * The `attributes` dict of `include_attrs` (storage form keyed by name, wire-reference 2.1), in
+ * name order, or creation order with `createOrder` when the object tracks it.
+ */
+export function attributesDict(f: DomainFile, oid: Hid, addr: bigint, createOrder = false): Record<string, Omit<AttributeJson, 'name'>> {
   const out: Record<string, Omit<AttributeJson, 'name'>> = {};
-  for (const a of attributesOf(f, oid, addr, { includeData: true })) {
+  for (const a of attributesOf(f, oid, addr, { includeData: true, createOrder })) {
     const { name, ...rest } = a;
     out[name] = rest;
   }

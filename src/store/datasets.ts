@@ -83,7 +83,7 @@ export function creationJson(cr: DatasetCreation, type: TypeJson): Record<string
 }
 
 /** JSON of an open dataset. */
-export function datasetJsonOf(f: DomainFile, did: Hid, addr: bigint, opts: { includeAttrs?: boolean; alias?: boolean } = {}): DatasetJson {
+export function datasetJsonOf(f: DomainFile, did: Hid, addr: bigint, opts: { includeAttrs?: boolean; alias?: boolean; createOrder?: boolean } = {}): DatasetJson {
   const info = h5.objectInfo(did);
   const t = f.objectTimes(info);
   const meta = io.describeDataset(did, f.committedId, f.refs);
@@ -100,7 +100,7 @@ export function datasetJsonOf(f: DomainFile, did: Hid, addr: bigint, opts: { inc
     domain: f.domain,
   };
   if (meta.space.cls !== 'H5S_NULL') out.layout = cp.layout as Record<string, unknown>;
-  if (opts.includeAttrs) out.attributes = attributesDict(f, did, addr);
+  if (opts.includeAttrs) out.attributes = attributesDict(f, did, addr, !!opts.createOrder);
   if (opts.alias) out.alias = f.aliasOf(addr);
   return out;
 }
