@@ -39,6 +39,95 @@ with h5py.File(sys.argv[1], 'r') as f:
   });
   after(async () => srv?.stop());
 
+  describe('links in creation order: every listing form', () => {
+    const order = ['zeta', 'beta', 'alpha', 'gamma', 'delta'];
+    const byName = [...order].sort();
+    const titlesOf = (links: { title: string }[]) => links.map((l) => l.title);
+
+    /** Check every listing form on a group that tracks creation order (and its untracked child). */
+    async function checkForms(cl: Client, gid: string, child: string): Promise<void> {
+      // paged GET .../links, with and without CreateOrder
+      expect(titlesOf((await cl.get(`/groups/${gid}/links`, { CreateOrder: 1 })).json.links)).to.deep.equal(order);
+      expect(titlesOf((await cl.get(`/groups/${gid}/links`)).json.links)).to.deep.equal(byName);
+      expect(titlesOf((await cl.get(`/groups/${gid}/links`, { CreateOrder: 0 })).json.links)).to.deep.equal(byName);
+      const pages: string[][] = [];
+      let marker: string | undefined;
+      for (;;) {
+        const r = await cl.get(`/groups/${gid}/links`, { CreateOrder: 1, Limit: 2, Marker: marker });
+        expect(r.status, r.text).to.equal(200);
+        const t = titlesOf(r.json.links);
+        pages.push(t);
+        if (t.length < 2) break;
+        marker = t[t.length - 1];
+      }
+      expect(pages).to.deep.equal([order.slice(0, 2), order.slice(2, 4), order.slice(4)]);
+      expect(titlesOf((await cl.get(`/groups/${gid}/links`, { CreateOrder: 1, pattern: '*ta' })).json.links)).to.deep.equal(['zeta', 'beta', 'delta']);
+      // bulk: POST with grp_ids, without titles
+      const bulk = await cl.post(`/groups/${gid}/links`, { grp_ids: [gid, child] }, { CreateOrder: 1 });
+      expect(titlesOf(bulk.json.links[gid])).to.deep.equal(order);
+      expect(titlesOf(bulk.json.links[child])).to.deep.equal(['a', 'b']);
+      expect(titlesOf((await cl.post(`/groups/${gid}/links`, { grp_ids: [gid] })).json.links[gid])).to.deep.equal(byName);
+      // follow_links (GET and POST)
+      for (const deep of [await cl.get(`/groups/${gid}/links`, { follow_links: 1, CreateOrder: 1 }), await cl.post(`/groups/${gid}/links`, {}, { follow_links: 1, CreateOrder: 1 })]) {
+        expect(titlesOf(deep.json.links[gid])).to.deep.equal(order);
+        expect(titlesOf(deep.json.links[child])).to.deep.equal(['a', 'b']);
+      }
+      expect(titlesOf((await cl.get(`/groups/${gid}/links`, { follow_links: 1 })).json.links[gid])).to.deep.equal(byName);
+      // include_links of GET /groups/<id>
+      expect(Object.keys((await cl.get(`/groups/${gid}`, { include_links: 1, CreateOrder: 1 })).json.links)).to.deep.equal(order);
+      expect(Object.keys((await cl.get(`/groups/${gid}`, { include_links: 1 })).json.links)).to.deep.equal(byName);
+      // domain_objs
+      expect(Object.keys((await cl.get('/', { getobjs: 1 })).json.domain_objs[gid].links)).to.deep.equal(order);
+    }
+
+    it('a group created with creationProperties {"CreateOrder": 1} through the API', async () => {
+      const gid = (await c.post('/groups', { link: { id: root, name: 'tracked' }, creationProperties: { CreateOrder: 1 } })).json.id;
+      let child = '';
+      for (const n of order) {
+        const r = await c.post('/groups', { link: { id: gid, name: n } });
+        expect(r.status).to.equal(201);
+        if (n === 'gamma') child = r.json.id;
+      }
+      for (const n of ['b', 'a']) expect((await c.put(`/groups/${child}/links/${n}`, { h5path: '/' })).status).to.equal(201);
+      await checkForms(c, gid, child);
+    });
+
+    it('the root group of a domain created with group.creationProperties, and groups h5py made (tracked and indexed, or tracked only)', async () => {
+      const d = new Client(srv.url, '/tracked-root.h5');
+      const rid = (await d.put('/', { group: { creationProperties: { CreateOrder: 1 } } })).json.root;
+      let child = '';
+      for (const n of order) {
+        const r = await d.post('/groups', { link: { id: rid, name: n } });
+        if (n === 'gamma') child = r.json.id;
+      }
+      for (const n of ['b', 'a']) expect((await d.put(`/groups/${child}/links/${n}`, { h5path: '/' })).status).to.equal(201);
+      await checkForms(d, rid, child);
+
+      pythonJson(
+        `import h5py, sys, json
+with h5py.File(sys.argv[1], 'w') as f:
+    g = f.create_group('indexed', track_order=True)
+    gcpl = h5py.h5p.create(h5py.h5p.GROUP_CREATE)
+    gcpl.set_link_creation_order(h5py.h5p.CRT_ORDER_TRACKED)
+    h5py.h5g.create(f.id, b'trackedonly', gcpl=gcpl)
+    for name in ('indexed', 'trackedonly'):
+        grp = f[name]
+        for n in ${JSON.stringify(order)}:
+            grp.create_group(n)
+        for n in ('b', 'a'):
+            f[name + '/gamma/' + n] = h5py.SoftLink('/')
+    print(json.dumps(list(f['trackedonly'])))`,
+        [path.join(srv.root, 'h5py-order.h5')],
+      );
+      const h = new Client(srv.url, '/h5py-order.h5');
+      for (const name of ['indexed', 'trackedonly']) {
+        const gid = (await h.get('/', { h5path: `/${name}` })).json.id;
+        const child = (await h.get('/', { h5path: `/${name}/gamma` })).json.id;
+        await checkForms(h, gid, child);
+      }
+    });
+  });
+
   describe('attributes of tracked objects: replace and delete', () => {
     // 3 attributes stay in compact storage; 12 go to dense storage (more than 8).
     for (const n of [3, 12]) {
