@@ -329,7 +329,14 @@ export class DomainFile {
     fromWire: (s: string): bigint => {
       const m = /^(?:(groups|datasets|datatypes)\/)?([gdt]-[0-9a-f-]{36})$/.exec(s);
       if (!m) throw badRequest(`Invalid object reference ${JSON.stringify(s)}`);
-      return this.resolve(m[2]);
+      try {
+        return this.resolve(m[2]);
+      } catch (e) {
+        // A value naming no object of this domain is bad input of the write, not a missing resource.
+        const code = (e as { code?: string }).code;
+        if (code === 'NotFound' || code === 'Gone') throw badRequest(`Object reference ${JSON.stringify(s)} names no object of this domain`);
+        throw e;
+      }
     },
   };
 
