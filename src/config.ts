@@ -39,6 +39,18 @@ export const ConfigSchema = z
     maxStreamBytesPerSec: z.coerce.number().int().min(0).default(2_000_000_000),
     /** Largest number of points / coordinates in one selection. */
     maxPoints: z.coerce.number().int().min(1).default(10_000_000),
+    /** Largest chunk of a dataset created through the API (bytes; `max_chunk_size`). */
+    maxChunkBytes: z.coerce.number().int().min(1024).default(4 * MiB),
+    /** Largest dataset (extent x element size) created, resized or appended to (bytes). */
+    maxDatasetBytes: z.coerce.number().int().min(1024).default(1024 * 1024 * MiB),
+    /** Largest selection one value request reads or writes (bytes). */
+    maxSelectionBytes: z.coerce.number().int().min(1024).default(16 * 1024 * MiB),
+    /** Largest attribute value written (bytes). */
+    maxAttributeBytes: z.coerce.number().int().min(1024).default(16 * MiB),
+    /** Largest value a broadcast write (`element_count`) builds in memory (bytes). */
+    maxBroadcastBytes: z.coerce.number().int().min(1024).default(256 * MiB),
+    /** Deepest nesting of arrays and objects in a JSON request body. */
+    maxJsonDepth: z.coerce.number().int().min(8).max(10_000).default(100),
     /** Owner reported for domains and folders without a recorded owner. */
     defaultOwner: z.string().min(1).default('admin'),
     /** Directories prepended to libhdf5's filter plugin search path. */

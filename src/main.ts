@@ -33,6 +33,11 @@ export async function startServer(config: Config, logger: Logger = pino({ level:
     defaultOwner: config.defaultOwner,
     pageBytes: config.pageBytes,
     maxPoints: config.maxPoints,
+    maxChunkBytes: config.maxChunkBytes,
+    maxDatasetBytes: config.maxDatasetBytes,
+    maxSelectionBytes: config.maxSelectionBytes,
+    maxAttributeBytes: config.maxAttributeBytes,
+    maxBroadcastBytes: config.maxBroadcastBytes,
   });
   if (config.samples) {
     const written = await ensureSamples(store);

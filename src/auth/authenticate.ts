@@ -3,8 +3,8 @@
  *
  * - No header: the user `default` (spec section 5).
  * - `Basic base64(user:password)`: checked against the users file (scrypt). A verified pair is
- *   remembered for `authCacheSeconds` under an HMAC of the header (keyed by a per-process
- *   secret), so a request does not pay for scrypt each time; the memory is dropped whenever the
+ *   remembered for `authCacheSeconds` under a SHA-256 of the header salted with a per-process
+ *   secret, so a request does not pay for scrypt each time; the memory is dropped whenever the
  *   users file changes.
  * - `Bearer h5s_<id>_<secret>`: an API token (h5pyd sends its api key this way); only the
  *   token's SHA-256 is stored, compared in constant time; expiry is honoured.
@@ -19,7 +19,7 @@
  * The users file is re-read when it changes (checked by inode, size and mtime on each request
  * that carries credentials), so `h5store user remove` and `token revoke` take effect at once.
  */
-import { createHmac, randomBytes } from 'node:crypto';
+import { hash, randomBytes } from 'node:crypto';
 import fs from 'node:fs';
 import { createRemoteJWKSet, jwtVerify, type JWTVerifyGetKey } from 'jose';
 import { LRUCache } from 'lru-cache';
@@ -67,7 +67,7 @@ export function authOptions(c: Config): AuthOptions {
 export class Authenticator {
   private doc: UsersDoc = { version: 1, users: {}, groups: {}, tokens: [] };
   private docStamp = '';
-  private readonly secret = randomBytes(32);
+  private readonly secret = randomBytes(32).toString('hex');
   private readonly verified: LRUCache<string, Principal>;
   private readonly failures = new LRUCache<string, { n: number }>({ max: 10_000, ttl: 15 * 60_000 });
   private jwks: JWTVerifyGetKey | undefined;
@@ -150,7 +150,7 @@ export class Authenticator {
     if (scheme !== 'basic' && scheme !== 'bearer') throw badRequest('Unsupported Authorization scheme (use Basic or Bearer)');
     if (value === '') throw badRequest(`Empty ${scheme === 'basic' ? 'Basic' : 'Bearer'} credentials`);
     this.refresh();
-    const key = createHmac('sha256', this.secret).update(header).digest('base64');
+    const key = hash('sha256', this.secret + header, 'base64');
     const known = this.verified.get(key);
     if (known) return known;
     const p = scheme === 'basic' ? await this.basic(value, xhr) : await this.bearer(value, xhr);

@@ -133,6 +133,20 @@ export function stringifyJson(value: unknown, opts?: { ignoreNan?: boolean }): s
   return out.join('');
 }
 
+/**
+ * A client value as short JSON text for an error message: never throws (bigints, NaN, cycles of
+ * depth), at most `max` characters.
+ */
+export function showJson(v: unknown, max = 80): string {
+  let s: string;
+  try {
+    s = stringifyJson(v);
+  } catch {
+    s = String(v);
+  }
+  return s.length > max ? s.slice(0, max - 3) + '...' : s;
+}
+
 // ---------------------------------------------------------------------------------------------
 // parse
 
@@ -149,13 +163,35 @@ const NONFINITE_RE = /NaN|Infinity/;
  *
  * @throws badRequest `Unable to load JSON body: <reason>` for invalid JSON.
  */
-export function parseJsonBody(text: string): unknown {
+export function parseJsonBody(text: string, opts: { maxDepth?: number } = {}): unknown {
+  if (opts.maxDepth !== undefined) checkJsonDepth(text, opts.maxDepth);
   if (LONG_INT_RE.test(text)) return new TolerantParser(text).parseAll();
   try {
     return JSON.parse(text);
   } catch (e) {
     if (NONFINITE_RE.test(text)) return new TolerantParser(text).parseAll();
     throw badRequest(`Unable to load JSON body: ${(e as Error).message}`);
+  }
+}
+
+/**
+ * Refuse JSON text whose arrays and objects nest deeper than `max` before anything parses or
+ * walks it (the codecs and validators recurse over values, types and shapes: 5,000 levels
+ * overflow the stack). One pass over the characters, strings skipped.
+ * @throws badRequest naming the limit.
+ */
+export function checkJsonDepth(text: string, max: number): void {
+  let depth = 0;
+  let inString = false;
+  for (let i = 0, n = text.length; i < n; i++) {
+    const c = text.charCodeAt(i);
+    if (inString) {
+      if (c === 92) i++; // backslash: skip the escaped character
+      else if (c === 34) inString = false;
+    } else if (c === 34) inString = true;
+    else if (c === 91 || c === 123) {
+      if (++depth > max) throw badRequest(`The JSON body nests arrays and objects more than ${max} levels deep (limit maxJsonDepth)`);
+    } else if (c === 93 || c === 125) depth--;
   }
 }
 

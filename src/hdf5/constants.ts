@@ -20,6 +20,7 @@ export const H5F_ACC_RDWR = 1;
 export const H5F_ACC_TRUNC = 2;
 export const H5F_ACC_EXCL = 4;
 export const H5F_OBJ_ALL = 31;
+export const H5F_CLOSE_WEAK = 1;
 export const H5F_CLOSE_STRONG = 3;
 export const H5F_FSPACE_STRATEGY_FSM_AGGR = 0;
 export const H5F_FSPACE_STRATEGY_NONE = 3;

@@ -5,10 +5,12 @@
  * `memory.ts` for the conversion of variable-length parts and references.
  */
 import type { TypeJson } from '../codec/types.js';
+import { badRequest } from '../errors.js';
 import * as C from './constants.js';
+import { datasetIoOnWorker } from './heavy.js';
 import { ACPL_UTF8, G, H5, H5Aiterate2, type Hid, LCPL_UTF8 } from './lib.js';
 import { type RefCodec, hasIndirect, memSize, memToWire, wireToMem } from './memory.js';
-import { createType, describeType } from './types.js';
+import { MAX_ENCODED_TYPE, createType, describeType, encodedTypeSize } from './types.js';
 
 // ---------------------------------------------------------------------------------------------
 // Dataspaces
@@ -105,10 +107,50 @@ export interface FilterInfo {
   cdValues: number[];
 }
 
+/** One file of an external file list (`H5Pget_external`): raw bytes `[offset, offset+size)`. */
+export interface ExternalFile {
+  /** The name as stored in the file (relative names are resolved against the file's folder). */
+  name: string;
+  offset: number;
+  /** Bytes reserved in the file; `Infinity` for `H5F_UNLIMITED`. */
+  size: number;
+}
+
+/**
+ * A selection of a virtual dataset mapping (`H5Pget_virtual_vspace`/`srcspace`): the class,
+ * and for a regular hyperslab its start/stride/count/block (`count` entries may be `Infinity`
+ * for `H5S_UNLIMITED`), else its bounds.
+ */
+export interface SelectionInfo {
+  cls: 'H5S_SEL_NONE' | 'H5S_SEL_POINTS' | 'H5S_SEL_HYPERSLABS' | 'H5S_SEL_ALL';
+  start?: number[];
+  stride?: number[];
+  count?: number[];
+  block?: number[];
+  /** Bounds (inclusive) of an irregular selection. */
+  bounds?: { start: number[]; end: number[] };
+}
+
+/** One mapping of a virtual dataset: which elements come from which dataset of which file. */
+export interface VirtualMapping {
+  /** Source file name as stored: `.` for the same file; may hold `%b` (block number). */
+  file: string;
+  /** Source dataset path as stored; may hold `%b`. */
+  dataset: string;
+  virtual: SelectionInfo;
+  source: SelectionInfo;
+  /** True when the virtual selection is unlimited (the extent depends on the sources). */
+  unlimited: boolean;
+}
+
 /** What a dataset creation property list holds. */
 export interface DatasetCreation {
   layout: number;
   chunks?: number[];
+  /** Contiguous layout kept in other files (`H5Pset_external`). */
+  external?: ExternalFile[];
+  /** `H5D_VIRTUAL` layout: the mappings (`H5Pset_virtual`). */
+  virtual?: VirtualMapping[];
   filters: FilterInfo[];
   /** `H5D_FILL_VALUE_*` status. */
   fillStatus: number;
@@ -129,6 +171,7 @@ export function describeCreation(dcpl: Hid, type: TypeJson, refs?: RefCodec): Da
     const n = H5.H5Pget_chunk(dcpl, 32, d) as number;
     chunks = Array.from(d.slice(0, Math.max(n, 0)), Number);
   }
+  const storage = describeStorage(dcpl, layout);
   const filters: FilterInfo[] = [];
   const nf = H5.H5Pget_nfilters(dcpl) as number;
   for (let i = 0; i < nf; i++) {
@@ -161,6 +204,7 @@ export function describeCreation(dcpl: Hid, type: TypeJson, refs?: RefCodec): Da
   return {
     layout,
     chunks,
+    ...storage,
     filters,
     fillStatus: status[0],
     fillValue,
@@ -168,6 +212,118 @@ export function describeCreation(dcpl: Hid, type: TypeJson, refs?: RefCodec): Da
     allocTime: at[0],
     trackAttrOrder: (ao[0] & 1) !== 0,
   };
+}
+
+/** The files a dataset's values live in besides its own: external file list, virtual mappings. */
+export function describeStorage(dcpl: Hid, layout = H5.H5Pget_layout(dcpl) as number): { external?: ExternalFile[]; virtual?: VirtualMapping[] } {
+  if (layout === C.H5D_CONTIGUOUS) {
+    const n = H5.H5Pget_external_count(dcpl) as number;
+    if (n <= 0) return {};
+    const external: ExternalFile[] = [];
+    for (let i = 0; i < n; i++) {
+      const name = Buffer.alloc(4097);
+      const off = [0n];
+      const size = [0n];
+      H5.H5Pget_external(dcpl, i, 4097, name, off, size);
+      const end = name.indexOf(0);
+      const sz = BigInt(size[0]);
+      external.push({
+        name: name.toString('utf8', 0, end < 0 ? 4096 : end),
+        offset: Number(off[0]),
+        size: sz === C.H5S_UNLIMITED ? Infinity : Number(sz),
+      });
+    }
+    return { external };
+  }
+  if (layout === C.H5D_VIRTUAL) {
+    const count = [0n];
+    H5.H5Pget_virtual_count(dcpl, count);
+    const virtual: VirtualMapping[] = [];
+    for (let i = 0; i < Number(count[0]); i++) {
+      const vspace = H5.H5Pget_virtual_vspace(dcpl, BigInt(i));
+      const sspace = H5.H5Pget_virtual_srcspace(dcpl, BigInt(i));
+      try {
+        const v = describeSelection(vspace);
+        virtual.push({
+          file: virtualString(H5.H5Pget_virtual_filename, dcpl, i),
+          dataset: virtualString(H5.H5Pget_virtual_dsetname, dcpl, i),
+          virtual: v,
+          source: describeSelection(sspace),
+          unlimited: (v.count ?? []).some((c) => c === Infinity),
+        });
+      } finally {
+        H5.H5Sclose(vspace);
+        H5.H5Sclose(sspace);
+      }
+    }
+    return { virtual };
+  }
+  return {};
+}
+
+function virtualString(fn: (...a: unknown[]) => unknown, dcpl: Hid, i: number): string {
+  const n = Number(fn(dcpl, BigInt(i), null, 0n));
+  const buf = Buffer.alloc(n + 1);
+  fn(dcpl, BigInt(i), buf, BigInt(n + 1));
+  return buf.toString('utf8', 0, n);
+}
+
+/** The selection of a dataspace, as `SelectionInfo`. */
+export function describeSelection(sid: Hid): SelectionInfo {
+  const t = H5.H5Sget_select_type(sid) as number;
+  if (t === C.H5S_SEL_ALL) return { cls: 'H5S_SEL_ALL' };
+  if (t === C.H5S_SEL_NONE) return { cls: 'H5S_SEL_NONE' };
+  const rank = Math.max(H5.H5Sget_simple_extent_ndims(sid) as number, 0);
+  const num = (a: BigUint64Array) => Array.from(a, (x) => (x === C.H5S_UNLIMITED ? Infinity : Number(x)));
+  if (t === C.H5S_SEL_HYPERSLABS && (H5.H5Sis_regular_hyperslab(sid) as boolean)) {
+    const start = new BigUint64Array(rank);
+    const stride = new BigUint64Array(rank);
+    const count = new BigUint64Array(rank);
+    const block = new BigUint64Array(rank);
+    H5.H5Sget_regular_hyperslab(sid, start, stride, count, block);
+    return { cls: 'H5S_SEL_HYPERSLABS', start: num(start), stride: num(stride), count: num(count), block: num(block) };
+  }
+  const start = new BigUint64Array(rank);
+  const end = new BigUint64Array(rank);
+  try {
+    H5.H5Sget_select_bounds(sid, start, end);
+  } catch {
+    return { cls: t === C.H5S_SEL_POINTS ? 'H5S_SEL_POINTS' : 'H5S_SEL_HYPERSLABS' };
+  }
+  return { cls: t === C.H5S_SEL_POINTS ? 'H5S_SEL_POINTS' : 'H5S_SEL_HYPERSLABS', bounds: { start: num(start), end: num(end) } };
+}
+
+/**
+ * The extent stored for a virtual dataset (from its first mapping's virtual dataspace), without
+ * asking libhdf5 for the dataset's dataspace: for a virtual dataset with unlimited mappings,
+ * `H5Dget_space` opens the source files to compute the extent.
+ */
+export function storedVirtualSpace(did: Hid): SpaceInfo | undefined {
+  const dcpl = H5.H5Dget_create_plist(did);
+  try {
+    const count = [0n];
+    H5.H5Pget_virtual_count(dcpl, count);
+    if (Number(count[0]) === 0) return undefined;
+    const vspace = H5.H5Pget_virtual_vspace(dcpl, 0n);
+    try {
+      return describeSpace(vspace);
+    } finally {
+      H5.H5Sclose(vspace);
+    }
+  } finally {
+    H5.H5Pclose(dcpl);
+  }
+}
+
+/** Storage of an open dataset: layout, external file list, virtual mappings (no file opened). */
+export function datasetStorage(did: Hid): { layout: number; external?: ExternalFile[]; virtual?: VirtualMapping[] } {
+  const dcpl = H5.H5Dget_create_plist(did);
+  try {
+    const layout = H5.H5Pget_layout(dcpl) as number;
+    return { layout, ...describeStorage(dcpl, layout) };
+  } finally {
+    H5.H5Pclose(dcpl);
+  }
 }
 
 function readFillValue(dcpl: Hid, type: TypeJson, refs?: RefCodec): Buffer {
@@ -210,6 +366,16 @@ function typeAndSpace(tid: Hid, sid: Hid, committedId?: (tid: Hid) => string | u
   } finally {
     H5.H5Tclose(tid);
     H5.H5Sclose(sid);
+  }
+}
+
+/** Type only (no dataspace: see `storedVirtualSpace`). */
+export function datasetType(did: Hid, committedId?: (tid: Hid) => string | undefined): TypeJson {
+  const tid = H5.H5Dget_type(did);
+  try {
+    return describeType(tid, committedId);
+  } finally {
+    H5.H5Tclose(tid);
   }
 }
 
@@ -291,11 +457,65 @@ export function writeDataset(
   keep.length = 0;
 }
 
+/**
+ * `writeDataset` with the `H5Dwrite` itself on the worker thread (src/hdf5/heavy.ts): for writes
+ * into chunks so large that one call would keep the server from answering anyone else.
+ */
+export async function writeDatasetOnWorker(
+  did: Hid,
+  type: TypeJson,
+  memType: Hid,
+  sel: SpaceSelection,
+  n: number,
+  scalar: boolean,
+  wire: Buffer,
+  refs?: RefCodec,
+): Promise<void> {
+  const { mem, keep } = wireToMem(wire, type, n, refs);
+  if (n === 0) return;
+  const fsid = H5.H5Dget_space(did);
+  try {
+    if (!scalar) applySelection(fsid, sel);
+    const msid = scalar ? H5.H5Screate(C.H5S_SCALAR) : memSpaceFor(sel, n);
+    try {
+      await datasetIoOnWorker('write', did, memType, msid, fsid, C.H5P_DEFAULT, mem);
+    } finally {
+      H5.H5Sclose(msid);
+    }
+  } finally {
+    H5.H5Sclose(fsid);
+  }
+  keep.length = 0;
+}
+
+/**
+ * `readDataset` of a fixed-size type (no variable-length parts, no references) with the
+ * `H5Dread` itself on the worker thread (src/hdf5/heavy.ts).
+ */
+export async function readDatasetOnWorker(did: Hid, type: TypeJson, memType: Hid, sel: SpaceSelection, n: number, scalar: boolean): Promise<Buffer> {
+  if (n === 0) return Buffer.alloc(0);
+  if (hasIndirect(type)) throw new Error('readDatasetOnWorker: fixed-size types only');
+  const buf = Buffer.allocUnsafe(n * memSize(type));
+  const fsid = H5.H5Dget_space(did);
+  try {
+    if (!scalar) applySelection(fsid, sel);
+    const msid = scalar ? H5.H5Screate(C.H5S_SCALAR) : memSpaceFor(sel, n);
+    try {
+      await datasetIoOnWorker('read', did, memType, msid, fsid, C.H5P_DEFAULT, buf);
+    } finally {
+      H5.H5Sclose(msid);
+    }
+  } finally {
+    H5.H5Sclose(fsid);
+  }
+  return buf;
+}
+
 /** Creation properties of an open dataset; `type` (its type JSON) when the caller has it. */
-export function describeCreationOf(did: Hid, type?: TypeJson): DatasetCreation {
+export function describeCreationOf(did: Hid, type?: TypeJson, refs?: RefCodec): DatasetCreation {
   const dcpl = H5.H5Dget_create_plist(did);
   try {
-    return describeCreation(dcpl, type ?? datasetTypeAndSpace(did).type);
+    return describeCreation(dcpl, type ?? datasetType(did), refs);
   } finally {
     H5.H5Pclose(dcpl);
   }
@@ -429,9 +649,94 @@ export function describeCommitted(tid: Hid): TypeJson {
   return describeType(tid);
 }
 
+/**
+ * A new type that the file `fid` can hold (to create a dataset, attribute or committed type
+ * in): `createType`, then the size of its description checked against what an object header
+ * message holds (65535 bytes; an attribute message records its type's size in 2 bytes too),
+ * before libhdf5 writes anything: past it libhdf5 fails half-way, or damages the attribute
+ * storage of the object. `H5Tencode` gives the size in the original format's encoding (the
+ * largest); files of the 1.8 format and later encode types more compactly (datatype message
+ * version 3), whose size `fitsNewFormat` works out.
+ * @throws H5StoreError BadRequest naming the size and the limit.
+ */
+export function createStorableType(type: TypeJson, fid: Hid): Hid {
+  const tid = createType(type);
+  try {
+    const n = encodedTypeSize(tid);
+    if (n > MAX_ENCODED_TYPE && !(superblockVersion(fid) >= 2 && fitsNewFormat(type))) {
+      throw badRequest(
+        `The type takes ${n} bytes to describe in the file, more than the ${MAX_ENCODED_TYPE} an HDF5 object header message holds (too many fields, or names too long)`,
+      );
+    }
+    return tid;
+  } catch (e) {
+    H5.H5Tclose(tid);
+    throw e;
+  }
+}
+
+/** The superblock version of an open file (0/1: original format; 2/3: HDF5 1.8 / 1.10). */
+export function superblockVersion(fid: Hid): number {
+  const fcpl = H5.H5Fget_create_plist(fid);
+  try {
+    const sup = [0];
+    H5.H5Pget_version(fcpl, sup, [0], [0], [0]);
+    return sup[0];
+  } finally {
+    H5.H5Pclose(fcpl);
+  }
+}
+
+/** Whether a type can be committed in a file of the 1.8 format (tried in memory). */
+/**
+ * Whether a type's description fits an object header message in a file of the 1.8 format and
+ * later, which encodes types as datatype messages of version 3 (HDF5 File Format
+ * Specification, "Datatype Message"): an 8-byte header, then per class: integer and bitfield 4
+ * bytes, float 12, string and reference 0, opaque its tag padded to 8; compound members as their
+ * name with NUL (no padding), their offset in as few bytes as the compound's size needs (1-4),
+ * and their type; enum the base type, names with NUL and the values; array the rank, 4 bytes per
+ * dimension and the base type; variable-length the base type. (Committing it in a scratch file
+ * to find out is no option: libhdf5 1.10.8 then cannot close that file, "flush invalidate ring
+ * failed".)
+ */
+function fitsNewFormat(t: TypeJson): boolean {
+  return datatypeMessageV3(t) <= MAX_ENCODED_TYPE - 2;
+}
+
+function datatypeMessageV3(t: TypeJson): number {
+  const utf8 = (s: string) => Buffer.byteLength(s, 'utf8') + 1;
+  switch (t.class) {
+    case 'H5T_INTEGER':
+    case 'H5T_BITFIELD':
+      return 8 + 4;
+    case 'H5T_FLOAT':
+      return 8 + 12;
+    case 'H5T_STRING':
+    case 'H5T_REFERENCE':
+      return 8;
+    case 'H5T_OPAQUE':
+      return 8 + Math.ceil(utf8(t.tag) / 8) * 8;
+    case 'H5T_COMPOUND': {
+      const size = memSize(t);
+      const offBytes = size < 2 ** 8 ? 1 : size < 2 ** 16 ? 2 : size < 2 ** 24 ? 3 : 4;
+      return t.fields.reduce((a, f) => a + utf8(f.name) + offBytes + datatypeMessageV3(f.type), 8);
+    }
+    case 'H5T_ENUM': {
+      const names = Object.keys(t.mapping);
+      return 8 + datatypeMessageV3(t.base) + names.reduce((a, n) => a + utf8(n), 0) + names.length * memSize(t.base);
+    }
+    case 'H5T_ARRAY':
+      return 8 + 1 + 4 * t.dims.length + datatypeMessageV3(t.base);
+    case 'H5T_VLEN':
+      return 8 + datatypeMessageV3(t.base);
+    default:
+      return 8;
+  }
+}
+
 /** Commit a datatype, anonymous when `name` is undefined. Returns the open datatype id. */
 export function commitType(loc: Hid, name: string | undefined, type: TypeJson): Hid {
-  const tid = createType(type);
+  const tid = createStorableType(type, loc);
   try {
     if (name === undefined) H5.H5Tcommit_anon(loc, tid, C.H5P_DEFAULT, C.H5P_DEFAULT);
     else H5.H5Tcommit2(loc, name, tid, LCPL_UTF8, C.H5P_DEFAULT, C.H5P_DEFAULT);
@@ -471,8 +776,9 @@ export function listAttributeNames(oid: Hid, order: 'name' | 'crt' = 'name'): st
   return names;
 }
 
-/** Whether the object has an attribute of this name. */
+/** Whether the object has an attribute of this name (an empty name or one with NUL: none). */
 export function attributeExists(oid: Hid, name: string): boolean {
+  if (name === '' || name.includes('\u0000')) return false;
   return H5.H5Aexists(oid, name) as boolean;
 }
 

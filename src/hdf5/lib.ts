@@ -66,6 +66,20 @@ function loadLibrary(): { lib: ReturnType<typeof koffi.load>; path: string } {
   );
 }
 
+/**
+ * Where libhdf5 looks for the files a dataset names (external raw storage, `H5Pset_external`;
+ * virtual dataset sources, `H5Pset_virtual`): relative names are resolved against the directory
+ * of the HDF5 file that names them (`${ORIGIN}`), never against the server's working directory.
+ * libhdf5 reads these variables when a dataset is opened and they supersede the dataset access
+ * property list (`H5Pset_efile_prefix`, `H5Pset_virtual_prefix`), which h5store could not pass
+ * anyway: it opens objects by address (`H5Oopen_by_addr`, default access properties). They are
+ * set before the library loads and override whatever the environment had, so the resolution
+ * that `src/store/reach.ts` checks is the one libhdf5 performs.
+ */
+export const FILE_PREFIX = '${ORIGIN}';
+process.env.HDF5_EXTFILE_PREFIX = FILE_PREFIX;
+process.env.HDF5_VDS_PREFIX = FILE_PREFIX;
+
 const loaded = loadLibrary();
 const lib = loaded.lib;
 
@@ -207,6 +221,8 @@ const PROTOS = [
   'ssize_t_ H5Fget_obj_ids(hid_t fid, unsigned int types, size_t max, void *ids)',
   'htri_t H5Fis_hdf5(const char *name)',
   'herr_t H5Fget_filesize(hid_t fid, _Out_ hsize_t *size)',
+  'hid_t H5Fget_create_plist(hid_t fid)',
+  'herr_t H5Pget_version(hid_t fcpl, _Out_ unsigned int *super, _Out_ unsigned int *freelist, _Out_ unsigned int *stab, _Out_ unsigned int *shhdr)',
   // property lists
   'hid_t H5Pcreate(hid_t cls)',
   'herr_t H5Pclose(hid_t plist)',
@@ -244,6 +260,14 @@ const PROTOS = [
   'herr_t H5Pget_alloc_time(hid_t dcpl, _Out_ int *alloc_time)',
   'herr_t H5Pset_chunk_cache(hid_t dapl, size_t nslots, size_t nbytes, double w0)',
   'herr_t H5Pset_elink_cb(hid_t lapl, void *func, void *op_data)',
+  // external raw storage and virtual dataset mappings (dataset creation property lists)
+  'int H5Pget_external_count(hid_t dcpl)',
+  'herr_t H5Pget_external(hid_t dcpl, unsigned int idx, size_t name_size, void *name, _Out_ int64_t *offset, _Out_ hsize_t *size)',
+  'herr_t H5Pget_virtual_count(hid_t dcpl, _Out_ size_t *count)',
+  'ssize_t_ H5Pget_virtual_filename(hid_t dcpl, size_t index, void *name, size_t size)',
+  'ssize_t_ H5Pget_virtual_dsetname(hid_t dcpl, size_t index, void *name, size_t size)',
+  'hid_t H5Pget_virtual_vspace(hid_t dcpl, size_t index)',
+  'hid_t H5Pget_virtual_srcspace(hid_t dcpl, size_t index)',
   // datasets
   'hid_t H5Dcreate2(hid_t loc, const char *name, hid_t type, hid_t space, hid_t lcpl, hid_t dcpl, hid_t dapl)',
   'hid_t H5Dcreate_anon(hid_t loc, hid_t type, hid_t space, hid_t dcpl, hid_t dapl)',
@@ -276,6 +300,9 @@ const PROTOS = [
   'herr_t H5Sget_select_hyper_blocklist(hid_t sid, hsize_t start, hsize_t num, void *buf)',
   'hssize_t H5Sget_select_elem_npoints(hid_t sid)',
   'herr_t H5Sget_select_elem_pointlist(hid_t sid, hsize_t start, hsize_t num, void *buf)',
+  'htri_t H5Sis_regular_hyperslab(hid_t sid)',
+  'herr_t H5Sget_regular_hyperslab(hid_t sid, void *start, void *stride, void *count, void *block)',
+  'herr_t H5Sget_select_bounds(hid_t sid, void *start, void *end)',
   // datatypes
   'hid_t H5Tcopy(hid_t tid)',
   'herr_t H5Tclose(hid_t tid)',
@@ -319,6 +346,7 @@ const PROTOS = [
   'int H5Tget_array_dims2(hid_t tid, void *dims)',
   'void *H5Tget_tag(hid_t tid)',
   'herr_t H5Tset_tag(hid_t tid, const char *tag)',
+  'herr_t H5Tencode(hid_t tid, void *buf, _Inout_ size_t *nalloc)',
   'herr_t H5Tcommit2(hid_t loc, const char *name, hid_t tid, hid_t lcpl, hid_t tcpl, hid_t tapl)',
   'herr_t H5Tcommit_anon(hid_t loc, hid_t tid, hid_t tcpl, hid_t tapl)',
   'htri_t H5Tcommitted(hid_t tid)',
@@ -370,7 +398,23 @@ const PROTOS = [
 
 type AnyFn = (...args: any[]) => any;
 
+/**
+ * 1 while a libhdf5 call runs on the worker thread of `heavy.ts`. Every checked call below
+ * first waits for it to be 0: two threads must never be in libhdf5 at once.
+ */
+export const BUSY = new Int32Array(new SharedArrayBuffer(4));
+
+/** Block this thread until the worker's libhdf5 call is done (the safety net of heavy.ts). */
+export function waitIdleSync(): void {
+  while (Atomics.load(BUSY, 0) === 1) Atomics.wait(BUSY, 0, 1, 1000);
+}
+
 function wrap(name: string, ret: string, fn: AnyFn): AnyFn {
+  const inner = fn;
+  fn = (...args: unknown[]) => {
+    if (Atomics.load(BUSY, 0) === 1) waitIdleSync();
+    return inner(...args);
+  };
   if (ret === 'hid_t' || ret === 'herr_t' || ret === 'ssize_t_' || ret === 'hssize_t') {
     return (...args: unknown[]) => {
       const r = fn(...args);
@@ -538,6 +582,35 @@ const H5L_elink_traverse_t = koffi.proto(
 const denyElink = koffi.register(() => -1, koffi.pointer(H5L_elink_traverse_t));
 export const LAPL_NO_ELINK: Hid = H5.H5Pcreate(G.P_LINK_ACCESS);
 H5.H5Pset_elink_cb(LAPL_NO_ELINK, denyElink, null);
+
+/**
+ * Link access property list whose external-link callback records that a traversal was asked for
+ * (and refuses it): tells "this path crosses an external link" apart from "no such object".
+ */
+let elinkAsked = false;
+const recordElink = koffi.register(() => {
+  elinkAsked = true;
+  return -1;
+}, koffi.pointer(H5L_elink_traverse_t));
+const LAPL_RECORD_ELINK: Hid = H5.H5Pcreate(G.P_LINK_ACCESS);
+H5.H5Pset_elink_cb(LAPL_RECORD_ELINK, recordElink, null);
+
+/**
+ * Open the object at `path` (relative to `loc`) the way libhdf5 opens a virtual dataset's source
+ * dataset, except that external links are never followed.
+ * @returns the open object (caller closes it), or `crossesExternal` when the path goes through
+ *   an external link, or neither when there is no object at `path`.
+ */
+export function openPathNoElink(loc: Hid, path: string): { oid?: Hid; crossesExternal: boolean } {
+  elinkAsked = false;
+  try {
+    return { oid: H5.H5Oopen(loc, path, LAPL_RECORD_ELINK), crossesExternal: false };
+  } catch {
+    return { crossesExternal: elinkAsked };
+  } finally {
+    elinkAsked = false;
+  }
+}
 
 /** Link creation property list with UTF-8 names (what h5py writes). */
 export const LCPL_UTF8: Hid = H5.H5Pcreate(G.P_LINK_CREATE);

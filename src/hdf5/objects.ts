@@ -141,8 +141,13 @@ let faplDefault: Hid | undefined;
 function fapl(): Hid {
   if (faplDefault === undefined) {
     const p: Hid = H5.H5Pcreate(G.P_FILE_ACCESS);
-    // Closing the file closes every object in it: no dangling ids after an idle close.
-    H5.H5Pset_fclose_degree(p, C.H5F_CLOSE_STRONG);
+    // WEAK, the degree libhdf5 itself uses when it opens the source files of a virtual dataset:
+    // a file open in two places of this process must be opened with one degree, otherwise the
+    // second open fails ("file close degree doesn't match") and a virtual dataset silently reads
+    // fill values for a source that the server also has open (or the server cannot open a file
+    // while a virtual dataset holds it). Every id is closed in a `finally` (and a test counts
+    // open ids), so closing the file still releases it.
+    H5.H5Pset_fclose_degree(p, C.H5F_CLOSE_WEAK);
     faplDefault = p;
   }
   return faplDefault;
@@ -160,9 +165,27 @@ export function openFile(path: string, writable: boolean): Hid {
   }
 }
 
+let faplCreate: Hid | undefined;
 /**
- * Create a new, empty HDF5 file (fails if the path exists). Root group options as h5py's
- * `File(..., 'w', track_order=...)`.
+ * The file access properties of new files: `fapl()` plus the HDF5 1.8 file format as the
+ * lowest bound (h5py `libver=('v108', 'v110')`). Its version 2 superblock makes every object of
+ * the file get a version 2 header, also when the file is later opened with default properties,
+ * and only those can move attributes into dense storage: an attribute larger than 64 KiB
+ * works (in files of the original format it cannot: "object header message is too large").
+ * Readable by HDF5 1.8 and later (every h5py, h5dump, HDFView of the last 15 years).
+ */
+function createFapl(): Hid {
+  if (faplCreate === undefined) {
+    const p: Hid = H5.H5Pcopy(fapl());
+    H5.H5Pset_libver_bounds(p, C.H5F_LIBVER_V18, C.H5F_LIBVER_V110);
+    faplCreate = p;
+  }
+  return faplCreate;
+}
+
+/**
+ * Create a new, empty HDF5 file (fails if the path exists) in the HDF5 1.8 format (see
+ * `createFapl`). Root group options as h5py's `File(..., 'w', track_order=...)`.
  */
 export function createFile(path: string, opts: { trackOrder?: boolean } = {}): Hid {
   const fcpl = H5.H5Pcreate(G.P_FILE_CREATE);
@@ -171,7 +194,7 @@ export function createFile(path: string, opts: { trackOrder?: boolean } = {}): H
       H5.H5Pset_link_creation_order(fcpl, 3); // H5P_CRT_ORDER_TRACKED | H5P_CRT_ORDER_INDEXED
       H5.H5Pset_attr_creation_order(fcpl, 3);
     }
-    return H5.H5Fcreate(path, C.H5F_ACC_EXCL, fcpl, fapl());
+    return H5.H5Fcreate(path, C.H5F_ACC_EXCL, fcpl, createFapl());
   } catch (e) {
     throw openFailure(path, e, true);
   } finally {
@@ -327,8 +350,12 @@ export function getLink(gid: Hid, name: string): LinkRecord | undefined {
   return decodeLinkInfo(gid, name, linkInfoBuf, true);
 }
 
-/** `H5Lexists` for one name component (no path walking). */
+/**
+ * `H5Lexists` for one name component (no path walking): a name with `/` (libhdf5 would walk it
+ * as a path), empty, `.`, or with NUL (C would cut it short) names no link.
+ */
 export function linkExists(gid: Hid, name: string): boolean {
+  if (name === '' || name === '.' || name.includes('/') || name.includes('\u0000')) return false;
   return H5.H5Lexists(gid, name, LAPL_NO_ELINK) as boolean;
 }
 

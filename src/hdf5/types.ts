@@ -347,3 +347,17 @@ export function createType(t: TypeJson): Hid {
       throw badRequest(`Invalid type class ${(t as { class: string }).class}`);
   }
 }
+
+/**
+ * Bytes of a datatype's encoded description (`H5Tencode`: its datatype message plus a 2-byte
+ * header). An HDF5 file stores a type in one object header message, whose size field has 16
+ * bits, and an attribute message records its type's size in 2 bytes too.
+ */
+export function encodedTypeSize(tid: Hid): number {
+  const n = [0n];
+  H5.H5Tencode(tid, null, n);
+  return Number(n[0]);
+}
+
+/** Largest encoded type (`encodedTypeSize`) a file can hold: 65535 bytes, 8-byte aligned, + 2. */
+export const MAX_ENCODED_TYPE = 65528 + 2;

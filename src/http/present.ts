@@ -81,6 +81,12 @@ export function errorMiddleware(logger: Logger, dataRoot?: string) {
       if (e instanceof H5StoreError) {
         err = e;
         if (err.status >= 500) logger.error({ err: { message: err.message, stack: err.stack } }, 'request failed');
+      } else if (clientWentAway(ctx, e)) {
+        // Not a failure of the server: the client closed the connection (quiet, like the log of
+        // a request; nothing can be sent any more).
+        logger.debug({ method: ctx.method, path: ctx.path, reason: (e as Error).message }, 'client went away');
+        ctx.res.destroy();
+        return;
       } else {
         const status = (e as { status?: number; expose?: boolean }).status;
         if (status && status >= 400 && status < 500 && (e as { expose?: boolean }).expose) {
@@ -104,6 +110,13 @@ export function errorMiddleware(logger: Logger, dataRoot?: string) {
       ctx.body = JSON.stringify({ status: err.status, message, hrefs: [] });
     }
   };
+}
+
+/** True for the errors of a connection the client closed (aborted body, reset socket). */
+function clientWentAway(ctx: Context, e: unknown): boolean {
+  const code = (e as NodeJS.ErrnoException | undefined)?.code;
+  if (code === 'ECONNRESET' || code === 'ECONNABORTED' || code === 'EPIPE' || code === 'ERR_STREAM_PREMATURE_CLOSE') return true;
+  return ctx.req.destroyed && (e as Error | undefined)?.message === 'aborted';
 }
 
 function safeRealpath(p: string): string {

@@ -174,7 +174,12 @@ export async function binaryBody(ctx: Context, opts: { spoolAbove: number; max: 
   let size = 0;
   const it = (ctx.req as AsyncIterable<Buffer>)[Symbol.asyncIterator]();
   for (;;) {
-    const r = await it.next();
+    let r: IteratorResult<Buffer>;
+    try {
+      r = await it.next();
+    } catch (e) {
+      throw badRequest(`Cannot read the request body: ${(e as Error).message}`);
+    }
     if (r.done) return { wire: Buffer.concat(parts, size), done: () => undefined };
     parts.push(r.value);
     size += r.value.length;
@@ -225,7 +230,7 @@ export async function jsonBody(ctx: Context, config: Config, opts: { required?: 
     if (opts.required) throw badRequest('A JSON body is required');
     return {};
   }
-  return parseJsonBody(text);
+  return parseJsonBody(text, { maxDepth: config.maxJsonDepth });
 }
 
 /** A JSON body that must be an object. */

@@ -10,6 +10,7 @@
  * `dsetUtil.getSelectionList` / `getSelectionShape` (checked in its source), with the
  * deliberate differences listed on `parseSelect`.
  */
+import { showJson, stringifyJson } from '../codec/json.js';
 import { badRequest, internal, tooLarge } from '../errors.js';
 
 /** One dimension of a selection. */
@@ -293,7 +294,7 @@ function bodyVector(value: unknown, key: string, rank: number): number[] | undef
   }
   for (const v of list) {
     if (typeof v !== 'number' || !Number.isInteger(v)) {
-      throw invalid(`'${key}' values must be integers, got ${JSON.stringify(v)}`);
+      throw invalid(`'${key}' values must be integers, got ${showJson(v)}`);
     }
     if (v < 0) throw invalid(`negative '${key}' value ${v} is not supported`);
   }
@@ -496,10 +497,21 @@ export function expandPoints(sel: Selection, maxPoints: number = Number.MAX_SAFE
 // ---------------------------------------------------------------------------------------------
 // Point lists (POST …/value `points`, JSON or binary).
 
-/** Validate one coordinate of point `i` (JSON form). */
+/** A client value shortened for an error message (bigints and nested values included). */
+function shown(v: unknown): string {
+  return excerpt(printable(stringifyJson(v)));
+}
+
+/**
+ * Validate one coordinate of point `i` (JSON form). Integers of 16+ digits arrive as `bigint`
+ * from the JSON parser; those are out of range of any extent a number can hold.
+ */
 function pointCoord(v: unknown, i: number, d: number, extent: number): number {
+  if (typeof v === 'bigint') {
+    throw badRequest(`Invalid points: point ${i} coordinate ${v} out of range for dimension ${d} of extent ${extent}`);
+  }
   if (typeof v !== 'number' || !Number.isInteger(v)) {
-    throw badRequest(`Invalid points: point ${i} has a non-integer coordinate ${JSON.stringify(v)}`);
+    throw badRequest(`Invalid points: point ${i} has a non-integer coordinate ${shown(v)}`);
   }
   if (v < 0 || v >= extent) {
     throw badRequest(
@@ -533,7 +545,7 @@ export function parsePoints(points: unknown, dims: number[]): { coords: BigUint6
       continue;
     }
     if (!Array.isArray(pt) || pt.length !== rank) {
-      throw badRequest(`Invalid points: point ${i} must be a list of ${rank} coordinates, got ${JSON.stringify(pt)}`);
+      throw badRequest(`Invalid points: point ${i} must be a list of ${rank} coordinates, got ${shown(pt)}`);
     }
     for (let d = 0; d < rank; d++) {
       const c = pointCoord(pt[d], i, d, dims[d]!);
@@ -589,6 +601,83 @@ export function pointsFromBinary(buf: Buffer, dims: number[]): { coords: BigUint
     }
   }
   return { coords, count: n };
+}
+
+/** Points ready for libhdf5: sorted, each once, and where each requested point went. */
+export interface SortedPoints {
+  /** Coordinates (n*rank, row-major) in C order of the dataset, without repeats. */
+  coords: BigUint64Array;
+  count: number;
+  /**
+   * `order[i]` is the index in `coords` of the i-th point asked for; undefined when the points
+   * asked for were already sorted and unique (then `coords` is the request's own array).
+   */
+  order?: Uint32Array;
+  /**
+   * `last[u]` is the index of the last requested point at `coords` point u (for writes: a point
+   * given twice gets the value given last, as if the points were written one after the other).
+   */
+  last?: Uint32Array;
+}
+
+/**
+ * Sort point coordinates into the dataset's C order and drop repeats, remembering where each
+ * requested point went so results can be returned in the order asked (repeats included).
+ *
+ * Why: libhdf5 1.10.8 reads a point selection of a virtual dataset with a repeated point by
+ * crashing the process (segfault in `H5S_select_project_intersection`) and fails on unordered
+ * points ("src and dest dataspaces have different number of elements selected"); sorted,
+ * unique points work on every layout. Already sorted input costs one pass and no copy.
+ * @param coords n*rank coordinates, each checked against `dims` already
+ */
+export function sortPoints(coords: BigUint64Array, count: number, dims: number[]): SortedPoints {
+  const rank = dims.length;
+  const w = new Uint32Array(coords.buffer, coords.byteOffset, coords.length * 2);
+  // compare point a with point b: <0, 0, >0
+  const cmp = (a: number, b: number): number => {
+    for (let d = 0; d < rank; d++) {
+      const ka = 2 * (a * rank + d);
+      const kb = 2 * (b * rank + d);
+      if (w[ka + HI] !== w[kb + HI]) return w[ka + HI]! - w[kb + HI]!;
+      if (w[ka + LO] !== w[kb + LO]) return w[ka + LO]! - w[kb + LO]!;
+    }
+    return 0;
+  };
+  let sorted = true;
+  for (let i = 1; i < count && sorted; i++) if (cmp(i - 1, i) >= 0) sorted = false;
+  if (sorted) return { coords, count };
+
+  // Linear C-order index as a double when the whole extent fits in 2^53 (sorts natively).
+  let total = 1;
+  for (const x of dims) total *= x;
+  const idx = new Uint32Array(count);
+  for (let i = 0; i < count; i++) idx[i] = i;
+  if (total <= Number.MAX_SAFE_INTEGER) {
+    const lin = new Float64Array(count);
+    for (let i = 0; i < count; i++) {
+      let v = 0;
+      for (let d = 0; d < rank; d++) {
+        const k = 2 * (i * rank + d);
+        v = v * dims[d]! + (w[k + HI]! * TWO32 + w[k + LO]!);
+      }
+      lin[i] = v;
+    }
+    idx.sort((a, b) => lin[a]! - lin[b]! || a - b);
+  } else {
+    idx.sort((a, b) => cmp(a, b) || a - b);
+  }
+  const order = new Uint32Array(count);
+  const keep: number[] = [];
+  const lastOf: number[] = [];
+  for (let j = 0; j < count; j++) {
+    const i = idx[j]!;
+    if (j === 0 || cmp(idx[j - 1]!, i) !== 0) keep.push(i);
+    order[i] = keep.length - 1;
+    lastOf[keep.length - 1] = i;
+  }
+  const out = new BigUint64Array(keep.length * rank);
+  keep.forEach((i, u) => out.set(coords.subarray(i * rank, (i + 1) * rank), u * rank));
+  return { coords: out, count: keep.length, order, last: Uint32Array.from(lastOf) };
 }
 
 // ---------------------------------------------------------------------------------------------

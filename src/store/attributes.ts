@@ -8,13 +8,14 @@ import type { TypeJson } from '../codec/types.js';
 import { parseType, typesEqual } from '../codec/types.js';
 import { WireValue } from '../codec/json.js';
 import { encodeElements, flattenValue } from '../codec/values.js';
-import { badRequest, conflict, gone, notFound } from '../errors.js';
+import { badRequest, conflict, gone, notFound, tooLarge } from '../errors.js';
 import * as io from '../hdf5/io.js';
 import type { SpaceInfo } from '../hdf5/io.js';
-import type { Hid } from '../hdf5/lib.js';
-import { refuseRegionRefs } from '../hdf5/memory.js';
+import { Hdf5Error, type Hid } from '../hdf5/lib.js';
+import { memSize, refuseRegionRefs } from '../hdf5/memory.js';
 import * as h5 from '../hdf5/objects.js';
 import type { ObjectKind } from '../hdf5/objects.js';
+import { DEFAULT_LIMITS, type Limits } from './limits.js';
 import { ATTR_CACHE_BYTES, ATTR_CACHE_VALUE_MAX, type AttrFacts, type DomainFile, type Times } from './domainFile.js';
 
 /** Shape JSON of a dataspace (wire-reference 3.2: unlimited is 0; maxdims only when extensible). */
@@ -65,6 +66,7 @@ function attributeValue(f: DomainFile, aid: Hid, type: TypeJson, space: SpaceInf
 
 /** Look up one attribute: 404 when missing, 410 when deleted earlier in this process. */
 function openAttr(f: DomainFile, oid: Hid, ownerId: string, name: string): Hid {
+  checkAttrName(name);
   if (!io.attributeExists(oid, name)) {
     if (f.goneIds.has(`${ownerId}/attributes/${name}`)) throw gone(`Attribute ${JSON.stringify(name)} has been deleted`);
     throw notFound(`Attribute ${JSON.stringify(name)} not found`);
@@ -236,7 +238,7 @@ export interface AttributeSpec {
  * Validate a PUT attribute body `{type, shape?, value?}` (spec 2.1): every error is a 400 before
  * anything is written.
  */
-export function parseAttributeBody(f: DomainFile, body: unknown): AttributeSpec {
+export function parseAttributeBody(f: DomainFile, body: unknown, limits: Limits = DEFAULT_LIMITS): AttributeSpec {
   if (!body || typeof body !== 'object' || Array.isArray(body)) throw badRequest('Attribute body must be a JSON object');
   const b = body as Record<string, unknown>;
   if (b.type === undefined) throw badRequest('Attribute body needs a "type"');
@@ -244,6 +246,7 @@ export function parseAttributeBody(f: DomainFile, body: unknown): AttributeSpec 
   const shape = parseShape(b.shape);
   const space = spaceOf(shape);
   if (space.cls === 'H5S_SIMPLE' && space.maxdims.length) throw badRequest('Attributes cannot have maxdims');
+  checkAttributeBytes(spaceCount(space) * memSize(type), limits);
   let wire: Buffer | undefined;
   if (b.value !== undefined && b.value !== null) {
     if (space.cls === 'H5S_NULL') throw badRequest('A value cannot be given for an attribute with shape H5S_NULL');
@@ -258,7 +261,15 @@ export function parseAttributeBody(f: DomainFile, body: unknown): AttributeSpec 
   } else if (b.value === null && space.cls !== 'H5S_NULL') {
     wire = undefined;
   }
+  if (wire) checkAttributeBytes(wire.length, limits);
   return { type, space, wire };
+}
+
+/** 413 when an attribute value would hold more than `maxAttributeBytes`. */
+function checkAttributeBytes(n: number, limits: Limits): void {
+  if (n > limits.maxAttributeBytes) {
+    throw tooLarge(`The attribute value holds ${n} bytes, above the limit of ${limits.maxAttributeBytes} (max_attribute_size): store large values in a dataset`);
+  }
 }
 
 /** The type of a committed datatype by id (for `"type": "t-..."`). */
@@ -273,7 +284,7 @@ export function committedType(f: DomainFile, id: string): TypeJson {
  */
 export function fileTypeFor(f: DomainFile, type: TypeJson): Hid {
   if (type.id) return f.open(type.id, 'datatype');
-  return io.createType(type);
+  return io.createStorableType(type, f.h);
 }
 
 function sameAttribute(f: DomainFile, aid: Hid, name: string, spec: AttributeSpec): boolean {
@@ -286,53 +297,100 @@ function sameAttribute(f: DomainFile, aid: Hid, name: string, spec: AttributeSpe
   return spec.wire !== undefined && cur.equals(spec.wire);
 }
 
+/** Suffix of the temporary name a new value is written under before it replaces the old one. */
+const TEMP_SUFFIX = '\u0001h5store-new';
+
 /**
  * Create or replace an attribute (spec 2.1 and 4.1: an existing name is replaced; DESIGN.md 6).
  * `replace=false` gives HSDS's behaviour instead (200 identical / 409 different).
- * The new attribute is written under a temporary name first and renamed into place, so a failed
- * write leaves the old attribute untouched. On objects that track attribute creation order the
- * rename is avoided (libhdf5 1.10 bug): the trial write is dropped and the attribute re-created
- * under its name, so it becomes the newest in creation order (as h5py's replace).
  * @returns 'created' (201) or 'exists' (identical attribute already present).
  */
 export function putAttribute(f: DomainFile, kind: ObjectKind, ownerId: string, name: string, spec: AttributeSpec, replace = true): 'created' | 'exists' {
-  checkAttrName(name);
+  return putAttributes(f, kind, ownerId, [[name, spec]], replace);
+}
+
+/**
+ * Create or replace several attributes of one object (PUT .../attributes, and one for PUT
+ * .../attributes/<name>), all or none: every name is checked first (identical: nothing to do;
+ * `replace=false` and different: 409), then every new value is written under a temporary name;
+ * if one of those writes fails, the temporary attributes are deleted and the object is as it
+ * was. Only when all are written are the old attributes deleted and the new ones renamed into
+ * place. On objects that track attribute creation order the renames are avoided (libhdf5 1.10
+ * corrupts the dense creation-order index): the trial writes are dropped and the attributes
+ * written under their names, so a replaced one becomes the newest (as h5py's replace).
+ * @returns 'created' when any attribute was written, 'exists' when all were there already.
+ */
+export function putAttributes(f: DomainFile, kind: ObjectKind, ownerId: string, items: [string, AttributeSpec][], replace = true): 'created' | 'exists' {
+  for (const [name] of items) checkAttrName(name);
   return f.withId(ownerId, kind, (oid) => {
-    const exists = io.attributeExists(oid, name);
-    if (exists) {
-      const aid = io.openAttribute(oid, name);
-      let same: boolean;
-      try {
-        same = sameAttribute(f, aid, name, spec);
-      } finally {
-        io.closeAttribute(aid);
+    const todo: { name: string; spec: AttributeSpec; exists: boolean }[] = [];
+    for (const [name, spec] of items) {
+      const exists = io.attributeExists(oid, name);
+      if (exists) {
+        const aid = io.openAttribute(oid, name);
+        let same: boolean;
+        try {
+          same = sameAttribute(f, aid, name, spec);
+        } finally {
+          io.closeAttribute(aid);
+        }
+        if (same) continue;
+        if (!replace) throw conflict(`Attribute ${JSON.stringify(name)} already exists`);
       }
-      if (same) return 'exists';
-      if (!replace) throw conflict(`Attribute ${JSON.stringify(name)} already exists`);
+      todo.push({ name, spec, exists });
     }
-    const target = exists ? `${name}\u0001h5store-new` : name;
-    writeNewAttribute(f, oid, target, spec);
-    if (exists && h5.tracksAttributeOrder(oid)) {
+    const written: string[] = [];
+    try {
+      for (const t of todo) {
+        const temp = t.name + TEMP_SUFFIX;
+        if (io.attributeExists(oid, temp)) io.deleteAttribute(oid, temp); // left by a crash
+        writeNewAttribute(f, oid, temp, t.spec);
+        written.push(temp);
+      }
+    } catch (e) {
+      for (const temp of written) io.deleteAttribute(oid, temp);
+      throw e;
+    }
+    if (todo.length && h5.tracksAttributeOrder(oid)) {
       // libhdf5 1.10's H5Arename corrupts the creation-order index of dense attribute storage
-      // (a later H5Adelete fails: "record is not in B-tree"; h5py hits it too). The trial write
-      // above proved the value fits; now delete and create under the real name (it becomes
-      // the newest attribute in creation order, as with h5py's replace).
-      io.deleteAttribute(oid, target);
-      io.deleteAttribute(oid, name);
-      writeNewAttribute(f, oid, name, spec);
-    } else if (exists) {
-      io.deleteAttribute(oid, name);
-      io.renameAttribute(oid, target, name);
+      // (a later H5Adelete fails: "record is not in B-tree"; h5py's replace hits it too). The
+      // trial writes above proved every value fits: drop them, then (re)create each attribute
+      // under its name, in the order given (a replaced one becomes the newest, as with h5py).
+      for (const t of todo) io.deleteAttribute(oid, t.name + TEMP_SUFFIX);
+      for (const t of todo) {
+        if (t.exists) io.deleteAttribute(oid, t.name);
+        writeNewAttribute(f, oid, t.name, t.spec);
+        f.goneIds.delete(`${ownerId}/attributes/${t.name}`);
+      }
+      return 'created';
     }
-    f.goneIds.delete(`${ownerId}/attributes/${name}`);
-    return 'created';
+    for (const t of todo) {
+      if (t.exists) io.deleteAttribute(oid, t.name);
+      io.renameAttribute(oid, t.name + TEMP_SUFFIX, t.name);
+      f.goneIds.delete(`${ownerId}/attributes/${t.name}`);
+    }
+    return todo.length ? 'created' : 'exists';
   });
 }
 
 function writeNewAttribute(f: DomainFile, oid: Hid, name: string, spec: AttributeSpec): void {
   const ft = fileTypeFor(f, spec.type);
   try {
-    const aid = io.createAttribute(oid, name, ft, spec.space);
+    let aid: Hid;
+    try {
+      aid = io.createAttribute(oid, name, ft, spec.space);
+    } catch (e) {
+      // Objects of the original file format (version 1 object headers, h5py's default
+      // `libver='earliest'`) keep every attribute in the header: 64 KiB at most. Newer headers
+      // move large attributes to dense storage (domains created by h5store have them).
+      if (e instanceof Hdf5Error && e.mentions('object header message is too large')) {
+        throw tooLarge(
+          `The attribute is too large for this object: objects written in the original HDF5 file format (version 1 object headers) ` +
+            `hold at most 64 KiB per attribute (type and dataspace included); store large values in a dataset`,
+        );
+      }
+      throw e;
+    }
     try {
       const n = spaceCount(spec.space);
       if (n > 0 && spec.wire) io.writeAttribute(aid, spec.type, n, spec.wire, f.refs);
@@ -351,7 +409,7 @@ function writeNewAttribute(f: DomainFile, oid: Hid, name: string, spec: Attribut
 export function checkAttrName(name: unknown): string {
   if (typeof name !== 'string' || name === '') throw badRequest('Attribute name must be a non-empty string');
   if (name.includes('\u0000')) throw badRequest('Attribute name must not contain NUL');
-  if (name.includes('\u0001h5store-new')) throw badRequest('Attribute name uses a reserved suffix');
+  if (name.includes(TEMP_SUFFIX)) throw badRequest('Attribute name uses a reserved suffix');
   return name;
 }
 
@@ -388,6 +446,7 @@ export function writeAttributeValue(
   ownerId: string,
   name: string,
   value: { json?: unknown; wire?: Buffer },
+  limits: Limits = DEFAULT_LIMITS,
 ): void {
   f.withId(ownerId, kind, (oid) => {
     const aid = openAttr(f, oid, ownerId, name);
@@ -395,6 +454,7 @@ export function writeAttributeValue(
       const meta = io.describeAttribute(aid, name);
       if (meta.space.cls === 'H5S_NULL') throw badRequest('The attribute has a null dataspace (H5S_NULL): it holds no value');
       const n = spaceCount(meta.space);
+      if (value.wire) checkAttributeBytes(value.wire.length, limits);
       const wire = value.wire ?? encodeElements(flattenValue(value.json, meta.space.dims, meta.type), meta.type);
       io.writeAttribute(aid, meta.type, n, wire, f.refs);
     } finally {

@@ -5,7 +5,7 @@ import { parseShape } from '../codec/shapes.js';
 import type { ShapeJson } from '../codec/shapes.js';
 import type { TypeJson } from '../codec/types.js';
 import { parseType } from '../codec/types.js';
-import { WireValue } from '../codec/json.js';
+import { WireValue, showJson } from '../codec/json.js';
 import { encodeElements, flattenValue } from '../codec/values.js';
 import { badRequest, conflict } from '../errors.js';
 import * as C from '../hdf5/constants.js';
@@ -15,7 +15,9 @@ import { Hdf5Error, type Hid } from '../hdf5/lib.js';
 import * as h5 from '../hdf5/objects.js';
 import { attributesDict, committedType, fileTypeFor, shapeJson, spaceOf } from './attributes.js';
 import type { DomainFile } from './domainFile.js';
-import { checkFreeName, newObjectPlace } from './links.js';
+import { linkNewObject, planObjectPlace } from './links.js';
+import { DEFAULT_LIMITS, type Limits, bytesOf, checkChunkBytes, checkDatasetBytes } from './limits.js';
+import { typeAndSpaceOf } from './reach.js';
 
 /** A dataset as GET /datasets/<id> shows it (without hrefs). */
 export interface DatasetJson {
@@ -70,10 +72,42 @@ export function filterJson(fi: io.FilterInfo): Record<string, unknown> {
   return out;
 }
 
+/** JSON of a virtual dataset mapping's selection (`H5S_UNLIMITED` for unlimited counts). */
+function selectionJson(s: io.SelectionInfo): Record<string, unknown> {
+  const out: Record<string, unknown> = { class: s.cls };
+  const n = (a: number[]) => a.map((x) => (x === Infinity ? 'H5S_UNLIMITED' : x));
+  if (s.start) Object.assign(out, { start: n(s.start), stride: n(s.stride!), count: n(s.count!), block: n(s.block!) });
+  if (s.bounds) out.bounds = { start: n(s.bounds.start), end: n(s.bounds.end) };
+  return out;
+}
+
+/**
+ * The `layout` JSON of a dataset: HSDS's classes, plus what h5store adds for layouts HSDS does
+ * not have (docs/architecture.md): an external file list on `H5D_CONTIGUOUS` (`external`, names
+ * as stored) and the mappings of `H5D_VIRTUAL` (`mappings`: source file and dataset as stored,
+ * virtual and source selections).
+ */
+export function layoutJson(cr: DatasetCreation): Record<string, unknown> {
+  if (cr.layout === C.H5D_CHUNKED) return { class: 'H5D_CHUNKED', dims: cr.chunks };
+  if (cr.external) {
+    return {
+      class: 'H5D_CONTIGUOUS',
+      external: cr.external.map((e) => ({ name: e.name, offset: e.offset, size: e.size === Infinity ? 'H5F_UNLIMITED' : e.size })),
+    };
+  }
+  if (cr.virtual) {
+    return {
+      class: 'H5D_VIRTUAL',
+      mappings: cr.virtual.map((m) => ({ file: m.file, dataset: m.dataset, virtual: selectionJson(m.virtual), source: selectionJson(m.source) })),
+    };
+  }
+  return { class: C.LAYOUT_NAMES[cr.layout] };
+}
+
 /** `creationProperties` of a dataset as the file has them (wire-reference 3.3, 3.4). */
 export function creationJson(cr: DatasetCreation, type: TypeJson): Record<string, unknown> {
   const out: Record<string, unknown> = {};
-  out.layout = cr.layout === C.H5D_CHUNKED ? { class: 'H5D_CHUNKED', dims: cr.chunks } : { class: C.LAYOUT_NAMES[cr.layout] };
+  out.layout = layoutJson(cr);
   if (cr.filters.length) out.filters = cr.filters.map(filterJson);
   if (cr.fillValue) out.fillValue = new WireValue(cr.fillValue, type, []);
   out.fillTime = C.FILL_TIME_NAMES[cr.fillTime];
@@ -86,7 +120,8 @@ export function creationJson(cr: DatasetCreation, type: TypeJson): Record<string
 export function datasetJsonOf(f: DomainFile, did: Hid, addr: bigint, opts: { includeAttrs?: boolean; alias?: boolean; createOrder?: boolean } = {}): DatasetJson {
   const info = h5.objectInfo(did);
   const t = f.objectTimes(info);
-  const meta = io.describeDataset(did, f.committedId, f.refs);
+  const { type, space } = typeAndSpaceOf(f, did, addr, f.committedId);
+  const meta = { type, space, creation: io.describeCreationOf(did, type, f.refs) };
   const cp = creationJson(meta.creation, meta.type);
   const out: DatasetJson = {
     id: f.idOf(addr, 'dataset'),
@@ -115,8 +150,8 @@ export function getTypeAndShape(
   f: DomainFile,
   id: string,
 ): { type: TypeJson; shape: ShapeJson; space: SpaceInfo; created: number; lastModified: number } {
-  return f.withId(id, 'dataset', (did) => {
-    const { type, space } = io.datasetTypeAndSpace(did, f.committedId);
+  return f.withId(id, 'dataset', (did, addr) => {
+    const { type, space } = typeAndSpaceOf(f, did, addr, f.committedId);
     const t = f.objectTimes(h5.objectInfo(did));
     return { type, shape: shapeJson(space), space, created: t.created, lastModified: t.lastModified };
   });
@@ -158,7 +193,7 @@ export function parseFilter(entry: unknown, type: TypeJson): FilterSpec {
   if (typeof entry === 'string') obj = { name: entry };
   else if (typeof entry === 'number') obj = { id: entry };
   else if (entry && typeof entry === 'object' && !Array.isArray(entry)) obj = entry as Record<string, unknown>;
-  else throw badRequest(`Invalid filter ${JSON.stringify(entry)}`);
+  else throw badRequest(`Invalid filter ${showJson(entry)}`);
   const name = typeof obj.name === 'string' ? obj.name.toLowerCase() : undefined;
   let id: number | undefined = typeof obj.id === 'number' ? obj.id : undefined;
   if (id === undefined && typeof obj.class === 'string' && obj.class !== 'H5Z_FILTER_USER') {
@@ -175,7 +210,7 @@ export function parseFilter(entry: unknown, type: TypeJson): FilterSpec {
     else id = C.FILTERS.find((k) => k.name === name)?.id;
     if (id === undefined) throw badRequest(`filter ${name} not recognized`);
   }
-  if (id === undefined) throw badRequest(`Filter needs an id, class or name: ${JSON.stringify(entry)}`);
+  if (id === undefined) throw badRequest(`Filter needs an id, class or name: ${showJson(entry)}`);
   if (id === BLOSC_ID && bloscCode === undefined && typeof obj.compressor === 'string') bloscCode = BLOSC_CODES[obj.compressor];
   if (!io.filterAvailable(id)) {
     const label = name ?? C.FILTERS.find((k) => k.id === id)?.name ?? String(id);
@@ -235,15 +270,16 @@ const ALLOC_TIMES: Record<string, number> = {
   H5D_ALLOC_TIME_INCR: C.H5D_ALLOC_TIME_INCR,
 };
 
-/** Largest chunk libhdf5 accepts (4 GiB - 1). */
-const MAX_CHUNK_BYTES = 2 ** 32 - 1;
-
 /**
- * Validate `creationProperties` of POST /datasets against the type and dataspace.
+ * Validate `creationProperties` of POST /datasets against the type, dataspace and limits
+ * (src/store/limits.ts): chunks at most `maxChunkBytes`; a dataset larger than that without a
+ * layout is created chunked (as h5py chunks extensible and filtered datasets), and storage that
+ * libhdf5 would allocate and fill whole in one go (early allocation, or a contiguous layout with
+ * a fill value written at allocation) is refused above it.
  * @throws BadRequest for every inconsistency (layout rank, chunks larger than fixed maxdims,
- *   filters without chunking, unknown filters, bad fill value).
+ *   filters without chunking, unknown filters, bad fill value) and limit.
  */
-export function parseCreationProperties(cp: unknown, type: TypeJson, space: SpaceInfo, itemSize: number): DatasetCreateOptions {
+export function parseCreationProperties(cp: unknown, type: TypeJson, space: SpaceInfo, itemSize: number, limits: Limits = DEFAULT_LIMITS): DatasetCreateOptions {
   if (cp === undefined || cp === null) cp = {};
   if (typeof cp !== 'object' || Array.isArray(cp)) throw badRequest('"creationProperties" must be an object');
   const p = cp as Record<string, unknown>;
@@ -270,7 +306,7 @@ export function parseCreationProperties(cp: unknown, type: TypeJson, space: Spac
           throw badRequest(`Chunk dimension ${i} (${d}) is larger than the fixed extent ${space.dims[i]}`);
         }
       });
-      if (dims.reduce((a, b) => a * b, 1) * itemSize > MAX_CHUNK_BYTES) throw badRequest('Chunks must be smaller than 4 GiB');
+      checkChunkBytes(dims, itemSize, limits);
       opts.layout = 'H5D_CHUNKED';
       opts.chunks = dims;
     } else if (cls === 'H5D_CONTIGUOUS') {
@@ -282,7 +318,7 @@ export function parseCreationProperties(cp: unknown, type: TypeJson, space: Spac
       if (n * itemSize > 64000) throw badRequest('A compact dataset must hold less than 64 KB');
       opts.layout = 'H5D_COMPACT';
     } else {
-      throw badRequest(`Invalid layout class ${JSON.stringify(cls)}`);
+      throw badRequest(`Invalid layout class ${showJson(cls)}`);
     }
   }
   if (p.filters !== undefined) {
@@ -293,7 +329,8 @@ export function parseCreationProperties(cp: unknown, type: TypeJson, space: Spac
       opts.filters = p.filters.map((e) => parseFilter(e, type));
     }
   }
-  if ((opts.filters?.length || extensible) && !opts.chunks) {
+  const bytes = space.cls === 'H5S_SIMPLE' ? bytesOf(space.dims, itemSize) : itemSize;
+  if ((opts.filters?.length || extensible || (!opts.layout && bytes > limits.maxChunkBytes)) && !opts.chunks) {
     opts.layout = 'H5D_CHUNKED';
     opts.chunks = guessChunks(space, itemSize);
   }
@@ -311,15 +348,28 @@ export function parseCreationProperties(cp: unknown, type: TypeJson, space: Spac
   }
   if (p.fillTime !== undefined) {
     const v = FILL_TIMES[String(p.fillTime)];
-    if (v === undefined) throw badRequest(`Invalid fillTime ${JSON.stringify(p.fillTime)}`);
+    if (v === undefined) throw badRequest(`Invalid fillTime ${showJson(p.fillTime)}`);
     opts.fillTime = v;
   }
   if (p.allocTime !== undefined) {
     const v = ALLOC_TIMES[String(p.allocTime)];
-    if (v === undefined) throw badRequest(`Invalid allocTime ${JSON.stringify(p.allocTime)}`);
+    if (v === undefined) throw badRequest(`Invalid allocTime ${showJson(p.allocTime)}`);
     opts.allocTime = v;
   }
   if (p.CreateOrder) opts.trackAttrOrder = true;
+  // What libhdf5 would allocate and fill in one call, without a chance to answer anyone else.
+  const oneGo = opts.layout === 'H5D_CHUNKED' ? bytesOf(opts.chunks!, itemSize) : bytes;
+  if (opts.allocTime === C.H5D_ALLOC_TIME_EARLY && bytes > limits.maxChunkBytes && opts.layout !== 'H5D_COMPACT') {
+    throw badRequest(
+      `Early allocation would allocate ${bytes} bytes when the dataset is created, above the limit of ${limits.maxChunkBytes} (max_chunk_size): leave allocTime to the default`,
+    );
+  }
+  const fillsAtAllocation = opts.fillTime === C.H5D_FILL_TIME_ALLOC || (opts.fillTime !== C.H5D_FILL_TIME_NEVER && opts.fillValue !== undefined);
+  if (opts.layout === 'H5D_CONTIGUOUS' && fillsAtAllocation && oneGo > limits.maxChunkBytes) {
+    throw badRequest(
+      `A contiguous dataset of ${bytes} bytes with a fill value is filled whole on its first write, above the limit of ${limits.maxChunkBytes} (max_chunk_size): use a chunked layout`,
+    );
+  }
   return opts;
 }
 
@@ -354,45 +404,36 @@ export interface DatasetSpec {
  * Validate a POST /datasets body (type, shape, maxdims, creationProperties) before anything is
  * written (wire-reference 2.3).
  */
-export function parseDatasetBody(f: DomainFile, body: Record<string, unknown>): DatasetSpec {
+export function parseDatasetBody(f: DomainFile, body: Record<string, unknown>, limits: Limits = DEFAULT_LIMITS): DatasetSpec {
   if (body.type === undefined) throw badRequest('POST Dataset has no type key in body');
   const type = parseType(body.type, (id) => committedType(f, id));
   const shape = parseShape(body.shape, body.maxdims);
   const space = spaceOf(shape);
   const itemSize = io.fixedOrPointerSize(type);
-  const options = parseCreationProperties(body.creationProperties, type, space, itemSize);
+  if (space.cls === 'H5S_SIMPLE') checkDatasetBytes(space.dims, itemSize, limits, 'The shape');
+  const options = parseCreationProperties(body.creationProperties, type, space, itemSize, limits);
   return { type, space, options };
 }
 
 /** POST /datasets. */
-export function createDataset(f: DomainFile, body: Record<string, unknown>, implicit: boolean): DatasetJson {
-  const spec = parseDatasetBody(f, body);
-  const place = newObjectPlace(f, body, implicit);
+export function createDataset(f: DomainFile, body: Record<string, unknown>, implicit: boolean, limits: Limits = DEFAULT_LIMITS): DatasetJson {
+  const spec = parseDatasetBody(f, body, limits);
+  const place = planObjectPlace(f, body, implicit);
   const ft = fileTypeFor(f, spec.type);
   let did: Hid;
-  // libhdf5 refusing the creation properties (e.g. szip pixels per block larger than a chunk)
-  // is the client's error: 400 with libhdf5's reason.
-  const create = (loc: Hid, name: string | undefined): Hid => {
-    try {
-      return io.createDataset(loc, name, ft, spec.type, spec.space, spec.options, f.refs);
-    } catch (e) {
-      if (e instanceof Hdf5Error) throw badRequest(`Cannot create the dataset with these properties: ${e.message}`);
-      throw e;
-    }
-  };
+  // Created anonymous, linked last: a failure leaves the file as it was. libhdf5 refusing the
+  // creation properties (e.g. szip pixels per block larger than a chunk) is the client's
+  // error: 400 with libhdf5's reason.
   try {
-    if (place) {
-      did = h5.withObject(f.h, place.parent, (pg) => {
-        checkFreeName(f, pg, place.parent, place.name);
-        return create(pg, place.name);
-      });
-    } else {
-      did = create(f.h, undefined);
-    }
+    did = io.createDataset(f.h, undefined, ft, spec.type, spec.space, spec.options, f.refs);
+  } catch (e) {
+    if (e instanceof Hdf5Error) throw badRequest(`Cannot create the dataset with these properties: ${e.message}`);
+    throw e;
   } finally {
     io.closeType(ft);
   }
   try {
+    if (place) linkNewObject(f, did, place);
     const { addr } = f.registerNew(did, 'dataset', !!place);
     return datasetJsonOf(f, did, addr);
   } finally {
@@ -406,9 +447,9 @@ export function createDataset(f: DomainFile, body: Record<string, unknown>, impl
  * @returns the newly added region as a selection string when exactly one dimension grew.
  * @throws BadRequest (not extensible, rank, negative), Conflict (beyond maxdims)
  */
-export function resizeDataset(f: DomainFile, id: string, body: Record<string, unknown>): { selection?: string; dims: number[] } {
-  return f.withId(id, 'dataset', (did) => {
-    const { type, space } = io.datasetTypeAndSpace(did);
+export function resizeDataset(f: DomainFile, id: string, body: Record<string, unknown>, limits: Limits = DEFAULT_LIMITS): { selection?: string; dims: number[] } {
+  return f.withId(id, 'dataset', (did, addr) => {
+    const { type, space } = typeAndSpaceOf(f, did, addr);
     if (space.cls !== 'H5S_SIMPLE') throw badRequest('Only datasets with a simple dataspace can be resized');
     const hasShape = body.shape !== undefined;
     const hasExtend = body.extend !== undefined;
@@ -436,6 +477,7 @@ export function resizeDataset(f: DomainFile, id: string, body: Record<string, un
     dims.forEach((d, i) => {
       if (d > space.maxdims[i]) throw conflict(`Dimension ${i} cannot grow to ${d}: the maximum is ${space.maxdims[i]}`);
     });
+    if (dims.some((d, i) => d > space.dims[i])) checkDatasetBytes(dims, io.fixedOrPointerSize(type), limits, 'The new shape');
     io.setExtent(did, dims);
     const grown = dims.map((d, i) => d > space.dims[i]);
     let selection: string | undefined;

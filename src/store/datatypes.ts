@@ -9,7 +9,7 @@ import type { Hid } from '../hdf5/lib.js';
 import * as h5 from '../hdf5/objects.js';
 import { attributesDict, committedType } from './attributes.js';
 import type { DomainFile } from './domainFile.js';
-import { checkFreeName, newObjectPlace } from './links.js';
+import { linkNewObject, planObjectPlace } from './links.js';
 
 /** A committed datatype as GET /datatypes/<id> shows it (without hrefs). */
 export interface DatatypeJson {
@@ -53,17 +53,10 @@ export function createDatatype(f: DomainFile, body: Record<string, unknown>, imp
   // Committing a copy of a committed type makes a new type: drop the source's id.
   const type: TypeJson = { ...parseType(body.type, (id) => committedType(f, id)) };
   delete type.id;
-  const place = newObjectPlace(f, body, implicit);
-  let tid: Hid;
-  if (place) {
-    tid = h5.withObject(f.h, place.parent, (pg) => {
-      checkFreeName(f, pg, place.parent, place.name);
-      return io.commitType(pg, place.name, type);
-    });
-  } else {
-    tid = io.commitType(f.h, undefined, type);
-  }
+  const place = planObjectPlace(f, body, implicit);
+  const tid: Hid = io.commitType(f.h, undefined, type);
   try {
+    if (place) linkNewObject(f, tid, place);
     const { addr } = f.registerNew(tid, 'datatype', !!place);
     return datatypeJsonOf(f, tid, addr);
   } finally {

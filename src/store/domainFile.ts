@@ -17,6 +17,7 @@ import type { RefCodec } from '../hdf5/memory.js';
 import * as h5 from '../hdf5/objects.js';
 import type { LinkRecord, ObjectKind } from '../hdf5/objects.js';
 import { COLLECTION, domainKey, domainOfKey, fileIdentity, makeId, noteDomainKey, parseId } from './ids.js';
+import type { ReachContext, StorageKind } from './reach.js';
 import { RWLock } from './rwlock.js';
 
 /** Name of the group that holds REST-only state, in the root group (docs/storage-format.md). */
@@ -106,6 +107,13 @@ export class DomainFile {
   aclState: FileAcl | null | undefined;
   /** Other state read from the reserved group (cprops.ts), by name; dropped on every write. */
   readonly reservedState = new Map<string, unknown>();
+  /**
+   * Storage kind of datasets by address (plain, or values in other files: see reach.ts). A
+   * dataset's layout never changes, so this lives until the file changes or the address is freed.
+   */
+  readonly storageKinds = new Map<bigint, StorageKind>();
+  /** Where the files a dataset reaches are judged from (set by the store). */
+  reach: ReachContext | undefined;
 
   constructor(domain: string, path: string, goneIds: Set<string>) {
     this.domain = domain;
@@ -135,6 +143,7 @@ export class DomainFile {
     this.rootAddr_ = undefined;
     this.reservedAddr_ = undefined;
     this.internalAddrs.clear();
+    this.storageKinds.clear();
     this.invalidateCaches();
   }
 
@@ -279,6 +288,7 @@ export class DomainFile {
     for (const [addr, kind] of freed) {
       if (kind) this.goneIds.add(makeId(kind, this.key, addr, this.gens.get(addr) ?? 0));
       this.known.delete(addr);
+      this.storageKinds.delete(addr);
       this.gens.set(addr, (this.gens.get(addr) ?? 0) + 1);
     }
     this.saveGenerations();

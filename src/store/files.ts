@@ -14,6 +14,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import lockfile from 'proper-lockfile';
 import { H5StoreError, notFound } from '../errors.js';
+import { hdf5Busy } from '../hdf5/heavy.js';
 import { Hdf5Error } from '../hdf5/lib.js';
 import * as h5 from '../hdf5/objects.js';
 import { DomainFile, sameStamp, stampOf } from './domainFile.js';
@@ -215,6 +216,7 @@ export class FileCache {
 
   /** Close handles idle for longer than `idleCloseMs`. */
   closeIdle(now = performance.now()): void {
+    if (hdf5Busy()) return; // a long libhdf5 call runs on the worker thread: next sweep
     for (const f of this.files.values()) {
       if (f.fid !== undefined && f.lock.idle && now - f.lastUsed >= this.opts.idleCloseMs) this.close(f);
     }

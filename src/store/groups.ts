@@ -9,7 +9,7 @@ import { attributesDict } from './attributes.js';
 import { extraCreationProperties, groupCreationProperties, storeCreationProperties } from './cprops.js';
 import type { DomainFile } from './domainFile.js';
 import { RESERVED } from './domainFile.js';
-import { type LinkJson, checkFreeName, groupTimes, linkJson, newObjectPlace, refuseRoot, settleFreed } from './links.js';
+import { type LinkJson, groupTimes, linkJson, linkNewObject, planObjectPlace, refuseRoot, settleFreed } from './links.js';
 
 /** A group as GET /groups/<id> shows it (without hrefs). */
 export interface GroupJson {
@@ -83,17 +83,10 @@ export function createGroup(
   }
   const trackOrder = !!(cp as { CreateOrder?: unknown } | undefined)?.CreateOrder;
   const extra = extraCreationProperties(cp);
-  const place = newObjectPlace(f, body, implicit);
-  let gid: Hid;
-  if (place) {
-    gid = h5.withObject(f.h, place.parent, (pg) => {
-      checkFreeName(f, pg, place.parent, place.name);
-      return h5.createGroup(pg, place.name, { trackOrder });
-    });
-  } else {
-    gid = h5.createGroup(f.h, undefined, { trackOrder });
-  }
+  const place = planObjectPlace(f, body, implicit);
+  const gid = h5.createGroup(f.h, undefined, { trackOrder });
   try {
+    if (place) linkNewObject(f, gid, place);
     const { addr } = f.registerNew(gid, 'group', !!place);
     if (extra) storeCreationProperties(f, addr, extra);
     return groupJsonOf(f, gid, addr);

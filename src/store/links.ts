@@ -13,6 +13,7 @@ import type { Hid } from '../hdf5/lib.js';
 import * as h5 from '../hdf5/objects.js';
 import type { LinkRecord, ObjectKind } from '../hdf5/objects.js';
 import type { DomainFile, Times } from './domainFile.js';
+import { RESERVED as RESERVED_NAME } from './domainFile.js';
 import { COLLECTION } from './ids.js';
 
 /** A link as the REST API shows it (without hrefs). */
@@ -181,7 +182,9 @@ export function linksByTitles(f: DomainFile, groupId: string, titles: string[]):
   return f.withId(groupId, 'group', (gid, gaddr) => {
     const times = groupTimes(f, gid);
     return titles.map((t) => {
-      const item = linkJson(f, gid, findLink(f, gid, gaddr, t, groupId), times);
+      // a title with "/" is no link name (libhdf5 would walk it as a path): no such link
+      if (t.includes('/')) throw notFound(`Link ${JSON.stringify(t)} not found: a link name cannot contain "/"`);
+      const item = linkJson(f, gid, findLink(f, gid, gaddr, checkLinkName(t), groupId), times);
       delete item.collection;
       return item;
     });
@@ -208,6 +211,7 @@ export function linksOfGroups(f: DomainFile, groups: { id: string; titles?: stri
 
 /** One link of a group: `{link, created, lastModified}` (spec 2.2). */
 export function getLink(f: DomainFile, groupId: string, name: string): { link: LinkJson; created: number; lastModified: number } {
+  checkLinkName(name);
   return f.withId(groupId, 'group', (gid, gaddr) => {
     const rec = findLink(f, gid, gaddr, name, groupId);
     const times = groupTimes(f, gid);
@@ -335,6 +339,52 @@ function sameLink(rec: LinkRecord, spec: LinkSpec, targetAddr?: bigint): boolean
   return rec.cls === 'H5L_TYPE_SOFT' && rec.path === spec.h5path;
 }
 
+/** A link to make, checked: its target address (hard links) and whether it is there already. */
+interface LinkPlan {
+  name: string;
+  spec: LinkSpec;
+  targetAddr?: bigint;
+  exists: boolean;
+}
+
+/**
+ * Check one link of a PUT before anything is written: name, reserved name, hard-link target,
+ * and an existing link of that name (identical: nothing to do; different: 409).
+ */
+function planLink(f: DomainFile, gid: Hid, gaddr: bigint, name: string, spec: LinkSpec): LinkPlan {
+  checkLinkName(name);
+  if (f.isReservedName(gaddr, name) || (gaddr === f.rootAddr && name === RESERVED_NAME)) {
+    throw badRequest(`${name} is a reserved name`);
+  }
+  let targetAddr: bigint | undefined;
+  if ('id' in spec) targetAddr = f.resolve(spec.id);
+  const existing = h5.getLink(gid, name);
+  if (existing) {
+    if (sameLink(existing, spec, targetAddr)) return { name, spec, targetAddr, exists: true };
+    throw conflict(`Link ${JSON.stringify(name)} already exists with a different target`);
+  }
+  return { name, spec, targetAddr, exists: false };
+}
+
+/** Make a checked link. */
+function makeLink(f: DomainFile, gid: Hid, groupId: string, p: LinkPlan): void {
+  const { name, spec } = p;
+  if ('id' in spec) {
+    const oid = h5.openByAddr(f.h, p.targetAddr!);
+    try {
+      h5.linkObject(oid, gid, name);
+    } finally {
+      h5.closeObject(oid);
+    }
+    f.releaseAnonymous(spec.id);
+  } else if ('h5domain' in spec) {
+    h5.createExternalLink(gid, name, spec.h5domain, spec.h5path);
+  } else {
+    h5.createSoftLink(gid, name, spec.h5path);
+  }
+  f.goneIds.delete(`${groupId}/links/${name}`);
+}
+
 /**
  * Create a link (wire-reference 2.2 PUT): 'created' when new, 'exists' when an identical link
  * is already there.
@@ -342,35 +392,35 @@ function sameLink(rec: LinkRecord, spec: LinkSpec, targetAddr?: bigint): boolean
  *   unknown hard-link target; BadRequest for a bad name or body.
  */
 export function putLink(f: DomainFile, groupId: string, name: string, spec: LinkSpec): 'created' | 'exists' {
-  checkLinkName(name);
+  return putLinks(f, groupId, [[name, spec]]);
+}
+
+/**
+ * Create several links of one group (PUT /groups/<id>/links): every link is checked first (as
+ * `putLink`), and only when all pass are they written, so a bad one leaves the group as it was.
+ * @returns 'created' when any link was made, 'exists' when all were there already.
+ */
+export function putLinks(f: DomainFile, groupId: string, items: [string, LinkSpec][]): 'created' | 'exists' {
+  for (const [name] of items) checkLinkName(name);
   return f.withId(groupId, 'group', (gid, gaddr) => {
-    if (f.isReservedName(gaddr, name) || (gaddr === f.rootAddr && name === '__h5store__')) {
-      throw badRequest(`${name} is a reserved name`);
-    }
-    let targetAddr: bigint | undefined;
-    if ('id' in spec) targetAddr = f.resolve(spec.id);
-    const existing = h5.getLink(gid, name);
-    if (existing) {
-      if (sameLink(existing, spec, targetAddr)) return 'exists';
-      throw conflict(`Link ${JSON.stringify(name)} already exists with a different target`);
-    }
-    if ('id' in spec) {
-      const oid = h5.openByAddr(f.h, targetAddr!);
-      try {
-        h5.linkObject(oid, gid, name);
-      } finally {
-        h5.closeObject(oid);
-      }
-      f.releaseAnonymous(spec.id);
-    } else if ('h5domain' in spec) {
-      h5.createExternalLink(gid, name, spec.h5domain, spec.h5path);
-    } else {
-      h5.createSoftLink(gid, name, spec.h5path);
-    }
-    f.goneIds.delete(`${groupId}/links/${name}`);
-    f.invalidateCaches();
-    return 'created';
+    const plans = items.map(([name, spec]) => planLink(f, gid, gaddr, name, spec));
+    const todo = plans.filter((p) => !p.exists);
+    for (const p of todo) makeLink(f, gid, groupId, p);
+    if (todo.length) f.invalidateCaches();
+    return todo.length ? 'created' : 'exists';
   });
+}
+
+/**
+ * Delete several links of one group (DELETE /groups/<id>/links?titles=): all must exist (404
+ * before anything is deleted), then each is deleted as `deleteLink`.
+ */
+export function deleteLinks(f: DomainFile, groupId: string, names: string[]): void {
+  for (const n of names) checkLinkName(n);
+  f.withId(groupId, 'group', (gid, gaddr) => {
+    for (const n of names) findLink(f, gid, gaddr, n, groupId);
+  });
+  for (const n of names) deleteLink(f, groupId, n);
 }
 
 /**
@@ -379,6 +429,7 @@ export function putLink(f: DomainFile, groupId: string, name: string, spec: Link
  * @throws H5StoreError NotFound when there is no such link.
  */
 export function deleteLink(f: DomainFile, groupId: string, name: string): void {
+  checkLinkName(name);
   f.withId(groupId, 'group', (gid, gaddr) => {
     // Deleting an already-deleted link succeeds (wire-reference 2.2, HSDS behaviour).
     if (f.goneIds.has(`${groupId}/links/${name}`) && !h5.linkExists(gid, name)) return;
@@ -403,48 +454,40 @@ export interface LinkPut {
 }
 
 /**
- * Create several links, all or nothing (wire-reference 2.2 bulk PUT): names, groups, targets and
- * existing links are checked first and nothing is written when one is invalid or conflicts.
+ * Create links in several groups, all or nothing (bulk PUT with `grp_ids`, wire-reference 2.2):
+ * every link of every group is checked first (as `putLink`), and nothing is written when one is
+ * invalid or conflicts; a title given twice for one group must name the same target.
  * @returns 'created' when a link was new (201), 'exists' when every link was already there
  *   identically (200).
- * @throws H5StoreError BadRequest, NotFound (group or hard-link target), Conflict (a title
- *   exists with another target, or is given twice with different targets).
+ * @throws H5StoreError BadRequest, NotFound (group or hard-link target), Conflict.
  */
-export function putLinks(f: DomainFile, items: LinkPut[]): 'created' | 'exists' {
-  const todo: LinkPut[] = [];
-  const planned = new Map<string, LinkPut>();
+export function putLinksBulk(f: DomainFile, items: LinkPut[]): 'created' | 'exists' {
+  const byGroup = new Map<string, [string, LinkSpec][]>();
   for (const it of items) {
     checkLinkName(it.title);
-    const gaddr = f.resolve(it.groupId, 'group');
-    if (gaddr === f.rootAddr && it.title === '__h5store__') throw badRequest(`${it.title} is a reserved name`);
-    const targetAddr = 'id' in it.spec ? f.resolve(it.spec.id) : undefined;
-    const existing = h5.withObject(f.h, gaddr, (gid) => h5.getLink(gid, it.title));
-    if (existing) {
-      if (sameLink(existing, it.spec, targetAddr)) continue;
-      throw conflict(`Link ${JSON.stringify(it.title)} already exists with a different target`);
-    }
-    const key = `${gaddr}/${it.title}`;
-    const before = planned.get(key);
-    if (before) {
-      if (JSON.stringify(before.spec) !== JSON.stringify(it.spec)) throw conflict(`Link ${JSON.stringify(it.title)} is given twice with different targets`);
+    let list = byGroup.get(it.groupId);
+    if (!list) byGroup.set(it.groupId, (list = []));
+    const twice = list.find(([t]) => t === it.title);
+    if (twice) {
+      if (JSON.stringify(twice[1]) !== JSON.stringify(it.spec)) throw conflict(`Link ${JSON.stringify(it.title)} is given twice with different targets`);
       continue;
     }
-    planned.set(key, it);
-    todo.push(it);
+    list.push([it.title, it.spec]);
   }
-  for (const it of todo) putLink(f, it.groupId, it.title, it.spec);
-  return todo.length ? 'created' : 'exists';
-}
-
-/**
- * Delete several links of a group (DELETE .../links?titles=), all or nothing: every title must
- * exist (404, or 410 when deleted in this process) before any is deleted.
- */
-export function deleteLinks(f: DomainFile, groupId: string, titles: string[]): void {
-  f.withId(groupId, 'group', (gid, gaddr) => {
-    for (const t of titles) findLink(f, gid, gaddr, t, groupId);
-  });
-  for (const t of new Set(titles)) deleteLink(f, groupId, t);
+  // check everything (and resolve each group) before writing anything
+  const plans = [...byGroup].map(([groupId, list]) =>
+    f.withId(groupId, 'group', (gid, gaddr) => ({ groupId, gaddr, todo: list.map(([name, spec]) => planLink(f, gid, gaddr, name, spec)).filter((p) => !p.exists) })),
+  );
+  let made = 0;
+  for (const g of plans) {
+    if (!g.todo.length) continue;
+    h5.withObject(f.h, g.gaddr, (gid) => {
+      for (const p of g.todo) makeLink(f, gid, g.groupId, p);
+    });
+    made += g.todo.length;
+  }
+  if (made) f.invalidateCaches();
+  return made ? 'created' : 'exists';
 }
 
 /** The object named `name` in `gid` and, for a group, everything reachable from it. */
@@ -495,6 +538,7 @@ export type PathHit =
  */
 export function walkPath(f: DomainFile, h5path: string, startAddr: bigint | undefined, opts: PathOptions, depth = 0): PathHit {
   if (depth > MAX_SOFT_DEPTH) throw badRequest('Too many levels of soft links');
+  if (h5path.includes('\u0000')) throw badRequest('"h5path" must not contain NUL characters');
   const absolute = h5path.startsWith('/');
   let cur = absolute || startAddr === undefined ? f.rootAddr : startAddr;
   let kind: ObjectKind = 'group';
@@ -539,6 +583,16 @@ export function walkPath(f: DomainFile, h5path: string, startAddr: bigint | unde
   return { addr: cur, kind };
 }
 
+/** Where a new object goes, worked out without changing the file (see `planObjectPlace`). */
+export interface PlacePlan {
+  /** The deepest existing group on the way (the parent itself when `missing` is empty). */
+  parent: bigint;
+  /** Groups to create below `parent`, in order (`implicit=1`), before linking `name`. */
+  missing: string[];
+  /** The new link's name. */
+  name: string;
+}
+
 /**
  * Resolve a path to an object of this file for the service's own needs (object ACLs of path
  * lookups, parents of new objects): soft links are followed; crossing an external link is a 400.
@@ -550,33 +604,41 @@ export function resolvePath(f: DomainFile, h5path: string, startAddr?: bigint): 
 }
 
 /**
- * Where a new object goes: `{link: {id, name}}` or `{h5path, parent_id}`. Intermediate groups
- * are created when `implicit` (wire-reference 2.1). Returns the parent group's address and the
- * new link name, or undefined for an anonymous object.
+ * Where a new object goes: `{link: {id, name}}` or `{h5path, parent_id}`, or undefined for an
+ * anonymous object. Nothing is written: missing intermediate groups (allowed with `implicit`,
+ * wire-reference 2.1) are listed, and the name is checked to be free, so that a create request
+ * either fails before changing the file or succeeds whole (`linkNewObject`).
+ * @throws BadRequest (bad body, reserved name, a path component that is not a group, a path
+ *   through an external link), NotFound (parent missing without implicit), Conflict (name taken)
  */
-export function newObjectPlace(
+export function planObjectPlace(
   f: DomainFile,
   body: { link?: unknown; h5path?: unknown; parent_id?: unknown },
   implicit: boolean,
-): { parent: bigint; name: string; parentId: string } | undefined {
+): PlacePlan | undefined {
   if (body.link !== undefined && body.h5path !== undefined) throw badRequest('Give "link" or "h5path", not both');
+  let plan: PlacePlan | undefined;
   if (body.link !== undefined) {
     const l = body.link as { id?: unknown; name?: unknown };
     if (!l || typeof l !== 'object') throw badRequest('"link" must be an object with "id" and "name"');
     if (typeof l.id !== 'string') throw badRequest('"link.id" (the parent group id) is required');
     if (l.name === undefined) throw badRequest('no h5path given: "link.name" is required');
     const name = checkLinkName(l.name);
-    const parent = f.resolve(l.id, 'group');
-    return { parent, name, parentId: l.id };
-  }
-  if (body.h5path !== undefined) {
+    plan = { parent: f.resolve(l.id, 'group'), missing: [], name };
+  } else if (body.h5path !== undefined) {
     if (typeof body.h5path !== 'string' || body.h5path.replace(/\/+/g, '') === '') throw badRequest('"h5path" must name an object');
+    if (body.h5path.includes('\u0000')) throw badRequest('"h5path" must not contain NUL characters');
     const start = body.parent_id !== undefined ? f.resolve(String(body.parent_id), 'group') : f.rootAddr;
     const absolute = body.h5path.startsWith('/');
     const parts = body.h5path.split('/').filter((p) => p !== '' && p !== '.');
     const name = checkLinkName(parts.pop()!);
     let cur = absolute ? f.rootAddr : start;
+    const missing: string[] = [];
     for (const part of parts) {
+      if (missing.length) {
+        missing.push(checkLinkName(part));
+        continue;
+      }
       let found: { addr: bigint; kind: ObjectKind } | undefined;
       try {
         found = resolvePath(f, part, cur);
@@ -585,26 +647,41 @@ export function newObjectPlace(
       }
       if (!found) {
         if (!implicit) throw notFound(`Parent group ${part} of ${body.h5path} not found (use implicit=1 to create it)`);
-        const gaddr = cur;
-        found = h5.withObject(f.h, gaddr, (pg) => {
-          if (f.isReservedName(gaddr, part)) throw badRequest(`${part} is a reserved name`);
-          const g = h5.createGroup(pg, part);
-          try {
-            const addr = h5.objectAddr(g);
-            f.noteObject(addr, 'group');
-            return { addr, kind: 'group' as const };
-          } finally {
-            h5.closeObject(g);
-          }
-        });
-        f.invalidateCaches();
+        if (f.isReservedName(cur, part) || (cur === f.rootAddr && part === RESERVED_NAME)) throw badRequest(`${part} is a reserved name`);
+        missing.push(checkLinkName(part));
+        continue;
       }
       if (found.kind !== 'group') throw badRequest(`${part} in ${body.h5path} is not a group`);
       cur = found.addr;
     }
-    return { parent: cur, name, parentId: f.idOf(cur, 'group') };
+    plan = { parent: cur, missing, name };
   }
-  return undefined;
+  if (plan && plan.missing.length === 0) h5.withObject(f.h, plan.parent, (pg) => checkFreeName(f, pg, plan!.parent, plan!.name));
+  return plan;
+}
+
+/**
+ * Link a new (anonymous) object where `plan` says, creating the missing groups first. Objects
+ * are created anonymous and linked last, so a create that fails leaves no link behind.
+ * @returns the parent group's address
+ */
+export function linkNewObject(f: DomainFile, oid: Hid, plan: PlacePlan): bigint {
+  let cur = plan.parent;
+  for (const part of plan.missing) {
+    cur = h5.withObject(f.h, cur, (pg) => {
+      const g = h5.createGroup(pg, part);
+      try {
+        const addr = h5.objectAddr(g);
+        f.noteObject(addr, 'group');
+        return addr;
+      } finally {
+        h5.closeObject(g);
+      }
+    });
+  }
+  h5.withObject(f.h, cur, (pg) => h5.linkObject(oid, pg, plan.name));
+  f.invalidateCaches();
+  return cur;
 }
 
 /**

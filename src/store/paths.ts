@@ -57,19 +57,33 @@ export class DomainPaths {
   readonly root: string;
   /** The data directory's real path (symlinks resolved). */
   readonly realRoot: string;
+  /**
+   * Checked real paths of existing domains and folders (domain -> real path, time of the check),
+   * so a request does not walk the path again; kept `ttlMs` at most. The real path (not the
+   * joined one) is what is returned and opened, so a component replaced by a symlink after the
+   * check cannot lead an open outside the root.
+   */
+  private readonly checked = new Map<string, { real: string; at: number }>();
 
-  constructor(root: string) {
+  constructor(
+    root: string,
+    private readonly ttlMs = 2000,
+  ) {
     this.root = path.resolve(root);
     fs.mkdirSync(this.root, { recursive: true });
-    this.realRoot = fs.realpathSync(this.root);
+    this.realRoot = fs.realpathSync.native(this.root);
   }
 
   /**
    * File system path of a normalised domain, after checking that following symlinks of the
-   * existing part of the path stays inside the root.
+   * existing part of the path stays inside the root. For an existing domain or folder this is
+   * its real path (symlinks resolved); for a missing one, the path it would be created at.
    * @throws H5StoreError BadRequest when the path escapes the root.
    */
   resolve(domain: string): string {
+    const hit = this.checked.get(domain);
+    const now = performance.now();
+    if (hit && now - hit.at < this.ttlMs) return hit.real;
     const rel = domain === '/' ? '' : domain.slice(1);
     const full = path.join(this.realRoot, ...rel.split('/'));
     // Find the deepest existing entry (lstat: dangling symlinks exist too) and check where it
@@ -85,12 +99,17 @@ export class DomainPaths {
       if (st) {
         let real: string;
         try {
-          real = fs.realpathSync(probe);
+          real = fs.realpathSync.native(probe);
         } catch {
           // Dangling symlink (or a loop): judge by the link's target.
           real = this.linkTarget(probe);
         }
         if (!this.inside(real)) throw badRequest('Invalid domain: the path leads outside the data directory');
+        if (probe === full && DomainPaths.exists(real)) {
+          if (this.checked.size >= 10_000) this.checked.clear();
+          this.checked.set(domain, { real, at: now });
+          return real;
+        }
         break;
       }
       const up = path.dirname(probe);
@@ -100,7 +119,18 @@ export class DomainPaths {
     return full;
   }
 
-  private inside(real: string): boolean {
+  /** The path of a domain joined under the root, symlinks not followed (to remove a link itself). */
+  joined(domain: string): string {
+    return domain === '/' ? this.realRoot : path.join(this.realRoot, ...domain.slice(1).split('/'));
+  }
+
+  /** Forget checked paths of a domain or folder and everything below it (after create/delete). */
+  forget(domain: string): void {
+    for (const k of this.checked.keys()) if (k === domain || k.startsWith(domain === '/' ? '/' : domain + '/')) this.checked.delete(k);
+  }
+
+  /** True when a real path (after symlinks) is the root or below it. */
+  inside(real: string): boolean {
     return real === this.realRoot || real.startsWith(this.realRoot + path.sep);
   }
 
@@ -108,7 +138,7 @@ export class DomainPaths {
   private linkTarget(p: string): string {
     try {
       const target = fs.readlinkSync(p);
-      return path.resolve(fs.realpathSync(path.dirname(p)), target);
+      return path.resolve(fs.realpathSync.native(path.dirname(p)), target);
     } catch {
       return p;
     }

@@ -17,6 +17,13 @@ export class RWLock {
     return true;
   }
 
+  /** Take the write lock now if nobody holds or waits for the lock. */
+  tryWrite(): boolean {
+    if (this.writer || this.readers > 0 || this.queue.length > 0) return false;
+    this.writer = true;
+    return true;
+  }
+
   /** Wait for a read lock. */
   async read(): Promise<void> {
     if (this.tryRead()) return;

@@ -10,6 +10,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import type { Acl } from '../auth/acl.js';
 import { H5StoreError, badRequest, conflict, gone, notFound } from '../errors.js';
+import { hdf5Busy, whenIdle } from '../hdf5/heavy.js';
 import { LIB_INFO } from '../hdf5/lib.js';
 import * as h5 from '../hdf5/objects.js';
 import type { ObjectKind } from '../hdf5/objects.js';
@@ -23,11 +24,16 @@ import * as groups from './groups.js';
 import * as links from './links.js';
 import { BufferPool, PagePool } from './pagepool.js';
 import { DomainPaths, isServiceName, normalizeDomain, parentDomain } from './paths.js';
-import type { DomainAccess } from './access.js';
+import { type AccessMode, type DomainAccess, allowAllDomains } from './access.js';
+import { DEFAULT_LIMITS, type Limits } from './limits.js';
+import { type ReachedFile } from './reach.js';
 import * as values from './values.js';
 import { DOMAIN_OBJS_MAX, type DomainStats, computeDomainStats, domainObjects, objectJsonOf } from './domainObjects.js';
 import { type DomainQuery, rootAttributeRow } from './domainQuery.js';
 import { LRUCache } from 'lru-cache';
+
+/** How long a value operation waits for the locks of the other domains it reaches (ms). */
+const REACH_LOCK_WAIT_MS = 2000;
 
 export interface StoreOptions {
   root: string;
@@ -37,6 +43,12 @@ export interface StoreOptions {
   defaultOwner: string;
   pageBytes: number;
   maxPoints: number;
+  /** The other limits (src/store/limits.ts); defaults for those not given. */
+  maxChunkBytes?: number;
+  maxDatasetBytes?: number;
+  maxSelectionBytes?: number;
+  maxAttributeBytes?: number;
+  maxBroadcastBytes?: number;
 }
 
 /** Domain or folder record (GET /, wire-reference 1.3). */
@@ -93,7 +105,7 @@ export { DOMAIN_OBJS_MAX };
 export class Store {
   readonly paths: DomainPaths;
   readonly files: FileCache;
-  readonly limits: values.ValueLimits;
+  readonly limits: Limits;
   /** Page buffers reused by streamed value reads (see pagepool.ts). */
   readonly pagePool: PagePool;
   /** Buffers reused for binary request bodies of value writes. */
@@ -108,7 +120,15 @@ export class Store {
     this.paths = new DomainPaths(opts.root);
     this.folders = new FolderAcls(this.paths.realRoot);
     this.files = new FileCache({ idleCloseMs: opts.idleCloseMs, maxOpenFiles: opts.maxOpenFiles });
-    this.limits = { pageBytes: opts.pageBytes, maxPoints: opts.maxPoints };
+    this.limits = {
+      pageBytes: opts.pageBytes,
+      maxPoints: opts.maxPoints,
+      maxChunkBytes: opts.maxChunkBytes ?? DEFAULT_LIMITS.maxChunkBytes,
+      maxDatasetBytes: opts.maxDatasetBytes ?? DEFAULT_LIMITS.maxDatasetBytes,
+      maxSelectionBytes: opts.maxSelectionBytes ?? DEFAULT_LIMITS.maxSelectionBytes,
+      maxAttributeBytes: opts.maxAttributeBytes ?? DEFAULT_LIMITS.maxAttributeBytes,
+      maxBroadcastBytes: opts.maxBroadcastBytes ?? DEFAULT_LIMITS.maxBroadcastBytes,
+    };
     this.pagePool = new PagePool(opts.pageBytes);
   }
 
@@ -144,16 +164,23 @@ export class Store {
     const { p, st } = this.statOf(domain);
     if (st.isDirectory()) throw badRequest(`${domain} is a folder, not a domain`);
     if (!st.isFile()) throw badRequest(`${domain} is not a regular file`);
-    return this.files.entry(domain, p);
+    const f = this.files.entry(domain, p);
+    f.reach ??= { paths: this.paths };
+    return f;
   }
 
-  /** Run a read on a domain file. */
-  read<T>(domain: string, fn: (f: DomainFile) => T): Promise<T> {
+  /**
+   * Run a read on a domain file. Waits first while a long libhdf5 call runs on the worker thread
+   * (src/hdf5/heavy.ts), so the event loop stays free for requests that need no libhdf5.
+   */
+  async read<T>(domain: string, fn: (f: DomainFile) => T): Promise<T> {
+    if (hdf5Busy()) await whenIdle();
     return this.files.read(this.fileOf(domain), fn);
   }
 
-  /** Run a write on a domain file (flushed before the locks are released). */
-  write<T>(domain: string, fn: (f: DomainFile) => T): Promise<T> {
+  /** Run a write on a domain file (flushed before the locks are released); waits as `read`. */
+  async write<T>(domain: string, fn: (f: DomainFile) => T | Promise<T>): Promise<T> {
+    if (hdf5Busy()) await whenIdle();
     return this.files.write(this.fileOf(domain), fn);
   }
 
@@ -336,6 +363,7 @@ export class Store {
         throw e;
       }
       this.goneDomains.delete(domain);
+      this.paths.forget(domain);
       this.folders.forget(p);
       if (opts.owner !== undefined && opts.acl) this.folders.write(p, { owner: opts.owner, acls: opts.acl });
       return this.folderJson(p, fs.statSync(p));
@@ -355,6 +383,7 @@ export class Store {
       await release();
     }
     this.goneDomains.delete(domain);
+    this.paths.forget(domain);
     this.files.forget(domain);
     if (opts.owner !== undefined && opts.acl) {
       const state: FileAcl = { owner: opts.owner, root: opts.acl, objects: {} };
@@ -373,7 +402,9 @@ export class Store {
       const names = fs.readdirSync(p);
       if (names.some((n) => !isServiceName(n))) throw conflict('folder has sub-items');
       for (const n of names) fs.rmSync(path.join(p, n), { recursive: true, force: true });
-      fs.rmdirSync(p);
+      const link = this.paths.joined(domain);
+      if (link !== p && fs.lstatSync(link).isSymbolicLink()) fs.unlinkSync(link);
+      else fs.rmdirSync(p);
       this.folders.forget(p);
     } else {
       const f = this.files.entry(domain, p);
@@ -382,7 +413,7 @@ export class Store {
         const release = await this.files.crossProcessLock(p);
         try {
           this.files.close(f);
-          fs.unlinkSync(p);
+          fs.unlinkSync(this.paths.joined(domain)); // a symlinked domain: the link, not its target
         } finally {
           await release().catch(() => undefined);
           fs.rmSync(lockPathFor(p), { recursive: true, force: true });
@@ -393,6 +424,7 @@ export class Store {
       this.files.forget(domain);
     }
     this.goneDomains.add(domain);
+    this.paths.forget(domain);
   }
 
   /**
@@ -609,13 +641,9 @@ export class Store {
   linksOfGroups(domain: string, groups: { id: string; titles?: string[] }[], opts: Omit<links.LinkListOptions, 'marker'>) {
     return this.read(domain, (f) => links.linksOfGroups(f, groups, opts));
   }
-  /** Bulk PUT of links (several groups), all or nothing under one write lock. */
-  putLinks(domain: string, items: links.LinkPut[]) {
-    return this.write(domain, (f) => links.putLinks(f, items));
-  }
-  /** Bulk DELETE of links of one group, all or nothing. */
-  deleteLinks(domain: string, groupId: string, titles: string[]) {
-    return this.write(domain, (f) => links.deleteLinks(f, groupId, titles));
+  /** Bulk PUT of links in several groups (`grp_ids`): all checked first, then written under one lock. */
+  putLinksBulk(domain: string, items: links.LinkPut[]) {
+    return this.write(domain, (f) => links.putLinksBulk(f, items));
   }
   getLink(domain: string, groupId: string, name: string) {
     return this.read(domain, (f) => links.getLink(f, groupId, name));
@@ -626,6 +654,14 @@ export class Store {
   deleteLink(domain: string, groupId: string, name: string) {
     return this.write(domain, (f) => links.deleteLink(f, groupId, name));
   }
+  /** PUT several links: all checked first, then written under one lock (201 if any is new). */
+  putLinks(domain: string, groupId: string, items: [string, links.LinkSpec][]) {
+    return this.write(domain, (f) => links.putLinks(f, groupId, items));
+  }
+  /** DELETE several links: all must exist, then all are deleted under one lock. */
+  deleteLinks(domain: string, groupId: string, names: string[]) {
+    return this.write(domain, (f) => links.deleteLinks(f, groupId, names));
+  }
 
   getDataset(domain: string, id: string, opts: { includeAttrs?: boolean; alias?: boolean }) {
     return this.read(domain, (f) => dsets.getDataset(f, id, opts));
@@ -634,10 +670,10 @@ export class Store {
     return this.read(domain, (f) => dsets.getTypeAndShape(f, id));
   }
   createDataset(domain: string, body: Record<string, unknown>, implicit: boolean) {
-    return this.write(domain, (f) => dsets.createDataset(f, body, implicit));
+    return this.write(domain, (f) => dsets.createDataset(f, body, implicit, this.limits));
   }
   resizeDataset(domain: string, id: string, body: Record<string, unknown>) {
-    return this.write(domain, (f) => dsets.resizeDataset(f, id, body));
+    return this.write(domain, (f) => dsets.resizeDataset(f, id, body, this.limits));
   }
 
   getDatatype(domain: string, id: string, opts: { includeAttrs?: boolean; alias?: boolean } = {}) {
@@ -661,15 +697,13 @@ export class Store {
   }
   /** PUT one attribute (validated inside the write lock, before anything is written). */
   putAttribute(domain: string, kind: ObjectKind, id: string, name: string, body: unknown, replace: boolean) {
-    return this.write(domain, (f) => attrs.putAttribute(f, kind, id, name, attrs.parseAttributeBody(f, body), replace));
+    return this.write(domain, (f) => attrs.putAttribute(f, kind, id, name, attrs.parseAttributeBody(f, body, this.limits), replace));
   }
   /** PUT several attributes: all validated first, then written (201 if any changed). */
   putAttributes(domain: string, kind: ObjectKind, id: string, items: Record<string, unknown>, replace: boolean) {
     return this.write(domain, (f) => {
-      const specs = Object.entries(items).map(([n, b]) => [attrs.checkAttrName(n), attrs.parseAttributeBody(f, b)] as const);
-      let created = false;
-      for (const [n, s] of specs) if (attrs.putAttribute(f, kind, id, n, s, replace) === 'created') created = true;
-      return created ? 'created' : 'exists';
+      const specs = Object.entries(items).map(([n, b]) => [attrs.checkAttrName(n), attrs.parseAttributeBody(f, b, this.limits)] as [string, attrs.AttributeSpec]);
+      return attrs.putAttributes(f, kind, id, specs, replace);
     });
   }
   deleteAttribute(domain: string, kind: ObjectKind, id: string, name: string) {
@@ -679,42 +713,166 @@ export class Store {
     return this.write(domain, (f) => attrs.deleteAttributes(f, kind, id, names));
   }
   writeAttributeValue(domain: string, kind: ObjectKind, id: string, name: string, value: { json?: unknown; wire?: Buffer }) {
-    return this.write(domain, (f) => attrs.writeAttributeValue(f, kind, id, name, value));
+    return this.write(domain, (f) => attrs.writeAttributeValue(f, kind, id, name, value, this.limits));
   }
 
   /**
    * Plan a dataset value read while holding the domain's read lock; the lock is held until the
-   * returned `release` is called (after the last page was sent).
+   * returned `release` is called (after the last page was sent). When the dataset's values live
+   * in other files (external raw storage, virtual dataset sources), each must be inside the data
+   * root (403 otherwise, before libhdf5 touches it) and readable by the user (`access`), and
+   * their domains stay read-locked as long as the plan.
    */
-  async openValueRead(domain: string, id: string, req: values.ReadRequest): Promise<{ plan: values.ReadPlan; release: () => void }> {
+  async openValueRead(domain: string, id: string, req: values.ReadRequest, access: DomainAccess = allowAllDomains): Promise<{ plan: values.ReadPlan; release: () => void }> {
+    if (hdf5Busy()) await whenIdle();
     const f = this.fileOf(domain);
     const unlock = await this.files.acquireRead(f);
+    let leave: (() => Promise<void>) | undefined;
     try {
+      leave = await this.enterReached(f, id, 'read', access);
       const plan = values.planRead(f, id, req, this.limits);
+      if (plan.prefetch) {
+        try {
+          await plan.prefetch();
+        } catch (e) {
+          plan.close();
+          throw e;
+        }
+      }
+      let released = false;
       return {
         plan,
         release: () => {
+          if (released) return;
+          released = true;
           plan.close();
+          void leave!();
           unlock();
         },
       };
     } catch (e) {
+      if (leave) await leave();
       unlock();
       throw e;
     }
   }
-  queryValues(domain: string, id: string, query: string, opts: { select?: string; limit?: number; fields?: string }) {
-    return this.read(domain, (f) => values.queryRows(f, id, query, opts, this.limits, this.pagePool));
+  /** GET .../value?query=: matching rows (values in other files: as `openValueRead`). */
+  async queryValues(domain: string, id: string, query: string, opts: { select?: string; limit?: number; fields?: string }, access: DomainAccess = allowAllDomains) {
+    if (hdf5Busy()) await whenIdle();
+    const f = this.fileOf(domain);
+    const unlock = await this.files.acquireRead(f);
+    try {
+      const leave = await this.enterReached(f, id, 'read', access);
+      try {
+        return values.queryRows(f, id, query, opts, this.limits, this.pagePool);
+      } finally {
+        await leave();
+      }
+    } finally {
+      unlock();
+    }
   }
-  queryUpdate(domain: string, id: string, query: string, update: unknown, opts: { select?: string; limit?: number }) {
-    return this.write(domain, (f) => values.queryUpdate(f, id, query, update, opts, this.limits, this.pagePool));
+  /** PUT .../value?query=: update matching rows (values in other files need `write` access). */
+  queryUpdate(domain: string, id: string, query: string, update: unknown, opts: { select?: string; limit?: number }, access: DomainAccess = allowAllDomains) {
+    return this.write(domain, async (f) => {
+      const leave = await this.enterReached(f, id, 'write', access);
+      try {
+        return values.queryUpdate(f, id, query, update, opts, this.limits, this.pagePool);
+      } finally {
+        await leave();
+      }
+    });
   }
-  writeValues(domain: string, id: string, req: values.WriteRequest) {
-    return this.write(domain, (f) => values.writeValues(f, id, req, this.limits, this.pagePool));
+  /** PUT .../value (values in other files need `write` access to each of their domains). */
+  writeValues(domain: string, id: string, req: values.WriteRequest, access: DomainAccess = allowAllDomains) {
+    return this.write(domain, async (f) => {
+      const leave = await this.enterReached(f, id, 'write', access);
+      try {
+        return await values.writeValues(f, id, req, this.limits, this.pagePool);
+      } finally {
+        await leave();
+      }
+    });
+  }
+
+  /**
+   * Before a value operation on dataset `id` of `f` (whose own lock is held): work out the files
+   * inside the root it reaches (reach.ts; 403 when one leads outside), check the user may `mode`
+   * each of their domains (`access`), and lock those domains in this process (read locks for
+   * reads; write locks, the cross-process lock and no read-only handle of ours for writes, as
+   * libhdf5 opens them read-write), waiting at most REACH_LOCK_WAIT_MS (503 after). The reach is
+   * worked out again once the locks are held and must not have grown.
+   * @returns the function that releases the locks (flushing our handles of written domains).
+   */
+  private async enterReached(f: DomainFile, id: string, mode: AccessMode, access: DomainAccess): Promise<() => Promise<void>> {
+    const first = reachedDomains(f, values.reachFor(f, id));
+    if (first.length === 0) return async () => undefined;
+    for (const d of first) await access(d.domain, mode);
+    const held: { entry: DomainFile; release: () => Promise<void> }[] = [];
+    const leave = async () => {
+      for (const h of held.reverse()) await h.release();
+      held.length = 0;
+    };
+    try {
+      for (const d of first) {
+        const entry = this.files.entry(d.domain, this.paths.resolve(d.domain));
+        held.push({ entry, release: await this.lockReached(entry, d, mode) });
+      }
+      const again = reachedDomains(f, values.reachFor(f, id));
+      const locked = new Set(first.map((d) => d.domain));
+      if (again.some((d) => !locked.has(d.domain))) {
+        throw new H5StoreError('Unavailable', 'The files this dataset reaches changed meanwhile; try again', { 'Retry-After': '1' });
+      }
+      return leave;
+    } catch (e) {
+      await leave();
+      throw e;
+    }
+  }
+
+  /** Lock one reached domain (see `enterReached`); returns its release. */
+  private async lockReached(entry: DomainFile, d: ReachedFile, mode: AccessMode): Promise<() => Promise<void>> {
+    const lock = entry.lock;
+    const t0 = performance.now();
+    const busy = () =>
+      new H5StoreError('Unavailable', `Domain ${d.domain}, which this dataset's values live in, is busy; try again`, { 'Retry-After': '1' });
+    while (!(mode === 'read' ? lock.tryRead() : lock.tryWrite())) {
+      if (performance.now() - t0 > REACH_LOCK_WAIT_MS) throw busy();
+      await new Promise((r) => setTimeout(r, 5));
+    }
+    if (mode === 'read') return async () => lock.releaseRead();
+    let unlockFile: (() => Promise<void>) | undefined;
+    try {
+      if (d.exists) unlockFile = await this.files.crossProcessLock(entry.path);
+      // libhdf5 opens the file read-write itself: a read-only handle of ours would make that
+      // open fail ("file is already open for read-only"); a read-write one is shared.
+      if (entry.fid !== undefined && !entry.writable) this.files.close(entry);
+    } catch (e) {
+      lock.releaseWrite();
+      throw e;
+    }
+    return async () => {
+      try {
+        if (entry.fid !== undefined) h5.flushFile(entry.fid);
+      } finally {
+        if (unlockFile) await unlockFile().catch(() => undefined);
+        lock.releaseWrite();
+      }
+    };
   }
 
   /** Open HDF5 object ids over all open files (for leak tests; 0 between requests). */
   openIdCount(): number {
     return this.files.openIdCount();
   }
+}
+
+/**
+ * The other domains among the files a dataset reaches, sorted (locks are taken in this order),
+ * without its own domain and without files that do not exist and cannot be created.
+ */
+function reachedDomains(own: DomainFile, files: ReachedFile[]): ReachedFile[] {
+  const by = new Map<string, ReachedFile>();
+  for (const r of files) if (r.domain && r.domain !== own.domain && r.real !== own.path && !by.has(r.domain)) by.set(r.domain, r);
+  return [...by.values()].sort((a, b) => (a.domain < b.domain ? -1 : a.domain > b.domain ? 1 : 0));
 }

@@ -10,11 +10,11 @@ import fs from 'node:fs';
 import os from 'node:os';
 import type { TypeJson } from '../codec/types.js';
 import { decodeElements, encodeElements, flattenValue } from '../codec/values.js';
-import { badRequest, conflict, notImplemented, tooLarge } from '../errors.js';
+import { badRequest, conflict, notFound, notImplemented, tooLarge } from '../errors.js';
 import * as C from '../hdf5/constants.js';
 import * as io from '../hdf5/io.js';
 import type { SpaceSelection } from '../hdf5/io.js';
-import type { Hid } from '../hdf5/lib.js';
+import { Hdf5Error, type Hid } from '../hdf5/lib.js';
 import { fixedWireSize, hasIndirect, isVariable, memSize, refuseRegionRefs } from '../hdf5/memory.js';
 import * as h5 from '../hdf5/objects.js';
 import { type Column, type EncodedStrings, parseQuery } from '../selection/query.js';
@@ -27,17 +27,18 @@ import {
   parseSelect,
   pointsFromBinary,
   selectionFromBody,
+  sortPoints,
 } from '../selection/select.js';
 import type { DomainFile } from './domainFile.js';
+import { type Limits, bytesOf, checkDatasetBytes, checkSelectionBytes } from './limits.js';
 import type { PagePool } from './pagepool.js';
+import { type ReachedFile, reachOfDataset } from './reach.js';
 
-/** Limits of value requests (from config). */
-export interface ValueLimits {
-  /** Bytes of one libhdf5 read or write page. */
-  pageBytes: number;
-  /** Largest number of coordinates of a point or coordinate-list selection. */
-  maxPoints: number;
-}
+/** Whether a long libhdf5 call runs on the worker thread, and waiting for it (for streams). */
+export { hdf5Busy, whenIdle } from '../hdf5/heavy.js';
+
+/** Limits of value requests (from config; src/store/limits.ts). */
+export type ValueLimits = Limits;
 
 /** How a read selects elements. */
 export interface ReadRequest {
@@ -73,6 +74,20 @@ export interface ReadPlan {
   pages(pool?: PagePool): Generator<ValuePage>;
   /** Close the dataset. Idempotent. */
   close(): void;
+  /**
+   * For reads that may keep libhdf5 busy long (chunks over the chunk limit): read the (single
+   * page) result on the worker thread now; `pages()` then yields it. The store awaits it.
+   */
+  prefetch?: () => Promise<void>;
+}
+
+/**
+ * The files inside the root that a value operation on dataset `id` makes libhdf5 open (its
+ * external raw data files, virtual dataset sources); [] for an ordinary dataset.
+ * @throws H5StoreError Forbidden when one leads outside the data root (reach.ts).
+ */
+export function reachFor(f: DomainFile, id: string): ReachedFile[] {
+  return f.withId(id, 'dataset', (did, addr) => reachOfDataset(f, did, addr));
 }
 
 /** Split `fields=a:b` and build the compound subset type (HDF5 converts by field name). */
@@ -91,13 +106,17 @@ function fieldSubset(type: TypeJson, fields: string | undefined): TypeJson {
 
 /** Selection from a read request (query `select`, or body select/start/stop/points). */
 function readSelection(req: ReadRequest, dims: number[], limits: ValueLimits): { sel: Selection | undefined; points?: { coords: BigUint64Array; count: number } } {
-  if (req.pointsBinary) return { sel: undefined, points: pointsFromBinary(req.pointsBinary, dims) };
+  if (req.pointsBinary) {
+    const p = pointsFromBinary(req.pointsBinary, dims);
+    if (p.count > limits.maxPoints) throw tooLarge(`${p.count} points exceed the limit of ${limits.maxPoints} (max_points)`);
+    return { sel: undefined, points: p };
+  }
   if (req.body) {
     const b = req.body;
     if (b.points !== undefined) {
       if (b.select !== undefined || b.start !== undefined) throw badRequest('Give "points" or a selection, not both');
       const p = parsePoints(b.points, dims);
-      if (p.count > limits.maxPoints) throw tooLarge(`${p.count} points exceed the limit of ${limits.maxPoints}`);
+      if (p.count > limits.maxPoints) throw tooLarge(`${p.count} points exceed the limit of ${limits.maxPoints} (max_points)`);
       return { sel: undefined, points: p };
     }
     const s = selectionFromBody(b as { select?: unknown }, dims);
@@ -108,15 +127,48 @@ function readSelection(req: ReadRequest, dims: number[], limits: ValueLimits): {
   return { sel: parseSelect(req.select, dims) };
 }
 
-/** libhdf5 selection for a parsed selection (coordinate lists become point selections). */
-function toSpaceSelection(sel: Selection, limits: ValueLimits): SpaceSelection {
+/**
+ * libhdf5 selection for a parsed selection. Coordinate lists become point selections, sorted
+ * and without repeats (`sortPoints`): the caller puts results back in the order asked with
+ * `order` (reads) or picks each point's last value with `last` (writes).
+ */
+function toSpaceSelection(sel: Selection, limits: ValueLimits): SpaceSelection & { order?: Uint32Array; last?: Uint32Array } {
   if (sel.dims.length === 0) return { kind: 'all' };
   if (sel.isHyperslab) {
     const s = sel.sel as { start: number; step: number; count: number }[];
     return { kind: 'hyperslab', start: s.map((x) => x.start), step: s.map((x) => x.step), count: s.map((x) => x.count) };
   }
   if (sel.count > limits.maxPoints) throw tooLarge(`Selection of ${sel.count} coordinates exceeds the limit of ${limits.maxPoints}`);
-  return { kind: 'points', coords: expandPoints(sel, limits.maxPoints), count: sel.count };
+  const sp = sortPoints(expandPoints(sel, limits.maxPoints), sel.count, sel.dims);
+  return { kind: 'points', coords: sp.coords, count: sp.count, order: sp.order, last: sp.last };
+}
+
+/** Point selection (sorted, unique) for a point list, with its `order`/`last` maps. */
+function pointSelection(points: { coords: BigUint64Array; count: number }, dims: number[]): SpaceSelection & { kind: 'points'; order?: Uint32Array; last?: Uint32Array } {
+  const sp = sortPoints(points.coords, points.count, dims);
+  return { kind: 'points', coords: sp.coords, count: sp.count, order: sp.order, last: sp.last };
+}
+
+/**
+ * The elements `pick[0], pick[1], ...` of `n` elements of type `t` in the wire format, in that
+ * order (repeats allowed): results of sorted point reads put back in the order asked, or the
+ * last value of each point of a write.
+ */
+export function pickElements(wire: Buffer, t: TypeJson, n: number, pick: Uint32Array): Buffer {
+  if (!isVariable(t)) {
+    const size = fixedWireSize(t);
+    const out = Buffer.allocUnsafe(pick.length * size);
+    for (let i = 0; i < pick.length; i++) wire.copy(out, i * size, pick[i]! * size, (pick[i]! + 1) * size);
+    return out;
+  }
+  const starts = new Array<number>(n + 1);
+  let off = 0;
+  for (let k = 0; k < n; k++) {
+    starts[k] = off;
+    off = decodeElements(wire, t, 1, off).end;
+  }
+  starts[n] = off;
+  return Buffer.concat(Array.from(pick, (k) => wire.subarray(starts[k]!, starts[k + 1]!)));
 }
 
 /**
@@ -141,6 +193,7 @@ export function planRead(f: DomainFile, id: string, req: ReadRequest, limits: Va
     const itemSize = variable ? undefined : fixedWireSize(type);
     const msize = memSize(type);
     const bytes = count * (itemSize ?? msize);
+    checkSelectionBytes(count, itemSize ?? msize, limits);
     const memType = io.createType(type);
     let closed = false;
     const close = () => {
@@ -156,20 +209,58 @@ export function planRead(f: DomainFile, id: string, req: ReadRequest, limits: Va
     const readPage = (sel: SpaceSelection, n: number, pool?: PagePool): ValuePage => {
       if (pool && fixed) {
         const pooled = pool.take(n * msize);
-        const wire = io.readDataset(did, type, memType, sel, n, scalar, f.refs, pooled.subarray(0, n * msize));
-        return { wire, count: n, pooled };
+        try {
+          const wire = storageErrors(() => io.readDataset(did, type, memType, sel, n, scalar, f.refs, pooled.subarray(0, n * msize)));
+          return { wire, count: n, pooled };
+        } catch (e) {
+          pool.give(pooled);
+          throw e;
+        }
       }
-      return { wire: io.readDataset(did, type, memType, sel, n, scalar, f.refs), count: n };
+      return { wire: storageErrors(() => io.readDataset(did, type, memType, sel, n, scalar, f.refs)), count: n };
     };
+    // A read from chunks larger than the chunk limit (dropped-in files) can keep libhdf5 busy
+    // for a second in one call: a result of one page (fixed-size types) is read on the worker
+    // thread by `prefetch` (src/hdf5/heavy.ts) before the pages are asked for.
+    const heavy = creation.layout === C.H5D_CHUNKED && bytesOf(creation.chunks ?? [], memSize(fullType)) > limits.maxChunkBytes;
+    let prefetched: ValuePage | undefined;
+    const prefetch =
+      heavy && fixed && count > 0 && bytes <= limits.pageBytes
+        ? async (): Promise<void> => {
+            const ps =
+              points || (!scalar && !sel!.isHyperslab)
+                ? points
+                  ? pointSelection(points, space.dims)
+                  : (toSpaceSelection(sel!, limits) as ReturnType<typeof pointSelection>)
+                : undefined;
+            const what: SpaceSelection = ps ?? (scalar ? { kind: 'all' } : (toSpaceSelection(sel!, limits) as SpaceSelection));
+            const n = ps ? ps.count : count;
+            let wire: Buffer;
+            try {
+              wire = await io.readDatasetOnWorker(did, type, memType, what, n, scalar);
+            } catch (e) {
+              return storageErrors(() => {
+                throw e;
+              });
+            }
+            prefetched = { wire: ps?.order ? pickElements(wire, type, ps.count, ps.order) : wire, count };
+          }
+        : undefined;
     function* pages(pool?: PagePool): Generator<ValuePage> {
       if (count === 0) return;
-      if (points) {
-        const wire = io.readDataset(did, type, memType, { kind: 'points', coords: points.coords, count: points.count }, count, false, f.refs);
-        yield { wire, count };
+      if (prefetched) {
+        yield prefetched;
         return;
       }
-      if (scalar || !sel!.isHyperslab) {
-        yield { wire: io.readDataset(did, type, memType, toSpaceSelection(sel!, limits), count, scalar, f.refs), count };
+      if (points || (!scalar && !sel!.isHyperslab)) {
+        // sorted, unique points (libhdf5 crashes on repeats), results put back in the order asked
+        const ps = points ? pointSelection(points, space.dims) : (toSpaceSelection(sel!, limits) as ReturnType<typeof pointSelection>);
+        const wire = storageErrors(() => io.readDataset(did, type, memType, ps, ps.count, false, f.refs));
+        yield { wire: ps.order ? pickElements(wire, type, ps.count, ps.order) : wire, count };
+        return;
+      }
+      if (scalar) {
+        yield { wire: storageErrors(() => io.readDataset(did, type, memType, { kind: 'all' }, count, scalar, f.refs)), count };
         return;
       }
       for (const p of pageHyperslab(sel!, msize, limits.pageBytes, chunkDims)) {
@@ -179,9 +270,25 @@ export function planRead(f: DomainFile, id: string, req: ReadRequest, limits: Va
     if (sel && !sel.isHyperslab && !scalar && sel.count > limits.maxPoints) {
       throw tooLarge(`Selection of ${sel.count} coordinates exceeds the limit of ${limits.maxPoints}`);
     }
-    return { type, shape, count, itemSize, bytes, pages, close };
+    return { type, shape, count, itemSize, bytes, pages, close, prefetch };
   } catch (e) {
     h5.closeObject(did);
+    throw e;
+  }
+}
+
+/**
+ * Run a libhdf5 read or write of dataset values, turning a missing external raw data file (the
+ * dataset names a file inside the root that is not there, or a folder that does not exist) into
+ * a 404 naming the cause instead of libhdf5's error.
+ */
+export function storageErrors<T>(fn: () => T): T {
+  try {
+    return fn();
+  } catch (e) {
+    if (e instanceof Hdf5Error && e.mentions('external raw data file')) {
+      throw notFound('An external raw data file of this dataset is missing (its layout lists the files)');
+    }
     throw e;
   }
 }
@@ -226,6 +333,17 @@ const INDEX_FIELD = { name: 'index', type: { class: 'H5T_INTEGER', base: 'H5T_ST
  * with one point selection.
  */
 export function queryRows(
+  f: DomainFile,
+  id: string,
+  query: string,
+  opts: { select?: string; limit?: number; fields?: string },
+  limits: ValueLimits,
+  pool?: PagePool,
+): QueryResult {
+  return storageErrors(() => queryRowsOf(f, id, query, opts, limits, pool));
+}
+
+function queryRowsOf(
   f: DomainFile,
   id: string,
   query: string,
@@ -563,7 +681,7 @@ export function queryUpdate(
   const upd = update as Record<string, unknown>;
   const found = queryRows(f, id, query, opts, limits, pool);
   if (found.count === 0) return found;
-  f.withId(id, 'dataset', (did) => {
+  storageErrors(() => f.withId(id, 'dataset', (did) => {
     const { type } = io.datasetTypeAndSpace(did);
     if (type.class !== 'H5T_COMPOUND') throw badRequest('"query" needs a compound dataset');
     const names = Object.keys(upd);
@@ -578,7 +696,7 @@ export function queryUpdate(
     } finally {
       io.closeType(mt);
     }
-  });
+  }));
   return queryRows(f, id, query, opts, limits, pool);
 }
 
@@ -614,10 +732,16 @@ interface WritePlan {
   spool?: { path: string; size: number };
   newDims?: number[];
   scalar: boolean;
+  /** The dataset's extent (before an append). */
+  dims: number[];
+  /** Chunks larger than `maxChunkBytes` (a dropped-in file): write on the worker thread. */
+  heavy: boolean;
 }
 
 function planWrite(f: DomainFile, did: Hid, req: WriteRequest, limits: ValueLimits): WritePlan {
   const { type: fullType, space } = io.datasetTypeAndSpace(did);
+  const creation = io.describeCreationOf(did, fullType);
+  const heavy = creation.layout === C.H5D_CHUNKED && bytesOf(creation.chunks ?? [], memSize(fullType)) > limits.maxChunkBytes;
   if (space.cls === 'H5S_NULL') throw badRequest('The dataset has a null dataspace (H5S_NULL): it holds no values');
   const scalar = space.cls === 'H5S_SCALAR';
   const type = fieldSubset(fullType, req.fields ?? (req.json?.fields as string | undefined));
@@ -634,12 +758,13 @@ function planWrite(f: DomainFile, did: Hid, req: WriteRequest, limits: ValueLimi
     if (req.select || bodySel || body.points !== undefined) throw badRequest('"append" cannot be combined with a selection or points');
     if (space.cls !== 'H5S_SIMPLE') throw badRequest('Only simple dataspaces can be appended to');
     if (!Number.isInteger(appendDim) || appendDim < 0 || appendDim >= space.dims.length) throw badRequest('"append_dim" is out of range');
-    if (io.describeCreationOf(did, fullType).layout !== C.H5D_CHUNKED) throw badRequest('Dataset is not extensible (it is not chunked)');
+    if (creation.layout !== C.H5D_CHUNKED) throw badRequest('Dataset is not extensible (it is not chunked)');
     newDims = space.dims.slice();
     newDims[appendDim] += append;
     if (newDims[appendDim] > space.maxdims[appendDim]) {
       throw conflict(`Cannot append: dimension ${appendDim} would grow to ${newDims[appendDim]}, beyond its maximum ${space.maxdims[appendDim]}`);
     }
+    checkDatasetBytes(newDims, memSize(fullType), limits, `Appending ${append}`);
     const start = space.dims.map((_, i) => (i === appendDim ? space.dims[i] : 0));
     const count = newDims.map((d, i) => (i === appendDim ? append! : d));
     sel = hyperslabSelection(newDims, start, count);
@@ -647,13 +772,14 @@ function planWrite(f: DomainFile, did: Hid, req: WriteRequest, limits: ValueLimi
     if (req.select || bodySel) throw badRequest('Give "points" or a selection, not both');
     if (scalar) throw badRequest('Point writes are not supported for scalar datasets');
     points = parsePoints(body.points, space.dims);
-    if (points.count > limits.maxPoints) throw tooLarge(`${points.count} points exceed the limit of ${limits.maxPoints}`);
+    if (points.count > limits.maxPoints) throw tooLarge(`${points.count} points exceed the limit of ${limits.maxPoints} (max_points)`);
   } else {
     if (req.select && bodySel) throw badRequest('Give the selection in the query or in the body, not both');
     sel = bodySel ?? parseSelect(req.select, space.dims);
   }
   const count = points ? points.count : sel!.count;
   if (count === 0) throw badRequest('Selection is empty');
+  checkSelectionBytes(count, isVariable(type) ? memSize(type) : fixedWireSize(type), limits);
   const elementCount = req.elementCount ?? (body.element_count as number | undefined);
   if (req.spool) {
     if (isVariable(type) || !sel || !sel.isHyperslab) {
@@ -662,7 +788,7 @@ function planWrite(f: DomainFile, did: Hid, req: WriteRequest, limits: ValueLimi
     if (elementCount !== undefined && elementCount !== count) throw badRequest('"element_count" broadcast needs a small body');
     const need = count * fixedWireSize(type);
     if (req.spool.size !== need) throw badRequest(`Binary data is ${req.spool.size} bytes, expected ${need} (${count} elements of ${fixedWireSize(type)} bytes)`);
-    return { type, sel, count, spool: req.spool, newDims, scalar };
+    return { type, sel, count, spool: req.spool, newDims, scalar, dims: space.dims, heavy };
   }
   let wire: Buffer;
   if (req.wire) {
@@ -672,7 +798,7 @@ function planWrite(f: DomainFile, did: Hid, req: WriteRequest, limits: ValueLimi
   } else if (body.value !== undefined) {
     const shape = points ? [points.count] : elementCount === 1 ? [] : sel!.shape;
     wire = encodeElements(flattenValue(body.value, shape, type), type);
-    if (elementCount === 1) return finish(broadcast(wire, type, 1, count));
+    if (elementCount === 1) return finish(broadcast(wire, type, 1, count, limits));
   } else {
     throw badRequest('The write has no "value" (or binary body)');
   }
@@ -682,7 +808,7 @@ function planWrite(f: DomainFile, did: Hid, req: WriteRequest, limits: ValueLimi
     }
     if (elementCount !== count) {
       if (count % elementCount !== 0) throw badRequest(`element_count ${elementCount} does not divide the selection of ${count} elements`);
-      wire = broadcast(wire, type, elementCount, count);
+      wire = broadcast(wire, type, elementCount, count, limits);
     }
   }
   return finish(wire);
@@ -691,13 +817,33 @@ function planWrite(f: DomainFile, did: Hid, req: WriteRequest, limits: ValueLimi
     if (!isVariable(type)) {
       const need = count * fixedWireSize(type);
       if (w.length !== need) throw badRequest(`Binary data is ${w.length} bytes, expected ${need} (${count} elements of ${fixedWireSize(type)} bytes)`);
+    } else {
+      checkVariableWire(w, type, count);
     }
-    return { type, sel, points, count, wire: w, newDims, scalar };
+    return { type, sel, points, count, wire: w, newDims, scalar, dims: space.dims, heavy };
   }
 }
 
-/** Repeat `n` elements of wire data to fill `total` elements. */
-function broadcast(wire: Buffer, type: TypeJson, n: number, total: number): Buffer {
+/**
+ * Check that `wire` holds exactly `count` elements of a variable-length type in the wire format
+ * (length-prefixed parts), before anything is written: every element takes 4 bytes at least,
+ * and the elements must end exactly at the end of the data.
+ * @throws BadRequest naming the sizes.
+ */
+function checkVariableWire(wire: Buffer, type: TypeJson, count: number): void {
+  if (count * 4 > wire.length) {
+    throw badRequest(`Binary data is ${wire.length} bytes, too short for ${count} elements of a variable-length type (4 bytes each at least)`);
+  }
+  const { end } = decodeElements(wire, type, count);
+  if (end !== wire.length) throw badRequest(`Binary data is ${wire.length} bytes, but its ${count} elements end after ${end}`);
+}
+
+/** Repeat `n` elements of wire data to fill `total` elements (at most `maxBroadcastBytes`). */
+function broadcast(wire: Buffer, type: TypeJson, n: number, total: number, limits: ValueLimits): Buffer {
+  const bytes = (wire.length / n) * total;
+  if (bytes > limits.maxBroadcastBytes) {
+    throw tooLarge(`The element_count broadcast would build ${bytes} bytes, above the limit of ${limits.maxBroadcastBytes} (maxBroadcastBytes): write smaller selections`);
+  }
   if (!isVariable(type)) {
     const size = fixedWireSize(type);
     if (wire.length !== n * size) throw badRequest(`Binary data is ${wire.length} bytes, expected ${n * size} for ${n} elements`);
@@ -714,16 +860,49 @@ function broadcast(wire: Buffer, type: TypeJson, n: number, total: number): Buff
  * write in pages (reading a spooled body page by page). `append` grows the dataset first.
  * @throws BadRequest (sizes, selection, types), Conflict (append beyond maxdims), 413 (points)
  */
-export function writeValues(f: DomainFile, id: string, req: WriteRequest, limits: ValueLimits, pool?: PagePool): void {
-  f.withId(id, 'dataset', (did) => {
+export async function writeValues(f: DomainFile, id: string, req: WriteRequest, limits: ValueLimits, pool?: PagePool): Promise<void> {
+  try {
+    await writeValuesOf(f, id, req, limits, pool);
+  } catch (e) {
+    storageErrors(() => {
+      throw e;
+    });
+  }
+}
+
+async function writeValuesOf(f: DomainFile, id: string, req: WriteRequest, limits: ValueLimits, pool?: PagePool): Promise<void> {
+  const did = f.open(id, 'dataset');
+  try {
     const plan = planWrite(f, did, req, limits);
     if (plan.newDims) io.setExtent(did, plan.newDims);
-    const mt = io.createType(plan.type);
     try {
-      if (plan.points) {
-        io.writeDataset(did, plan.type, mt, { kind: 'points', coords: plan.points.coords, count: plan.count }, plan.count, false, plan.wire!, f.refs);
-      } else if (plan.scalar || !plan.sel!.isHyperslab || isVariable(plan.type)) {
-        io.writeDataset(did, plan.type, mt, toSpaceSelection(plan.sel!, limits), plan.count, plan.scalar, plan.wire!, f.refs);
+      await writePlanned(f, did, plan, limits, pool);
+    } catch (e) {
+      // An append whose write failed after the extent grew: shrink it back.
+      if (plan.newDims) io.setExtent(did, plan.dims);
+      throw e;
+    }
+  } finally {
+    h5.closeObject(did);
+  }
+}
+
+/** The writes of a validated plan (see `writeValues`). */
+async function writePlanned(f: DomainFile, did: Hid, plan: WritePlan, limits: ValueLimits, pool?: PagePool): Promise<void> {
+  {
+    const mt = io.createType(plan.type);
+    // Into chunks larger than the chunk limit, one H5Dwrite can take a second: on the worker
+    // thread (src/hdf5/heavy.ts), so the server answers other requests meanwhile.
+    const put = (sel: SpaceSelection, n: number, scalar: boolean, wire: Buffer): void | Promise<void> =>
+      plan.heavy ? io.writeDatasetOnWorker(did, plan.type, mt, sel, n, scalar, wire, f.refs) : io.writeDataset(did, plan.type, mt, sel, n, scalar, wire, f.refs);
+    try {
+      if (plan.points || (!plan.scalar && !plan.sel!.isHyperslab)) {
+        // sorted, unique points; a point given twice gets the value given last
+        const ps = plan.points ? pointSelection(plan.points, plan.dims) : (toSpaceSelection(plan.sel!, limits) as ReturnType<typeof pointSelection>);
+        const wire = ps.last ? pickElements(plan.wire!, plan.type, plan.count, ps.last) : plan.wire!;
+        await put(ps, ps.count, false, wire);
+      } else if (plan.scalar || isVariable(plan.type)) {
+        await put(toSpaceSelection(plan.sel!, limits), plan.count, plan.scalar, plan.wire!);
       } else {
         const size = fixedWireSize(plan.type);
         const fd = plan.spool ? fs.openSync(plan.spool.path, 'r') : undefined;
@@ -745,8 +924,11 @@ export function writeValues(f: DomainFile, id: string, req: WriteRequest, limits
             } else {
               bytes = plan.wire!.subarray(off, off + n);
             }
-            io.writeDataset(did, plan.type, mt, { kind: 'hyperslab', start: p.start, step: p.step, count: p.count }, p.elements, false, bytes, f.refs);
-            if (pooled && pool) pool.give(pooled);
+            try {
+              await put({ kind: 'hyperslab', start: p.start, step: p.step, count: p.count }, p.elements, false, bytes);
+            } finally {
+              if (pooled && pool) pool.give(pooled);
+            }
             off += n;
           }
         } finally {
@@ -756,5 +938,5 @@ export function writeValues(f: DomainFile, id: string, req: WriteRequest, limits
     } finally {
       io.closeType(mt);
     }
-  });
+  }
 }

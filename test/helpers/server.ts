@@ -34,6 +34,30 @@ export function fixturePath(name: 'tall.h5' | 'notahdf5file.h5'): string {
   return path.join(ownFixtures, name);
 }
 
+/**
+ * Errors that reached the server's error middleware without being an `H5StoreError` (the
+ * middleware logs them as `unexpected error`), from every server the tests started, with the
+ * test that was running. The root hook (test/helpers/root-hooks.ts) fails the run when any
+ * arrived: each must become an H5StoreError with a 4xx (or work).
+ */
+export const unexpectedErrors: { test: string; line: string }[] = [];
+/** The title of the test running now (set by the root hooks). */
+export const currentTest = { title: '' };
+
+/** Collect `unexpected error` lines from a server's JSON log (pino, one object per line). */
+function watchLog(proc: ChildProcess): void {
+  let buf = '';
+  proc.stdout!.on('data', (b: Buffer) => {
+    buf += b.toString();
+    let nl: number;
+    while ((nl = buf.indexOf('\n')) >= 0) {
+      const line = buf.slice(0, nl);
+      buf = buf.slice(nl + 1);
+      if (line.includes('"unexpected error"')) unexpectedErrors.push({ test: currentTest.title, line: line.slice(0, 2000) });
+    }
+  });
+}
+
 export interface TestServer {
   url: string;
   root: string;
@@ -64,12 +88,12 @@ export function copyFixtures(root: string, folder = 'fx', names?: string[], from
 }
 
 /** Start the server (built from source with tsx) on a free port. */
-export async function startServer(opts: { root?: string; env?: Record<string, string>; args?: string[] } = {}): Promise<TestServer> {
+export async function startServer(opts: { root?: string; env?: Record<string, string>; args?: string[]; cwd?: string } = {}): Promise<TestServer> {
   const root = opts.root ?? tempRoot();
   const proc = spawn(
     process.execPath,
-    ['--import', 'tsx', path.join(REPO, 'src/cli.ts'), 'serve', '--root', root, '--port', '0', '--log-level', 'warn', '--exit-with-stdin', ...(opts.args ?? [])],
-    { cwd: REPO, env: { ...process.env, ...opts.env }, stdio: ['pipe', 'pipe', 'pipe'] },
+    ['--import', path.join(REPO, 'node_modules/tsx/dist/esm/index.mjs'), path.join(REPO, 'src/cli.ts'), 'serve', '--root', root, '--port', '0', '--log-level', 'warn', '--exit-with-stdin', ...(opts.args ?? [])],
+    { cwd: opts.cwd ?? REPO, env: { ...process.env, ...opts.env }, stdio: ['pipe', 'pipe', 'pipe'] },
   );
   let stderr = '';
   let all = '';
@@ -78,6 +102,7 @@ export async function startServer(opts: { root?: string; env?: Record<string, st
     all += b.toString();
   });
   proc.stdout!.on('data', (b) => (all += b.toString()));
+  watchLog(proc);
   const url = await new Promise<string>((resolve, reject) => {
     let out = '';
     const timer = setTimeout(() => reject(new Error(`server did not start: ${stderr}`)), 30000);

@@ -4,13 +4,19 @@
 import type { Context } from 'koa';
 import { ValueJsonWriter, WireValue, stringifyJson } from '../../codec/json.js';
 import { badRequest, tooLarge } from '../../errors.js';
+import { type DomainAccess, allowAllDomains } from '../../store/access.js';
 import type { PagePool } from '../../store/pagepool.js';
-import type { ReadPlan, ValuePage } from '../../store/values.js';
+import { type ReadPlan, type ValuePage, hdf5Busy, whenIdle } from '../../store/values.js';
 import type { Deps } from '../deps.js';
 import { objectHrefs, ownedHrefs } from '../deps.js';
 import { type Href, Hrefs, sendJson } from '../present.js';
 import { binaryBody, bodyIsBinary, bodyOf, flag, jsonBody, jsonObject, limitParam, param, rawBody, refOf, wantsBinary } from '../request.js';
 import { type Route, createOpts, route } from '../routeTable.js';
+
+/** The per-request check for other domains a value operation reaches (from the auth layer). */
+function domainAccess(ctx: Context): DomainAccess {
+  return (ctx.state.domainAccess as DomainAccess | undefined) ?? allowAllDomains;
+}
 
 /** Integer query parameter or undefined. @throws BadRequest when not a non-negative integer. */
 function intParam(ctx: Context, name: string): number | undefined {
@@ -96,12 +102,12 @@ export function datasetRoutes(d: Deps): Route[] {
     const id = ctx.params.id;
     const query = param(ctx, 'query');
     if (query !== undefined) {
-      const r = await d.store.queryValues(ref.domain, id, query, { select: param(ctx, 'select'), limit: limitParam(ctx), fields: param(ctx, 'fields') });
+      const r = await d.store.queryValues(ref.domain, id, query, { select: param(ctx, 'select'), limit: limitParam(ctx), fields: param(ctx, 'fields') }, domainAccess(ctx));
       sendJson(ctx, 200, { value: new WireValue(r.wire, r.type, [r.count]), hrefs: await valueHrefs(ctx, ref, id) }, { ignoreNan: flag(ctx, 'ignore_nan') });
       return;
     }
     const hrefs = await valueHrefs(ctx, ref, id);
-    const { plan, release } = await d.store.openValueRead(ref.domain, id, { select: param(ctx, 'select'), fields: param(ctx, 'fields') });
+    const { plan, release } = await d.store.openValueRead(ref.domain, id, { select: param(ctx, 'select'), fields: param(ctx, 'fields') }, domainAccess(ctx));
     sendValue(ctx, d, plan, release, hrefs);
   }));
 
@@ -118,7 +124,7 @@ export function datasetRoutes(d: Deps): Route[] {
       const fields = param(ctx, 'fields') ?? (typeof body.fields === 'string' ? body.fields : undefined);
       req = { body, select: param(ctx, 'select'), fields };
     }
-    const { plan, release } = await d.store.openValueRead(ref.domain, id, req);
+    const { plan, release } = await d.store.openValueRead(ref.domain, id, req, domainAccess(ctx));
     sendValue(ctx, d, plan, release, hrefs);
   }));
 
@@ -130,7 +136,7 @@ export function datasetRoutes(d: Deps): Route[] {
     if (query !== undefined) {
       const body = await jsonObject(ctx, d.config, { required: true });
       const update = 'value' in body && typeof body.value === 'object' ? body.value : body;
-      const r = await d.store.queryUpdate(ref.domain, id, query, update, { select: param(ctx, 'select'), limit: limitParam(ctx) });
+      const r = await d.store.queryUpdate(ref.domain, id, query, update, { select: param(ctx, 'select'), limit: limitParam(ctx) }, domainAccess(ctx));
       sendJson(ctx, 200, { value: new WireValue(r.wire, r.type, [r.count]), hrefs: await valueHrefs(ctx, ref, id) });
       return;
     }
@@ -144,14 +150,14 @@ export function datasetRoutes(d: Deps): Route[] {
     if (bodyIsBinary(ctx)) {
       const body = await binaryBody(ctx, { spoolAbove: d.config.spoolBodyBytes, max: d.config.maxBinaryBodyBytes, pool: d.store.bodyPool });
       try {
-        await d.store.writeValues(ref.domain, id, { ...common, wire: body.wire, spool: body.spool });
+        await d.store.writeValues(ref.domain, id, { ...common, wire: body.wire, spool: body.spool }, domainAccess(ctx));
       } finally {
         body.done();
       }
     } else {
       const body = await jsonBody(ctx, d.config, { required: true });
       if (!body || typeof body !== 'object' || Array.isArray(body)) throw badRequest('The JSON body must be an object with "value"');
-      await d.store.writeValues(ref.domain, id, { ...common, json: body as Record<string, unknown> });
+      await d.store.writeValues(ref.domain, id, { ...common, json: body as Record<string, unknown> }, domainAccess(ctx));
     }
     sendJson(ctx, 200, { hrefs: await valueHrefs(ctx, ref, id) });
   }));
@@ -242,6 +248,7 @@ async function streamPages(
   try {
     for (;;) {
       if (closed) break;
+      if (hdf5Busy()) await whenIdle(); // a long libhdf5 call runs on the worker thread
       const r = pages.next();
       if (r.done) break;
       const page = r.value;

@@ -5,6 +5,7 @@ import type { Context } from 'koa';
 import { type Acl, DEFAULT_USER, entryOf, initialAcl } from '../../auth/acl.js';
 import { H5StoreError, badRequest } from '../../errors.js';
 import { compressors } from '../../store/datasets.js';
+import { limitsJson } from '../../store/limits.js';
 import { COLLECTION } from '../../store/ids.js';
 import { normalizeDomain, parentDomain } from '../../store/paths.js';
 import type { Deps } from '../deps.js';
@@ -32,11 +33,7 @@ function isFlush(ctx: Context): boolean {
 }
 
 export function domainRoutes(d: Deps): Route[] {
-  const limits = () => ({
-    min_chunk_size: 1024 * 1024,
-    max_chunk_size: 4 * 1024 * 1024,
-    max_request_size: d.config.maxJsonBodyBytes,
-  });
+  const limits = () => limitsJson(d.store.limits, d.config);
 
   async function listing(ctx: Context, folder: string, ref: DomainRef | undefined): Promise<void> {
     const st = ctx.state as AuthState;

@@ -125,7 +125,7 @@ export function groupRoutes(d: Deps): Route[] {
   // PUT /groups/:id/links: create several links {"links": {title: {id}|{h5path}|{h5path,h5domain}}}, optionally in several groups (grp_ids)
   routes.push(route('PUT', '/groups/:id/links', { flag: 'create', on: 'object' }, async (ctx) => {
     const ref = refOf(ctx);
-    const r = await d.store.putLinks(ref.domain, parseLinksPut(bodyOf(ctx), ctx.params.id));
+    const r = await d.store.putLinksBulk(ref.domain, parseLinksPut(bodyOf(ctx), ctx.params.id));
     sendJson(ctx, r === 'created' ? 201 : 200, { hrefs: [] });
   }, { jsonBody: true, targets: (ctx) => groupIdsIn(bodyOf(ctx)).map((id) => ({ id })) }));
 
