@@ -373,17 +373,24 @@ export function typeSize(t: TypeJson): number {
     case 'H5T_OPAQUE':
       return t.size;
     case 'H5T_REFERENCE':
+      if (t.base === 'H5T_STD_REF_DSETREG') throw internal('typeSize of a region reference (variable-length on the wire)');
       return REFERENCE_SIZE;
   }
 }
 
-/** True if the type is a vlen sequence or variable string, or contains one anywhere (wire-reference 3.5). */
+/**
+ * True if the type is a vlen sequence or variable string, or contains one anywhere (wire-reference
+ * 3.5). Region references are variable-length too: on the wire each is a byte count and the JSON
+ * text of its region (docs/architecture.md).
+ */
 export function isVariableLength(t: TypeJson): boolean {
   switch (t.class) {
     case 'H5T_STRING':
       return t.length === 'H5T_VARIABLE';
     case 'H5T_VLEN':
       return true;
+    case 'H5T_REFERENCE':
+      return t.base === 'H5T_STD_REF_DSETREG';
     case 'H5T_COMPOUND':
       return t.fields.some((f) => isVariableLength(f.type));
     case 'H5T_ARRAY':

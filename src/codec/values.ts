@@ -18,6 +18,7 @@
  *   UTF-8 string (`bytesArrayToList`), which fails or garbles for binary data; hdf5-json (h5json)
  *   stores opaque values as one base64 string per element. We use the h5json form.
  */
+import { isAscii, isUtf8 } from 'node:buffer';
 import { badRequest, H5StoreError, internal, notImplemented } from '../errors.js';
 import { halfToNumber, numberToHalf } from './float.js';
 import {
@@ -147,7 +148,7 @@ function compile(t: TypeJson): Codec {
     case 'H5T_VLEN':
       return vlenCodec(t.base);
     case 'H5T_REFERENCE':
-      return referenceCodec();
+      return t.base === 'H5T_STD_REF_DSETREG' ? regionReferenceCodec() : referenceCodec();
     case 'H5T_OPAQUE':
       return opaqueCodec(t.size);
   }
@@ -380,7 +381,14 @@ function fixedStringCodec(len: number, strPad: string): Codec {
     write(w, v) {
       if (typeof v !== 'string') throw badRequest(`Invalid value ${describe(v)} for a fixed-length string: expected a string`);
       if (v.length > len || (v.length * 3 > len && Buffer.byteLength(v) > len)) {
-        throw badRequest(`String ${describe(v)} is longer than the fixed string length ${len}`);
+        // Longer than the type: truncated as HDF5's string conversion does (H5T__conv_s_s): the
+        // first `len` bytes, or `len - 1` and a terminating NUL for NULLTERM.
+        const bytes = Buffer.from(v, 'utf8');
+        const keep = strPad === 'H5T_STR_NULLTERM' ? len - 1 : len;
+        bytes.copy(w.buf, w.pos, 0, keep);
+        w.buf.fill(pad, w.pos + keep, w.pos + len);
+        w.pos += len;
+        return;
       }
       const n = w.buf.write(v, w.pos, len, 'utf8');
       if (n < len) w.buf.fill(pad, w.pos + n, w.pos + len);
@@ -563,6 +571,114 @@ function referenceCodec(): Codec {
   };
 }
 
+// --- region reference
+
+/** Selection types of a region reference (HDF5 `H5S_sel_type` names). */
+export const REGION_SELECT_TYPES = ['H5S_SEL_NONE', 'H5S_SEL_POINTS', 'H5S_SEL_HYPERSLABS', 'H5S_SEL_ALL'] as const;
+export type RegionSelectType = (typeof REGION_SELECT_TYPES)[number];
+
+/**
+ * A region reference value in hdf5-json's form (issue #12): the dataset's id, the selection type,
+ * and for points the coordinates `[[i, j], ...]`, for hyperslabs the blocks as inclusive start
+ * and end corners `[[[i0, j0], [i1, j1]], ...]`. A null reference is JSON `null`.
+ */
+export interface RegionRef {
+  id: string;
+  select_type: RegionSelectType;
+  selection?: number[][] | number[][][];
+}
+
+const coordList = (v: unknown, what: string): number[] => {
+  if (!Array.isArray(v) || !v.every((x) => typeof x === 'number' && Number.isSafeInteger(x) && x >= 0)) {
+    throw badRequest(`Invalid region reference: ${what} must be a list of non-negative integers, got ${describe(v)}`);
+  }
+  return v as number[];
+};
+
+/**
+ * Validate a region reference value from a request: `null`, `""` or `{}` for a null reference,
+ * else `{"id", "select_type", "selection"}` (`class` is accepted for `select_type`, and
+ * hyperslab blocks as `{"start", "opposite"}` objects, as older hdf5-json files have them).
+ * Bounds are checked against the dataset later (store/regionRefs.ts).
+ * @returns the canonical value, or null for a null reference.
+ */
+export function parseRegionRef(v: unknown): RegionRef | null {
+  if (v === null || v === '') return null;
+  if (typeof v !== 'object' || Array.isArray(v)) throw badRequest(`Invalid region reference ${describe(v)}: expected an object {"id", "select_type", "selection"}`);
+  const o = v as Record<string, unknown>;
+  if (Object.keys(o).length === 0) return null;
+  const st = o.select_type ?? o.class;
+  if (typeof st !== 'string' || !(REGION_SELECT_TYPES as readonly string[]).includes(st)) {
+    throw badRequest(`Invalid region reference: select_type must be one of ${REGION_SELECT_TYPES.join(', ')}, got ${describe(st)}`);
+  }
+  const selectType = st as RegionSelectType;
+  if (o.id === undefined || o.id === null) {
+    if (selectType === 'H5S_SEL_NONE') return null;
+    throw badRequest('Invalid region reference: "id" (the dataset) is missing');
+  }
+  if (typeof o.id !== 'string') throw badRequest(`Invalid region reference: "id" must be a dataset id, got ${describe(o.id)}`);
+  const id = o.id.replace(/^datasets\//, '');
+  const sel = o.selection;
+  if (selectType === 'H5S_SEL_ALL' || selectType === 'H5S_SEL_NONE') {
+    if (sel !== undefined && sel !== null && !(Array.isArray(sel) && sel.length === 0)) {
+      throw badRequest(`Invalid region reference: ${selectType} takes no selection`);
+    }
+    return { id, select_type: selectType };
+  }
+  if (!Array.isArray(sel)) throw badRequest(`Invalid region reference: ${selectType} needs a "selection" list`);
+  if (selectType === 'H5S_SEL_POINTS') {
+    return { id, select_type: selectType, selection: sel.map((p, i) => coordList(p, `point ${i}`)) };
+  }
+  const blocks = sel.map((b, i) => {
+    let start: unknown;
+    let end: unknown;
+    if (Array.isArray(b) && b.length === 2) [start, end] = b;
+    else if (b && typeof b === 'object' && !Array.isArray(b)) {
+      start = (b as Record<string, unknown>).start;
+      end = (b as Record<string, unknown>).opposite ?? (b as Record<string, unknown>).end;
+    } else throw badRequest(`Invalid region reference: block ${i} must be [start corner, end corner], got ${describe(b)}`);
+    const s0 = coordList(start, `block ${i} start`);
+    const e0 = coordList(end, `block ${i} end`);
+    if (s0.length !== e0.length) throw badRequest(`Invalid region reference: block ${i} corners differ in rank`);
+    s0.forEach((x, d) => {
+      if (e0[d] < x) throw badRequest(`Invalid region reference: block ${i} ends before it starts in dimension ${d}`);
+    });
+    return [s0, e0];
+  });
+  return { id, select_type: selectType, selection: blocks };
+}
+
+/**
+ * Region references on the wire (docs/architecture.md): a 4-byte LE byte count and the UTF-8
+ * JSON text of the region (`parseRegionRef` form); count 0 for a null reference. HSDS's 48-byte
+ * reference strings cannot hold a selection.
+ */
+function regionReferenceCodec(): Codec {
+  return {
+    size: -1,
+    read(c) {
+      const n = readCount(c);
+      const start = c.pos;
+      c.pos += n;
+      if (n === 0) return null;
+      try {
+        return JSON.parse(c.buf.toString('utf8', start, start + n));
+      } catch {
+        throw badRequest('Invalid binary data: a region reference is not JSON text');
+      }
+    },
+    write(w, v) {
+      const r = parseRegionRef(v);
+      const text = r ? JSON.stringify(r) : '';
+      const n = Buffer.byteLength(text);
+      w.ensure(4 + n);
+      w.dv.setInt32(w.pos, n, true);
+      w.buf.write(text, w.pos + 4, n, 'utf8');
+      w.pos += 4 + n;
+    },
+  };
+}
+
 // --- opaque
 
 const BASE64_RE = /^[A-Za-z0-9+/]*={0,2}$/;
@@ -638,6 +754,74 @@ export function encodeElements(values: readonly unknown[], type: TypeJson): Buff
     throw e;
   }
   return w.result();
+}
+
+/** True when the type holds strings anywhere. */
+function hasStrings(t: TypeJson): boolean {
+  switch (t.class) {
+    case 'H5T_STRING':
+      return true;
+    case 'H5T_ARRAY':
+    case 'H5T_VLEN':
+      return hasStrings(t.base);
+    case 'H5T_COMPOUND':
+      return t.fields.some((f) => hasStrings(f.type));
+    default:
+      return false;
+  }
+}
+
+/**
+ * True when some string of `count` wire-format elements is not valid UTF-8 (after removing the
+ * padding of fixed strings): such values cannot be JSON strings and are sent as base64 with
+ * `"encoding": "base64"` instead (wire-reference 2.6, as HSDS does). Other types: false.
+ * @throws badRequest for malformed wire data (as `decodeElements`).
+ */
+export function hasInvalidUtf8(buf: Buffer, type: TypeJson, count: number): boolean {
+  if (!hasStrings(type) || isAscii(buf)) return false;
+  const c = new Cursor(buf);
+  const bad = (t: TypeJson): boolean => {
+    switch (t.class) {
+      case 'H5T_STRING': {
+        if (t.length === 'H5T_VARIABLE') {
+          const n = readCount(c);
+          const ok = isUtf8(c.buf.subarray(c.pos, c.pos + n));
+          c.pos += n;
+          return !ok;
+        }
+        c.need(t.length);
+        const start = c.pos;
+        c.pos += t.length;
+        return !isUtf8(c.buf.subarray(start, unpaddedEnd(c.buf, start, t.length, t.strPad)));
+      }
+      case 'H5T_COMPOUND': {
+        let any = false;
+        for (const f of t.fields) if (bad(f.type)) any = true;
+        return any;
+      }
+      case 'H5T_ARRAY': {
+        const n = t.dims.reduce((a, b) => a * b, 1);
+        let any = false;
+        for (let i = 0; i < n; i++) if (bad(t.base)) any = true;
+        return any;
+      }
+      case 'H5T_VLEN': {
+        const nbytes = readCount(c);
+        const end = c.pos + nbytes;
+        let any = false;
+        while (c.pos < end) if (bad(t.base)) any = true;
+        return any;
+      }
+      default: {
+        const size = codecFor(t).size;
+        c.need(size);
+        c.pos += size;
+        return false;
+      }
+    }
+  };
+  for (let i = 0; i < count; i++) if (bad(type)) return true;
+  return false;
 }
 
 /** Does `v` look like one element of `type` (as opposed to a list wrapping elements)? */
@@ -719,6 +903,41 @@ export function flattenValue(value: unknown, shape: readonly number[], type: Typ
     if (!nested || !looksLikeElement(v, type)) return [value];
   }
   return flattenNested(value, shape, '');
+}
+
+/**
+ * The elements of a JSON request value written to a selection of `shape` holding `count`
+ * elements (wire-reference 2.4 PUT value): the value nested like `shape` (`flattenValue`), or,
+ * when it is not, the same elements given flat or nested any other way, as long as there are
+ * exactly `count` of them (a flat list written into an N-D selection, HSDS/numpy reshape). With
+ * `count` smaller than the selection (`element_count` broadcast) the value holds `count`
+ * elements, flat or nested.
+ * @throws badRequest `input data doesn't match selection: ...` when the count differs.
+ */
+export function selectionValues(value: unknown, shape: readonly number[], count: number, type: TypeJson): unknown[] {
+  let selCount = 1;
+  for (const d of shape) selCount *= d;
+  let nestedError: unknown;
+  if (selCount === count) {
+    try {
+      return flattenValue(value, shape, type);
+    } catch (e) {
+      nestedError = e;
+    }
+  }
+  const flat: unknown[] = [];
+  const walk = (v: unknown): boolean => {
+    if (looksLikeElement(v, type) || !Array.isArray(v)) {
+      flat.push(v);
+      return flat.length <= count;
+    }
+    for (const x of v) if (!walk(x)) return false;
+    return true;
+  };
+  if (count === 1 && looksLikeElement(value, type)) return [value];
+  if (Array.isArray(value) && walk(value) && flat.length === count) return flat;
+  if (nestedError) throw nestedError;
+  throw mismatch('', `expected ${count} elements, got ${Array.isArray(value) ? (flat.length > count ? 'more' : flat.length) : 1}`);
 }
 
 /**

@@ -8,7 +8,7 @@ import type { TypeJson } from '../codec/types.js';
 import { badRequest } from '../errors.js';
 import * as C from './constants.js';
 import { datasetIoOnWorker } from './heavy.js';
-import { ACPL_UTF8, G, H5, H5Aiterate2, type Hid, LCPL_UTF8 } from './lib.js';
+import { ACPL_UTF8, G, H5, H5Aiterate2, H5Dget_num_chunks, type Hid, LCPL_UTF8 } from './lib.js';
 import { type RefCodec, hasIndirect, memSize, memToWire, wireToMem } from './memory.js';
 import { MAX_ENCODED_TYPE, createType, describeType, encodedTypeSize } from './types.js';
 
@@ -524,6 +524,37 @@ export function describeCreationOf(did: Hid, type?: TypeJson, refs?: RefCodec): 
 /** Bytes per element in memory (pointer size for variable-length parts), for chunk sizing. */
 export function fixedOrPointerSize(type: TypeJson): number {
   return memSize(type);
+}
+
+/**
+ * Storage facts of a dataset (`GET /datasets/<id>?verbose=1`, wire-reference 2.3): the bytes
+ * allocated for its raw data (`H5Dget_storage_size`) and its allocated chunks
+ * (`H5Dget_num_chunks` for chunked layouts; 1 for a contiguous dataset with allocated storage,
+ * 0 for compact or unallocated storage, or when the library lacks the call).
+ */
+export function storageInfo(did: Hid): { numChunks: number; allocatedSize: number } {
+  const allocatedSize = Number(H5.H5Dget_storage_size(did));
+  const dcpl = H5.H5Dget_create_plist(did);
+  let layout: number;
+  try {
+    layout = H5.H5Pget_layout(dcpl) as number;
+  } finally {
+    H5.H5Pclose(dcpl);
+  }
+  let numChunks = 0;
+  if (layout === C.H5D_CHUNKED && H5Dget_num_chunks) {
+    const n = [0n];
+    const sid = H5.H5Dget_space(did);
+    try {
+      H5Dget_num_chunks(did, sid, n);
+    } finally {
+      H5.H5Sclose(sid);
+    }
+    numChunks = Number(n[0]);
+  } else if (layout === C.H5D_CONTIGUOUS && allocatedSize > 0) {
+    numChunks = 1;
+  }
+  return { numChunks, allocatedSize };
 }
 
 /** Open a dataset by name relative to `loc` (no external links). */

@@ -443,20 +443,6 @@ for (const proto of PROTOS) {
   H5[cname] = wrap(cname, ret, lib.func(proto.replace(cname + '(', symbol + '(')));
 }
 
-/**
- * A checked libhdf5 function that older releases may lack (e.g. `H5Dget_num_chunks`, 1.10.5+):
- * undefined when the loaded library does not export it.
- */
-export function optionalH5(proto: string): AnyFn | undefined {
-  const m = /^\s*([\w ]+?\s*\*?)\s*(H5\w+)\(/.exec(proto);
-  if (!m) throw new Error(`bad prototype ${proto}`);
-  try {
-    return wrap(m[2], m[1].trim(), lib.func(proto));
-  } catch {
-    return undefined;
-  }
-}
-
 /** `H5Literate` (1.10 name; `H5Literate1` on 1.12+): iterate links with a JS callback. */
 const H5L_iterate_t = koffi.proto('herr_t H5L_iterate_t(hid_t group, const char *name, void *info, void *op_data)');
 export const H5Literate = wrap(
@@ -464,6 +450,18 @@ export const H5Literate = wrap(
   'herr_t',
   lib.func(`herr_t ${linkSymbol('H5Literate')}(hid_t grp, int idx_type, int order, _Inout_ hsize_t *idx, H5L_iterate_t *op, void *op_data)`),
 );
+/**
+ * `H5Dget_num_chunks` (libhdf5 1.10.5 and later; undefined on older libraries): the number of
+ * allocated chunks of a chunked dataset.
+ */
+export const H5Dget_num_chunks: AnyFn | undefined = (() => {
+  try {
+    return wrap('H5Dget_num_chunks', 'herr_t', lib.func('herr_t H5Dget_num_chunks(hid_t did, hid_t fspace, _Out_ hsize_t *nchunks)'));
+  } catch {
+    return undefined;
+  }
+})();
+
 /** `H5Ovisit2`: visit every object reachable by hard links, once per object. */
 const H5O_iterate_t = koffi.proto('herr_t H5O_iterate_t(hid_t obj, const char *name, void *info, void *op_data)');
 export const H5Ovisit2 = wrap(

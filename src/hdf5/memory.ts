@@ -20,7 +20,16 @@ export interface RefCodec {
   toWire(addr: bigint): string;
   /** Address for a wire string (`0n` for `''`); throws BadRequest for unknown/forged ids. */
   fromWire(s: string): bigint;
+  /**
+   * Region references: the JSON text of a libhdf5 `hdset_reg_ref_t` (`''` for a null
+   * reference), and back (throws BadRequest for unknown datasets and selections out of bounds).
+   */
+  regionToWire?(ref: Buffer): string;
+  regionFromWire?(json: string): Buffer;
 }
+
+/** Bytes of a region reference in memory (`hdset_reg_ref_t`: heap address and index). */
+export const REGION_REF_MEM_SIZE = 12;
 
 /** Size of the wire form of one reference (wire-reference 3.1). */
 export const REF_WIRE_SIZE = 48;
@@ -102,6 +111,7 @@ export function hasIndirect(t: TypeJson): boolean {
 export function fixedWireSize(t: TypeJson): number {
   switch (t.class) {
     case 'H5T_REFERENCE':
+      if (t.base === 'H5T_STD_REF_DSETREG') throw new Error('region references have no fixed wire size');
       return REF_WIRE_SIZE;
     case 'H5T_STRING':
       if (t.length === 'H5T_VARIABLE') throw new Error('variable-length type has no fixed size');
@@ -119,34 +129,18 @@ export function fixedWireSize(t: TypeJson): number {
   }
 }
 
-/** True when the type contains a region reference anywhere (values not supported yet). */
-export function hasRegionRef(t: TypeJson): boolean {
-  switch (t.class) {
-    case 'H5T_REFERENCE':
-      return t.base === 'H5T_STD_REF_DSETREG';
-    case 'H5T_ARRAY':
-    case 'H5T_VLEN':
-    case 'H5T_ENUM':
-      return hasRegionRef(t.base);
-    case 'H5T_COMPOUND':
-      return t.fields.some((f) => hasRegionRef(f.type));
-    default:
-      return false;
-  }
-}
-
-/** 501 for values of types with region references (reads and writes). */
-export function refuseRegionRefs(t: TypeJson): void {
-  if (hasRegionRef(t)) throw notImplemented('Values of region references (H5T_STD_REF_DSETREG) are not supported yet; the type itself is');
-}
-
-/** True when the type contains a variable-length string or sequence. */
+/**
+ * True when the type contains a variable-length string or sequence, or a region reference (on
+ * the wire a byte count and its JSON text, codec/values.ts).
+ */
 export function isVariable(t: TypeJson): boolean {
   switch (t.class) {
     case 'H5T_STRING':
       return t.length === 'H5T_VARIABLE';
     case 'H5T_VLEN':
       return true;
+    case 'H5T_REFERENCE':
+      return t.base === 'H5T_STD_REF_DSETREG';
     case 'H5T_ARRAY':
     case 'H5T_ENUM':
       return isVariable(t.base);
@@ -189,7 +183,15 @@ class Sink {
 }
 
 function refToWire(mem: Buffer, off: number, t: TypeJson & { class: 'H5T_REFERENCE' }, refs: RefCodec | undefined, out: Sink): void {
-  if (t.base !== 'H5T_STD_REF_OBJ') throw notImplemented('Values of region references (H5T_STD_REF_DSETREG) are not supported');
+  if (t.base === 'H5T_STD_REF_DSETREG') {
+    const ref = mem.subarray(off, off + REGION_REF_MEM_SIZE);
+    if (!ref.some((b) => b !== 0)) return out.u32(0);
+    if (!refs?.regionToWire) throw notImplemented('Region references cannot be read here');
+    const text = Buffer.from(refs.regionToWire(Buffer.from(ref)), 'utf8');
+    out.u32(text.length);
+    out.put(text);
+    return;
+  }
   const addr = mem.readBigUInt64LE(off);
   const s = addr === 0n || addr === 0xffffffffffffffffn || !refs ? '' : refs.toWire(addr);
   out.ensure(REF_WIRE_SIZE);
@@ -330,7 +332,14 @@ function elemFromWire(r: WireReader, mem: Buffer, off: number, t: TypeJson, refs
       return;
     }
     case 'H5T_REFERENCE': {
-      if (t.base !== 'H5T_STD_REF_OBJ') throw notImplemented('Writing region references (H5T_STD_REF_DSETREG) is not supported');
+      if (t.base === 'H5T_STD_REF_DSETREG') {
+        const n = r.u32();
+        const text = r.take(n).toString('utf8');
+        if (n === 0) mem.fill(0, off, off + REGION_REF_MEM_SIZE);
+        else if (!refs?.regionFromWire) throw notImplemented('Region references cannot be written here');
+        else refs.regionFromWire(text).copy(mem, off);
+        return;
+      }
       const raw = r.take(REF_WIRE_SIZE);
       const end = raw.indexOf(0);
       const s = raw.toString('latin1', 0, end < 0 ? REF_WIRE_SIZE : end);

@@ -7,16 +7,17 @@ import { parseShape } from '../codec/shapes.js';
 import type { TypeJson } from '../codec/types.js';
 import { parseType, typesEqual } from '../codec/types.js';
 import { WireValue } from '../codec/json.js';
-import { encodeElements, flattenValue } from '../codec/values.js';
+import { encodeElements, flattenValue, hasInvalidUtf8 } from '../codec/values.js';
 import { badRequest, conflict, gone, notFound, tooLarge } from '../errors.js';
 import * as io from '../hdf5/io.js';
 import type { SpaceInfo } from '../hdf5/io.js';
 import { Hdf5Error, type Hid } from '../hdf5/lib.js';
-import { memSize, refuseRegionRefs } from '../hdf5/memory.js';
+import { memSize } from '../hdf5/memory.js';
 import * as h5 from '../hdf5/objects.js';
 import type { ObjectKind } from '../hdf5/objects.js';
 import { DEFAULT_LIMITS, type Limits } from './limits.js';
-import { ATTR_CACHE_BYTES, ATTR_CACHE_VALUE_MAX, type AttrFacts, type DomainFile, type Times } from './domainFile.js';
+import { ATTR_CACHE_BYTES, ATTR_CACHE_VALUE_MAX, type AttrFacts, type DomainFile, RESERVED, type Times } from './domainFile.js';
+import { isUnsetAttribute, markUnsetAttribute } from './given.js';
 
 /** Shape JSON of a dataspace (wire-reference 3.2: unlimited is 0; maxdims only when extensible). */
 export function shapeJson(space: SpaceInfo): ShapeJson {
@@ -50,18 +51,48 @@ export interface AttributeJson {
   type: TypeJson;
   shape: ShapeJson;
   value?: unknown;
+  /** `base64` when `value` is the base64 of the binary wire form (asked for, or not UTF-8). */
+  encoding?: 'base64';
   created: number;
   lastModified?: number;
 }
 
+/** How attribute values are presented (wire-reference 2.6). */
+export interface ValueOptions {
+  /** `encoding=base64`: values as base64 of the binary wire form. */
+  base64?: boolean;
+  /** `max_data_size`: leave out values of more than this many bytes (0 or absent: no limit). */
+  maxDataSize?: number;
+}
+
 /**
- * The JSON value of an open attribute (null for H5S_NULL; a bare value for scalars), as JSON text
- * written by the codec (float32 in its shortest form, NaN literals) for the presenter to embed.
+ * The `value` (and `encoding`) of an attribute as the REST API shows it, from its wire bytes:
+ * `null` for H5S_NULL and for attributes created without a value (given.ts) that still hold only
+ * zeros; base64 with `encoding` when asked for or when a string is not valid UTF-8 (HSDS);
+ * undefined (left out) when larger than `maxDataSize` bytes.
  */
-function attributeValue(f: DomainFile, aid: Hid, type: TypeJson, space: SpaceInfo): WireValue | null {
-  if (space.cls === 'H5S_NULL') return null;
-  const n = spaceCount(space);
-  return new WireValue(io.readAttribute(aid, type, n, f.refs), type, space.dims);
+export function presentValue(
+  f: DomainFile,
+  addr: bigint,
+  name: string,
+  facts: { type: TypeJson; space: SpaceInfo; wire?: Buffer },
+  opts: ValueOptions = {},
+): { value: unknown; encoding?: 'base64' } | undefined {
+  if (facts.space.cls === 'H5S_NULL' || !facts.wire) return { value: null };
+  const wire = facts.wire;
+  if (opts.maxDataSize && opts.maxDataSize > 0 && wire.length > opts.maxDataSize) return undefined;
+  if (isUnsetAttribute(f, addr, name) && !wire.some((b) => b !== 0)) return { value: null };
+  if (opts.base64 || hasInvalidUtf8(wire, facts.type, spaceCount(facts.space))) {
+    return { value: wire.toString('base64'), encoding: 'base64' };
+  }
+  return { value: new WireValue(wire, facts.type, facts.space.dims) };
+}
+
+/** Put a presented value (and its encoding) into an attribute's JSON; nothing when left out. */
+function withValue(item: AttributeJson, v: { value: unknown; encoding?: 'base64' } | undefined): void {
+  if (!v) return;
+  item.value = v.value;
+  if (v.encoding) item.encoding = v.encoding;
 }
 
 /** Look up one attribute: 404 when missing, 410 when deleted earlier in this process. */
@@ -82,14 +113,17 @@ function ownerTimes(f: DomainFile, oid: Hid): Times {
 /**
  * One attribute with its value (wire-reference 2.6 GET .../attributes/<name>).
  */
-export function getAttribute(f: DomainFile, kind: ObjectKind, ownerId: string, name: string, includeData = true): AttributeJson {
-  return f.withId(ownerId, kind, (oid) => {
+export function getAttribute(f: DomainFile, kind: ObjectKind, ownerId: string, name: string, includeData = true, vopts: ValueOptions = {}): AttributeJson {
+  return f.withId(ownerId, kind, (oid, addr) => {
     const aid = openAttr(f, oid, ownerId, name);
     try {
       const meta = io.describeAttribute(aid, name, f.committedId);
       const t = ownerTimes(f, oid);
       const out: AttributeJson = { name, type: meta.type, shape: shapeJson(meta.space), created: t.created, lastModified: t.lastModified };
-      if (includeData) out.value = attributeValue(f, aid, meta.type, meta.space);
+      if (includeData) {
+        const wire = meta.space.cls === 'H5S_NULL' ? undefined : io.readAttribute(aid, meta.type, spaceCount(meta.space), f.refs);
+        withValue(out, presentValue(f, addr, name, { ...meta, wire }, vopts));
+      }
       return out;
     } finally {
       io.closeAttribute(aid);
@@ -98,7 +132,7 @@ export function getAttribute(f: DomainFile, kind: ObjectKind, ownerId: string, n
 }
 
 /** Options of attribute listings (wire-reference 2.6). */
-export interface AttributeListOptions {
+export interface AttributeListOptions extends ValueOptions {
   limit?: number;
   marker?: string;
   createOrder?: boolean;
@@ -166,7 +200,9 @@ export function attributesOf(f: DomainFile, oid: Hid, addr: bigint, opts: Attrib
     if (opts.pattern && !opts.pattern(name)) continue;
     const facts = attrFacts(f, oid, addr, name, !!opts.includeData);
     const item: AttributeJson = { name, type: facts.type, shape: shapeJson(facts.space), created: t.created };
-    if (opts.includeData) item.value = facts.space.cls === 'H5S_NULL' ? null : new WireValue(facts.wire!, facts.type, facts.space.dims);
+    if (opts.includeData) {
+      withValue(item, presentValue(f, addr, name, facts, opts));
+    }
     out.push(item);
   }
   return out;
@@ -181,10 +217,54 @@ export function listAttributes(f: DomainFile, kind: ObjectKind, ownerId: string,
  * Attributes by name (POST .../attributes `{"attr_names"}`), in the order asked.
  * @throws H5StoreError NotFound/Gone for a missing name.
  */
-export function attributesByName(f: DomainFile, kind: ObjectKind, ownerId: string, names: string[], includeData: boolean): AttributeJson[] {
+export function attributesByName(f: DomainFile, kind: ObjectKind, ownerId: string, names: string[], includeData: boolean, vopts: ValueOptions = {}): AttributeJson[] {
   return f.withId(ownerId, kind, (oid, addr) => {
     for (const n of names) openAttrCheck(f, oid, ownerId, n);
-    return attributesOf(f, oid, addr, { names, includeData });
+    return attributesOf(f, oid, addr, { ...vopts, names, includeData });
+  });
+}
+
+/**
+ * POST .../attributes with `obj_ids` (wire-reference 2.6): the attributes of several objects of
+ * any collection, keyed by id: all of them (`names` undefined) or the given names (404 for a
+ * missing one).
+ */
+export function attributesOfObjects(
+  f: DomainFile,
+  items: { id: string; names?: string[] }[],
+  opts: AttributeListOptions,
+): Record<string, AttributeJson[]> {
+  const out: Record<string, AttributeJson[]> = {};
+  for (const { id, names } of items) {
+    out[id] = f.withId(id, undefined, (oid, addr) => {
+      for (const n of names ?? []) openAttrCheck(f, oid, id, n);
+      return attributesOf(f, oid, addr, names ? { ...opts, names, limit: undefined, marker: undefined } : opts);
+    });
+  }
+  return out;
+}
+
+/**
+ * GET /groups/<id>/attributes?follow_links=1 (wire-reference 2.6): the attributes of the group
+ * and of every object below it reachable by hard links (each once), keyed by id, in traversal
+ * order. `Marker` does not apply; the reserved group and objects held only by it are left out.
+ */
+export function attributesBelow(f: DomainFile, groupId: string, opts: AttributeListOptions): Record<string, AttributeJson[]> {
+  return f.withId(groupId, 'group', (gid, gaddr) => {
+    const out: Record<string, AttributeJson[]> = {};
+    const paths = h5.objectPaths(gid);
+    const fromRoot = gaddr === f.rootAddr;
+    const each = { ...opts, marker: undefined };
+    out[f.idOf(gaddr, 'group')] = attributesOf(f, gid, gaddr, each);
+    for (const [addr, p] of paths) {
+      if (addr === gaddr || f.isInternal(addr)) continue;
+      if (fromRoot && (p === RESERVED || p.startsWith(RESERVED + '/'))) continue;
+      h5.withObject(f.h, addr, (o) => {
+        const kind = h5.objectInfo(o).kind;
+        if (kind) out[f.idOf(addr, kind)] = attributesOf(f, o, addr, each);
+      });
+    }
+    return out;
   });
 }
 
@@ -211,13 +291,16 @@ export function readAttributeValue(
   kind: ObjectKind,
   ownerId: string,
   name: string,
-): { type: TypeJson; space: SpaceInfo; wire: Buffer } {
-  return f.withId(ownerId, kind, (oid) => {
+  vopts: ValueOptions = {},
+): { type: TypeJson; space: SpaceInfo; wire: Buffer; json: { value: unknown; encoding?: 'base64' } } {
+  return f.withId(ownerId, kind, (oid, addr) => {
     const aid = openAttr(f, oid, ownerId, name);
     try {
       const meta = io.describeAttribute(aid, name);
       if (meta.space.cls === 'H5S_NULL') throw badRequest('The attribute has a null dataspace (H5S_NULL): it holds no value');
-      return { type: meta.type, space: meta.space, wire: io.readAttribute(aid, meta.type, spaceCount(meta.space), f.refs) };
+      const wire = io.readAttribute(aid, meta.type, spaceCount(meta.space), f.refs);
+      const json = presentValue(f, addr, name, { ...meta, wire }, { base64: vopts.base64 })!;
+      return { type: meta.type, space: meta.space, wire, json };
     } finally {
       io.closeAttribute(aid);
     }
@@ -250,7 +333,6 @@ export function parseAttributeBody(f: DomainFile, body: unknown, limits: Limits 
   let wire: Buffer | undefined;
   if (b.value !== undefined && b.value !== null) {
     if (space.cls === 'H5S_NULL') throw badRequest('A value cannot be given for an attribute with shape H5S_NULL');
-    refuseRegionRefs(type);
     if (b.encoding === 'base64') {
       if (typeof b.value !== 'string') throw badRequest('A base64 value must be a string');
       wire = Buffer.from(b.value, 'base64');
@@ -287,14 +369,18 @@ export function fileTypeFor(f: DomainFile, type: TypeJson): Hid {
   return io.createStorableType(type, f.h);
 }
 
-function sameAttribute(f: DomainFile, aid: Hid, name: string, spec: AttributeSpec): boolean {
+function sameAttribute(f: DomainFile, aid: Hid, addr: bigint, name: string, spec: AttributeSpec): boolean {
   const meta = io.describeAttribute(aid, name);
   if (!typesEqual(meta.type, spec.type)) return false;
   if (meta.space.cls !== spec.space.cls || meta.space.dims.join() !== spec.space.dims.join()) return false;
   const n = spaceCount(meta.space);
   if (n === 0) return true;
   const cur = io.readAttribute(aid, meta.type, n, f.refs);
-  return spec.wire !== undefined && cur.equals(spec.wire);
+  // without a value: identical to an attribute also created without one (and still unwritten);
+  // with one: not identical to such an attribute, even when the value is all zeros
+  const unset = isUnsetAttribute(f, addr, name) && !cur.some((b) => b !== 0);
+  if (spec.wire === undefined) return unset;
+  return !unset && cur.equals(spec.wire);
 }
 
 /** Suffix of the temporary name a new value is written under before it replaces the old one. */
@@ -330,7 +416,7 @@ export function putAttributes(f: DomainFile, kind: ObjectKind, ownerId: string, 
         const aid = io.openAttribute(oid, name);
         let same: boolean;
         try {
-          same = sameAttribute(f, aid, name, spec);
+          same = sameAttribute(f, aid, h5.objectAddr(oid), name, spec);
         } finally {
           io.closeAttribute(aid);
         }
@@ -351,6 +437,7 @@ export function putAttributes(f: DomainFile, kind: ObjectKind, ownerId: string, 
       for (const temp of written) io.deleteAttribute(oid, temp);
       throw e;
     }
+    const addr = h5.objectAddr(oid);
     if (todo.length && h5.tracksAttributeOrder(oid)) {
       // libhdf5 1.10's H5Arename corrupts the creation-order index of dense attribute storage
       // (a later H5Adelete fails: "record is not in B-tree"; h5py's replace hits it too). The
@@ -361,6 +448,7 @@ export function putAttributes(f: DomainFile, kind: ObjectKind, ownerId: string, 
         if (t.exists) io.deleteAttribute(oid, t.name);
         writeNewAttribute(f, oid, t.name, t.spec);
         f.goneIds.delete(`${ownerId}/attributes/${t.name}`);
+        markUnsetAttribute(f, addr, t.name, t.spec.wire === undefined && spaceCount(t.spec.space) > 0);
       }
       return 'created';
     }
@@ -368,6 +456,7 @@ export function putAttributes(f: DomainFile, kind: ObjectKind, ownerId: string, 
       if (t.exists) io.deleteAttribute(oid, t.name);
       io.renameAttribute(oid, t.name + TEMP_SUFFIX, t.name);
       f.goneIds.delete(`${ownerId}/attributes/${t.name}`);
+      markUnsetAttribute(f, addr, t.name, t.spec.wire === undefined && spaceCount(t.spec.space) > 0);
     }
     return todo.length ? 'created' : 'exists';
   });
@@ -419,6 +508,7 @@ export function deleteAttribute(f: DomainFile, kind: ObjectKind, ownerId: string
     io.closeAttribute(openAttr(f, oid, ownerId, name));
     io.deleteAttribute(oid, name);
     f.goneIds.add(`${ownerId}/attributes/${name}`);
+    markUnsetAttribute(f, h5.objectAddr(oid), name, false);
   });
 }
 
@@ -432,6 +522,7 @@ export function deleteAttributes(f: DomainFile, kind: ObjectKind, ownerId: strin
     for (const n of names) {
       io.deleteAttribute(oid, n);
       f.goneIds.add(`${ownerId}/attributes/${n}`);
+      markUnsetAttribute(f, h5.objectAddr(oid), n, false);
     }
   });
 }
@@ -457,8 +548,44 @@ export function writeAttributeValue(
       if (value.wire) checkAttributeBytes(value.wire.length, limits);
       const wire = value.wire ?? encodeElements(flattenValue(value.json, meta.space.dims, meta.type), meta.type);
       io.writeAttribute(aid, meta.type, n, wire, f.refs);
+      markUnsetAttribute(f, h5.objectAddr(oid), name, false);
     } finally {
       io.closeAttribute(aid);
     }
   });
+}
+
+/** One object's share of a bulk attribute write (PUT .../attributes with `obj_ids`). */
+export interface BulkAttributes {
+  id: string;
+  items: [string, AttributeSpec][];
+}
+
+/**
+ * PUT .../attributes with `obj_ids` (wire-reference 2.6): write attributes to several objects.
+ * Everything is checked before anything is written: every id resolves, every name is valid,
+ * and, without `replace`, no existing attribute differs (409).
+ * @returns 'created' (201) when anything changed, 'exists' (200) when everything was identical.
+ */
+export function putAttributesMany(f: DomainFile, targets: BulkAttributes[], replace: boolean): 'created' | 'exists' {
+  for (const t of targets) {
+    f.withId(t.id, undefined, (oid) => {
+      for (const [name, spec] of t.items) {
+        checkAttrName(name);
+        if (replace || !io.attributeExists(oid, name)) continue;
+        const aid = io.openAttribute(oid, name);
+        try {
+          if (!sameAttribute(f, aid, h5.objectAddr(oid), name, spec)) throw conflict(`Attribute ${JSON.stringify(name)} of ${t.id} already exists`);
+        } finally {
+          io.closeAttribute(aid);
+        }
+      }
+    });
+  }
+  let created = false;
+  for (const t of targets) {
+    const kind = f.withId(t.id, undefined, (oid) => h5.objectInfo(oid).kind!);
+    if (putAttributes(f, kind, t.id, t.items, replace) === 'created') created = true;
+  }
+  return created ? 'created' : 'exists';
 }

@@ -18,6 +18,8 @@ import type { DomainFile } from './domainFile.js';
 import { linkNewObject, planObjectPlace } from './links.js';
 import { DEFAULT_LIMITS, type Limits, bytesOf, checkChunkBytes, checkDatasetBytes } from './limits.js';
 import { typeAndSpaceOf } from './reach.js';
+import { type GivenCreation, givenOf, updateGiven } from './given.js';
+import { type Initializer, parseInitializer, runInitializer } from './initializer.js';
 
 /** A dataset as GET /datasets/<id> shows it (without hrefs). */
 export interface DatasetJson {
@@ -33,6 +35,9 @@ export interface DatasetJson {
   domain: string;
   attributes?: Record<string, unknown>;
   alias?: string[];
+  /** `verbose=1`: allocated chunks and bytes of raw data (libhdf5's, not HSDS's scan). */
+  num_chunks?: number;
+  allocated_size?: number;
 }
 
 /** REST JSON of one filter of a pipeline (wire-reference 3.4). */
@@ -117,12 +122,13 @@ export function creationJson(cr: DatasetCreation, type: TypeJson): Record<string
 }
 
 /** JSON of an open dataset. */
-export function datasetJsonOf(f: DomainFile, did: Hid, addr: bigint, opts: { includeAttrs?: boolean; alias?: boolean; createOrder?: boolean } = {}): DatasetJson {
+export function datasetJsonOf(f: DomainFile, did: Hid, addr: bigint, opts: DatasetOptions = {}): DatasetJson {
   const info = h5.objectInfo(did);
   const t = f.objectTimes(info);
   const { type, space } = typeAndSpaceOf(f, did, addr, f.committedId);
   const meta = { type, space, creation: io.describeCreationOf(did, type, f.refs) };
   const cp = creationJson(meta.creation, meta.type);
+  applyGivenCreation(cp, givenOf(f, addr)?.creation, meta.creation.fillValue, meta.type);
   const out: DatasetJson = {
     id: f.idOf(addr, 'dataset'),
     root: f.rootId,
@@ -137,11 +143,26 @@ export function datasetJsonOf(f: DomainFile, did: Hid, addr: bigint, opts: { inc
   if (meta.space.cls !== 'H5S_NULL') out.layout = cp.layout as Record<string, unknown>;
   if (opts.includeAttrs) out.attributes = attributesDict(f, did, addr, !!opts.createOrder);
   if (opts.alias) out.alias = f.aliasOf(addr);
+  if (opts.verbose) {
+    const s = io.storageInfo(did);
+    out.num_chunks = s.numChunks;
+    out.allocated_size = s.allocatedSize;
+  }
   return out;
 }
 
+/** Options of GET /datasets/<id>. */
+export interface DatasetOptions {
+  includeAttrs?: boolean;
+  alias?: boolean;
+  /** `verbose=1`: add `num_chunks` and `allocated_size`. */
+  verbose?: boolean;
+  /** The `attributes` dict in creation order (for datasets that track it). */
+  createOrder?: boolean;
+}
+
 /** GET /datasets/<id>. */
-export function getDataset(f: DomainFile, id: string, opts: { includeAttrs?: boolean; alias?: boolean }): DatasetJson {
+export function getDataset(f: DomainFile, id: string, opts: DatasetOptions): DatasetJson {
   return f.withId(id, 'dataset', (did, addr) => datasetJsonOf(f, did, addr, opts));
 }
 
@@ -163,6 +184,8 @@ export function getTypeAndShape(
 /** Blosc compressor codes of the hdf5-blosc plugin (cd_values[6]). */
 const BLOSC_CODES: Record<string, number> = { blosclz: 0, lz4: 1, lz4hc: 2, snappy: 3, zlib: 4, zstd: 5 };
 const BLOSC_ID = 32001;
+/** Blosc level used when none is given (hdf5-blosc's own default). */
+const BLOSC_DEFAULT_LEVEL = 5;
 
 /** Compressor names this server can write (domain `compressors`, wire-reference 1.3/3.4). */
 export function availableCompressors(): string[] {
@@ -244,7 +267,7 @@ export function parseFilter(entry: unknown, type: TypeJson): FilterSpec {
       return { id, cdValues: [mask, ppb] };
     }
     case BLOSC_ID: {
-      const l = typeof level === 'number' ? level : 5;
+      const l = typeof level === 'number' ? level : BLOSC_DEFAULT_LEVEL;
       const shuffle = typeof obj.shuffle === 'number' ? obj.shuffle : 1;
       return { id, cdValues: [0, 0, 0, 0, l, shuffle, bloscCode ?? 0] };
     }
@@ -329,10 +352,14 @@ export function parseCreationProperties(cp: unknown, type: TypeJson, space: Spac
       opts.filters = p.filters.map((e) => parseFilter(e, type));
     }
   }
+  // h5py chunks a dataset created with maxshape (even equal to shape) or with filters, guessing
+  // the chunk dims when none are given (h5py/_hl/filters.py generate_dcpl); a dataset larger than
+  // the chunk limit without a layout is chunked too (one allocation never fills more than it).
+  const maxdimsGiven = space.cls === 'H5S_SIMPLE' && space.maxdims.length > 0;
   const bytes = space.cls === 'H5S_SIMPLE' ? bytesOf(space.dims, itemSize) : itemSize;
-  if ((opts.filters?.length || extensible || (!opts.layout && bytes > limits.maxChunkBytes)) && !opts.chunks) {
+  if ((opts.filters?.length || (maxdimsGiven && !opts.layout) || (!opts.layout && bytes > limits.maxChunkBytes)) && !opts.chunks) {
     opts.layout = 'H5D_CHUNKED';
-    opts.chunks = guessChunks(space, itemSize);
+    opts.chunks = guessChunks(space.dims, space.maxdims, h5pyItemSize(type));
   }
   if (p.fillValue !== undefined && p.fillValue !== null) {
     if (p.fillValue_encoding === 'base64') {
@@ -373,24 +400,63 @@ export function parseCreationProperties(cp: unknown, type: TypeJson, space: Spac
   return opts;
 }
 
+/** h5py's chunk-size constants (h5py/_hl/filters.py: CHUNK_BASE, CHUNK_MIN, CHUNK_MAX). */
+const CHUNK_BASE = 16 * 1024;
+const CHUNK_MIN = 8 * 1024;
+const CHUNK_MAX = 1024 * 1024;
+
 /**
- * A chunk shape for an extensible or filtered dataset without one (the h5py/PyTables rule:
- * about 16 KiB x 2^log10(MiB of data), kept between 8 KiB and 1 MiB, halving axes in turn).
+ * h5py's `guess_chunk(shape, maxshape, typesize)` (h5py/_hl/filters.py, the PyTables rule), for
+ * datasets that must be chunked (maxdims given, or filters) but name no chunk dims: a target of
+ * 16 KiB x 2^log10(MiB of data), kept between 8 KiB and 1 MiB; axes are halved in turn (rounding
+ * up) until the chunk is below the target, or within 50% of it, and below 1 MiB. Zero-length
+ * dimensions count as 1024, as in h5py. One addition: a dimension whose fixed maximum is smaller
+ * than the guess is capped at that maximum (libhdf5 refuses such chunks; h5py would fail there).
+ * @param shape current dims; @param maxdims the maxima (`Infinity` = unlimited; [] = none)
+ * @param typesize numpy's itemsize of the element (see `h5pyItemSize`)
+ * @returns chunk dims, each >= 1
  */
-export function guessChunks(space: SpaceInfo, itemSize: number): number[] {
-  const shape = space.dims.map((d, i) => (d > 0 ? d : space.maxdims[i] === Infinity ? 1024 : Math.max(space.maxdims[i] || 1, 1)));
-  const chunks = shape.slice();
-  const total = chunks.reduce((a, b) => a * b, 1) * itemSize;
-  let target = 16 * 1024 * 2 ** Math.log10(total / (1024 * 1024));
-  target = Math.min(Math.max(target, 8 * 1024), 1024 * 1024);
+export function guessChunks(shape: readonly number[], maxdims: readonly number[], typesize: number): number[] {
+  if (shape.length === 0) throw badRequest('Chunks are not allowed for scalar datasets');
+  const dims = shape.map((x) => (x !== 0 ? x : 1024));
+  const chunks = dims.slice();
+  const prod = (a: number[]) => a.reduce((x, y) => x * y, 1);
+  const dsetSize = prod(chunks) * typesize;
+  let target = CHUNK_BASE * 2 ** Math.log10(dsetSize / (1024 * 1024));
+  if (target > CHUNK_MAX) target = CHUNK_MAX;
+  else if (target < CHUNK_MIN) target = CHUNK_MIN;
   for (let idx = 0; ; idx++) {
-    const bytes = chunks.reduce((a, b) => a * b, 1) * itemSize;
-    if ((bytes < target || Math.abs(bytes - target) / target < 0.5) && bytes < 1024 * 1024) break;
-    if (chunks.every((c) => c === 1)) break;
+    const chunkBytes = prod(chunks) * typesize;
+    if ((chunkBytes < target || Math.abs(chunkBytes - target) / target < 0.5) && chunkBytes < CHUNK_MAX) break;
+    if (prod(chunks) === 1) break; // element larger than CHUNK_MAX
     const i = idx % chunks.length;
     chunks[i] = Math.ceil(chunks[i] / 2);
   }
-  return chunks;
+  return chunks.map((c, i) => (maxdims[i] !== undefined && maxdims[i] !== Infinity && maxdims[i] > 0 ? Math.min(c, maxdims[i]) : c));
+}
+
+/**
+ * numpy's itemsize of the dtype h5py/h5pyd use for a type (what `guess_chunk` is given):
+ * variable-length strings and sequences and references are Python objects (8 bytes).
+ */
+export function h5pyItemSize(t: TypeJson): number {
+  switch (t.class) {
+    case 'H5T_STRING':
+      return t.length === 'H5T_VARIABLE' ? 8 : t.length;
+    case 'H5T_VLEN':
+    case 'H5T_REFERENCE':
+      return 8;
+    case 'H5T_ENUM':
+      return h5pyItemSize(t.base);
+    case 'H5T_ARRAY':
+      return t.dims.reduce((a, b) => a * b, 1) * h5pyItemSize(t.base);
+    case 'H5T_COMPOUND':
+      return t.fields.reduce((a, f) => a + h5pyItemSize(f.type), 0);
+    case 'H5T_OPAQUE':
+      return t.size;
+    default:
+      return Number(/(\d+)(LE|BE)?$/.exec(t.base)?.[1] ?? 8) / 8;
+  }
 }
 
 /** A validated POST /datasets request. */
@@ -398,6 +464,66 @@ export interface DatasetSpec {
   type: TypeJson;
   space: SpaceInfo;
   options: DatasetCreateOptions;
+  /** `creationProperties.initializer`: fills the dataset at creation. */
+  initializer?: Initializer;
+  /** What to report back as given (given.ts), when the file cannot say it. */
+  given?: GivenCreation;
+}
+
+/** Float fill values given as words, reported back as given (wire-reference 3.4). */
+const FILL_WORDS = new Set(['nan', 'inf', '-inf', '+inf', 'infinity', '-infinity', '+infinity', '-nan', '+nan']);
+
+/**
+ * The parts of `creationProperties` the file cannot express and that are reported back as
+ * given: a fill value given as a word (`"nan"`) or in base64, the initializer, and blosc-codec
+ * filters given without a level (issue #12; given.ts).
+ */
+export function givenCreationOf(cp: Record<string, unknown>, options: DatasetCreateOptions): GivenCreation | undefined {
+  const out: GivenCreation = {};
+  if (cp.fillValue_encoding === 'base64' && typeof cp.fillValue === 'string') {
+    out.fillValue = cp.fillValue;
+    out.fillValue_encoding = 'base64';
+  } else if (typeof cp.fillValue === 'string' && FILL_WORDS.has(cp.fillValue.toLowerCase())) {
+    out.fillValue = cp.fillValue;
+  }
+  if (cp.initializer !== undefined) out.initializer = cp.initializer as unknown[];
+  if (Array.isArray(cp.filters)) {
+    const noLevel: number[] = [];
+    cp.filters.forEach((e, i) => {
+      if (options.filters?.[i]?.id !== BLOSC_ID) return;
+      const o = e && typeof e === 'object' ? (e as Record<string, unknown>) : {};
+      if (o.level === undefined) noLevel.push(i);
+    });
+    if (noLevel.length) out.noLevel = noLevel;
+  }
+  return Object.keys(out).length ? out : undefined;
+}
+
+/**
+ * Report what was given where the file agrees (given.ts): the fill value in its given form when
+ * it encodes to the bytes the file holds, the initializer, and no `level` for blosc filters given
+ * without one (when the file still has the default level h5store used).
+ */
+export function applyGivenCreation(cp: Record<string, unknown>, given: GivenCreation | undefined, fill: Buffer | undefined, type: TypeJson): void {
+  if (!given) return;
+  if (given.fillValue !== undefined && fill) {
+    let bytes: Buffer | undefined;
+    try {
+      bytes = given.fillValue_encoding === 'base64' ? Buffer.from(String(given.fillValue), 'base64') : encodeElements([given.fillValue], type);
+    } catch {
+      bytes = undefined;
+    }
+    if (bytes && bytes.equals(fill)) {
+      cp.fillValue = given.fillValue;
+      if (given.fillValue_encoding) cp.fillValue_encoding = given.fillValue_encoding;
+    }
+  }
+  if (given.initializer !== undefined) cp.initializer = given.initializer;
+  const filters = cp.filters as Record<string, unknown>[] | undefined;
+  for (const i of given.noLevel ?? []) {
+    const fj = filters?.[i];
+    if (fj && fj.id === BLOSC_ID && fj.level === BLOSC_DEFAULT_LEVEL) delete fj.level;
+  }
 }
 
 /**
@@ -412,7 +538,9 @@ export function parseDatasetBody(f: DomainFile, body: Record<string, unknown>, l
   const itemSize = io.fixedOrPointerSize(type);
   if (space.cls === 'H5S_SIMPLE') checkDatasetBytes(space.dims, itemSize, limits, 'The shape');
   const options = parseCreationProperties(body.creationProperties, type, space, itemSize, limits);
-  return { type, space, options };
+  const cp = (body.creationProperties ?? {}) as Record<string, unknown>;
+  const initializer = cp.initializer !== undefined ? parseInitializer(cp.initializer, type, space) : undefined;
+  return { type, space, options, initializer, given: givenCreationOf(cp, options) };
 }
 
 /** POST /datasets. */
@@ -435,6 +563,8 @@ export function createDataset(f: DomainFile, body: Record<string, unknown>, impl
   try {
     if (place) linkNewObject(f, did, place);
     const { addr } = f.registerNew(did, 'dataset', !!place);
+    if (spec.initializer) runInitializer(did, spec.space, spec.initializer);
+    if (spec.given) updateGiven(f, addr, (e) => (e.creation = spec.given));
     return datasetJsonOf(f, did, addr);
   } finally {
     h5.closeObject(did);

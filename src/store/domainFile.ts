@@ -10,6 +10,7 @@ import { badRequest, gone, notFound } from '../errors.js';
 import * as C from '../hdf5/constants.js';
 import type { TypeJson } from '../codec/types.js';
 import type { FileAcl } from './acls.js';
+import type { GivenState } from './given.js';
 import * as io from '../hdf5/io.js';
 import type { SpaceInfo } from '../hdf5/io.js';
 import type { Hid } from '../hdf5/lib.js';
@@ -18,6 +19,7 @@ import * as h5 from '../hdf5/objects.js';
 import type { LinkRecord, ObjectKind } from '../hdf5/objects.js';
 import { COLLECTION, domainKey, domainOfKey, fileIdentity, makeId, noteDomainKey, parseId } from './ids.js';
 import type { ReachContext, StorageKind } from './reach.js';
+import { regionFromJson, regionToJson } from './regionRefs.js';
 import { RWLock } from './rwlock.js';
 
 /** Name of the group that holds REST-only state, in the root group (docs/storage-format.md). */
@@ -105,8 +107,6 @@ export class DomainFile {
   attrCacheBytes = 0;
   /** ACL state stored in the file (acls.ts): null = none, undefined = not read yet. */
   aclState: FileAcl | null | undefined;
-  /** Other state read from the reserved group (cprops.ts), by name; dropped on every write. */
-  readonly reservedState = new Map<string, unknown>();
   /**
    * Storage kind of datasets by address (plain, or values in other files: see reach.ts). A
    * dataset's layout never changes, so this lives until the file changes or the address is freed.
@@ -114,6 +114,8 @@ export class DomainFile {
   readonly storageKinds = new Map<bigint, StorageKind>();
   /** Where the files a dataset reaches are judged from (set by the store). */
   reach: ReachContext | undefined;
+  /** What clients gave that the file cannot express (given.ts): undefined = not read yet. */
+  givenState: GivenState | undefined;
 
   constructor(domain: string, path: string, goneIds: Set<string>) {
     this.domain = domain;
@@ -156,7 +158,7 @@ export class DomainFile {
     this.attrFacts.clear();
     this.attrCacheBytes = 0;
     this.aclState = undefined;
-    this.reservedState.clear();
+    this.givenState = undefined;
   }
 
   get h(): Hid {
@@ -348,6 +350,8 @@ export class DomainFile {
         throw e;
       }
     },
+    regionToWire: (ref: Buffer): string => regionToJson(this, ref),
+    regionFromWire: (json: string): Buffer => regionFromJson(this, json),
   };
 
   /** Map a committed datatype (open type id) to its id, for `type.id`. */

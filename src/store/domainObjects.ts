@@ -7,7 +7,7 @@ import fs from 'node:fs';
 import type { Hid } from '../hdf5/lib.js';
 import * as h5 from '../hdf5/objects.js';
 import type { ObjectKind } from '../hdf5/objects.js';
-import { LAYOUT_CONTIGUOUS, datasetStorage } from '../hdf5/storage.js';
+import * as io from '../hdf5/io.js';
 import * as dsets from './datasets.js';
 import * as dtypes from './datatypes.js';
 import type { DomainFile } from './domainFile.js';
@@ -104,9 +104,9 @@ export function computeDomainStats(f: DomainFile): DomainStats {
     else if (kind === 'datatype') dt++;
     else if (kind === 'dataset') {
       ds++;
-      const st = h5.withObject(f.h, addr, (did) => datasetStorage(did));
-      allocated += st.allocated;
-      chunks += st.layout === LAYOUT_CONTIGUOUS ? (st.allocated > 0 ? 1 : 0) : st.chunks;
+      const st = h5.withObject(f.h, addr, (did) => io.storageInfo(did));
+      allocated += st.allocatedSize;
+      chunks += st.numChunks;
     }
   }
   const size = fs.statSync(f.path).size;

@@ -663,7 +663,7 @@ export class Store {
     return this.write(domain, (f) => links.deleteLinks(f, groupId, names));
   }
 
-  getDataset(domain: string, id: string, opts: { includeAttrs?: boolean; alias?: boolean }) {
+  getDataset(domain: string, id: string, opts: dsets.DatasetOptions) {
     return this.read(domain, (f) => dsets.getDataset(f, id, opts));
   }
   getDatasetTypeAndShape(domain: string, id: string) {
@@ -686,14 +686,35 @@ export class Store {
   listAttributes(domain: string, kind: ObjectKind, id: string, opts: attrs.AttributeListOptions) {
     return this.read(domain, (f) => attrs.listAttributes(f, kind, id, opts));
   }
-  attributesByName(domain: string, kind: ObjectKind, id: string, names: string[], includeData: boolean) {
-    return this.read(domain, (f) => attrs.attributesByName(f, kind, id, names, includeData));
+  attributesByName(domain: string, kind: ObjectKind, id: string, names: string[], includeData: boolean, vopts: attrs.ValueOptions = {}) {
+    return this.read(domain, (f) => attrs.attributesByName(f, kind, id, names, includeData, vopts));
   }
-  getAttribute(domain: string, kind: ObjectKind, id: string, name: string, includeData = true) {
-    return this.read(domain, (f) => attrs.getAttribute(f, kind, id, name, includeData));
+  /** POST .../attributes with `obj_ids`: attributes of several objects, keyed by id. */
+  attributesOfObjects(domain: string, items: { id: string; names?: string[] }[], opts: attrs.AttributeListOptions) {
+    return this.read(domain, (f) => attrs.attributesOfObjects(f, items, opts));
   }
-  readAttributeValue(domain: string, kind: ObjectKind, id: string, name: string) {
-    return this.read(domain, (f) => attrs.readAttributeValue(f, kind, id, name));
+  /** GET /groups/<id>/attributes?follow_links=1: the group's and every object's below it, keyed by id. */
+  attributesBelow(domain: string, groupId: string, opts: attrs.AttributeListOptions) {
+    return this.read(domain, (f) => attrs.attributesBelow(f, groupId, opts));
+  }
+  getAttribute(domain: string, kind: ObjectKind, id: string, name: string, includeData = true, vopts: attrs.ValueOptions = {}) {
+    return this.read(domain, (f) => attrs.getAttribute(f, kind, id, name, includeData, vopts));
+  }
+  readAttributeValue(domain: string, kind: ObjectKind, id: string, name: string, vopts: attrs.ValueOptions = {}) {
+    return this.read(domain, (f) => attrs.readAttributeValue(f, kind, id, name, vopts));
+  }
+  /**
+   * PUT .../attributes with `obj_ids`: `{name: {type, shape?, value?}}` per object, all validated
+   * and checked before anything is written (attrs.putAttributesMany).
+   */
+  putAttributesTo(domain: string, targets: { id: string; items: Record<string, unknown> }[], replace: boolean) {
+    return this.write(domain, (f) => {
+      const parsed = targets.map((t) => ({
+        id: t.id,
+        items: Object.entries(t.items).map(([n, b]) => [attrs.checkAttrName(n), attrs.parseAttributeBody(f, b)] as [string, attrs.AttributeSpec]),
+      }));
+      return attrs.putAttributesMany(f, parsed, replace);
+    });
   }
   /** PUT one attribute (validated inside the write lock, before anything is written). */
   putAttribute(domain: string, kind: ObjectKind, id: string, name: string, body: unknown, replace: boolean) {
@@ -813,10 +834,13 @@ export class Store {
       for (const h of held.reverse()) await h.release();
       held.length = 0;
     };
+    // libhdf5 opens the sources with the intent of the handle it reads through: a read through a
+    // read-write handle (kept after a write) opens them read-write, so lock them as for a write.
+    const handling: AccessMode = mode === 'read' && f.writable ? 'write' : mode;
     try {
       for (const d of first) {
         const entry = this.files.entry(d.domain, this.paths.resolve(d.domain));
-        held.push({ entry, release: await this.lockReached(entry, d, mode) });
+        held.push({ entry, release: await this.lockReached(entry, d, handling) });
       }
       const again = reachedDomains(f, values.reachFor(f, id));
       const locked = new Set(first.map((d) => d.domain));

@@ -9,13 +9,13 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import type { TypeJson } from '../codec/types.js';
-import { decodeElements, encodeElements, flattenValue } from '../codec/values.js';
+import { decodeElements, encodeElements, selectionValues } from '../codec/values.js';
 import { badRequest, conflict, notFound, notImplemented, tooLarge } from '../errors.js';
 import * as C from '../hdf5/constants.js';
 import * as io from '../hdf5/io.js';
 import type { SpaceSelection } from '../hdf5/io.js';
 import { Hdf5Error, type Hid } from '../hdf5/lib.js';
-import { fixedWireSize, hasIndirect, isVariable, memSize, refuseRegionRefs } from '../hdf5/memory.js';
+import { fixedWireSize, hasIndirect, isVariable, memSize } from '../hdf5/memory.js';
 import * as h5 from '../hdf5/objects.js';
 import { type Column, type EncodedStrings, parseQuery } from '../selection/query.js';
 import {
@@ -181,7 +181,6 @@ export function planRead(f: DomainFile, id: string, req: ReadRequest, limits: Va
     const { type: fullType, space } = io.datasetTypeAndSpace(did);
     if (space.cls === 'H5S_NULL') throw badRequest('The dataset has a null dataspace (H5S_NULL): it holds no values');
     const type = fieldSubset(fullType, req.fields);
-    refuseRegionRefs(type);
     const scalar = space.cls === 'H5S_SCALAR';
     if (scalar && (req.pointsBinary || req.body?.points !== undefined)) {
       throw badRequest('POST value not supported for datasets with SCALAR shape');
@@ -745,7 +744,6 @@ function planWrite(f: DomainFile, did: Hid, req: WriteRequest, limits: ValueLimi
   if (space.cls === 'H5S_NULL') throw badRequest('The dataset has a null dataspace (H5S_NULL): it holds no values');
   const scalar = space.cls === 'H5S_SCALAR';
   const type = fieldSubset(fullType, req.fields ?? (req.json?.fields as string | undefined));
-  refuseRegionRefs(type);
   const body = req.json ?? {};
   let append = req.append ?? (body.append as number | undefined);
   let appendDim = req.appendDim ?? (body.append_dim as number | undefined) ?? 0;
@@ -797,7 +795,10 @@ function planWrite(f: DomainFile, did: Hid, req: WriteRequest, limits: ValueLimi
     wire = Buffer.from(body.value_base64, 'base64');
   } else if (body.value !== undefined) {
     const shape = points ? [points.count] : elementCount === 1 ? [] : sel!.shape;
-    wire = encodeElements(flattenValue(body.value, shape, type), type);
+    // A flat list fills an N-D selection when the count matches; with element_count > 1 the
+    // value holds that many elements, broadcast below (selectionValues).
+    const n = typeof elementCount === 'number' && elementCount > 1 ? elementCount : shape.reduce((a, b) => a * b, 1);
+    wire = encodeElements(selectionValues(body.value, shape, n, type), type);
     if (elementCount === 1) return finish(broadcast(wire, type, 1, count, limits));
   } else {
     throw badRequest('The write has no "value" (or binary body)');

@@ -165,10 +165,10 @@ const attrCases: AttrCase[] = [
     dump: 'DATASPACE NULL',
   },
   {
-    name: 'simple shape without a value (reads as zeros)',
+    name: 'simple shape without a value (reads value null as HSDS; the file holds zeros)',
     body: { type: I32, shape: [3] },
     shape: { class: 'H5S_SIMPLE', dims: [3] },
-    value: [0, 0, 0],
+    value: null,
     py: { space: 'SIMPLE', shape: [3], value: [0, 0, 0] },
   },
 ];

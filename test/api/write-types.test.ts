@@ -938,7 +938,7 @@ describe('API write: object and region references', function () {
     expect(g.attrs.items.target.value).to.equal('/x');
   });
 
-  it('region reference type: created, reported canonically, typed H5T_STD_REF_DSETREG in the file; values answer 501', async () => {
+  it('region reference type: created, reported canonically, typed H5T_STD_REF_DSETREG in the file; unwritten values read as null references', async () => {
     const type = { class: 'H5T_REFERENCE', base: 'H5T_STD_REF_DSETREG' };
     const r = await d.c.post('/datasets', { type, shape: [2], link: { id: d.root, name: 'regions' } });
     expectStatus(r, 201, 'POST /datasets');
@@ -946,19 +946,18 @@ describe('API write: object and region references', function () {
     const o = inspectOne(d.file, '/regions');
     expect(o.type).to.deep.equal({ class: 'REFERENCE', size: 12, ref: 'DSETREG', committed: false });
     expect(squash(h5dumpText(d.file, ['-H', '-d', '/regions']))).to.include('DATATYPE H5T_REFERENCE { H5T_STD_REF_DSETREG }');
-    // Values of region references are not implemented yet: a clear 501, not garbage.
     const v = await d.c.get(`/datasets/${r.json.id}/value`);
-    expectStatus(v, 501, 'GET value of a region reference dataset');
-    expect(v.json.message).to.match(/region reference/i);
+    expectStatus(v, 200, 'GET value of a region reference dataset');
+    expect(v.json.value).to.deep.equal([null, null]);
   });
 
-  it('writing region reference values answers 501 and changes nothing', async () => {
+  it('a region reference value outside the dataset is a 400 and changes nothing (values: region-refs.test.ts)', async () => {
     const type = { class: 'H5T_REFERENCE', base: 'H5T_STD_REF_DSETREG' };
     const id = await makeDataset(d, 'regions2', { type, shape: [1] });
     const before = h5dumpText(d.file, ['-d', '/regions2']);
-    const region = { id: xid, select_type: 'H5S_SEL_POINTS', selection: [[1], [3]] };
+    const region = { id: xid, select_type: 'H5S_SEL_POINTS', selection: [[1], [99]] };
     const w = await d.c.put(`/datasets/${id}/value`, { value: [region] });
-    expectStatus(w, 501, 'PUT region reference');
+    expectStatus(w, 400, 'PUT region reference');
     expect(w.json.message).to.match(/region reference/i);
     expect(h5dumpText(d.file, ['-d', '/regions2'])).to.equal(before);
   });

@@ -1,7 +1,7 @@
 import { expect } from 'chai';
 import { H5StoreError } from '../../src/errors.js';
 import { parseType, type TypeJson } from '../../src/codec/types.js';
-import { decodeElements, encodeElements, flattenValue, nestValues } from '../../src/codec/values.js';
+import { decodeElements, encodeElements, flattenValue, nestValues, selectionValues } from '../../src/codec/values.js';
 
 const hex = (s: string) => Buffer.from(s.replace(/\s+/g, ''), 'hex');
 
@@ -89,7 +89,12 @@ const roundTrips: [string, unknown, unknown[], Buffer | null, unknown[]?][] = [
   ['enum', { class: 'H5T_ENUM', base: 'H5T_STD_I16BE', mapping: { SOLID: 0, LIQUID: 1, GAS: 2 } }, [0, 2, 1], hex('0000 0002 0001')],
   ['boolean enum', { class: 'H5T_ENUM', base: 'H5T_STD_I8LE', mapping: { FALSE: 0, TRUE: 1 } }, [true, false, true], hex('01 00 01')],
   ['object reference', 'H5T_STD_REF_OBJ', [REF, ''], Buffer.concat([refBytes(REF), Buffer.alloc(48)])],
-  ['region reference', { class: 'H5T_REFERENCE', base: 'H5T_STD_REF_DSETREG' }, ['datasets/d-1:[0:2]'], refBytes('datasets/d-1:[0:2]')],
+  [
+    'region reference (byte count + JSON text; null as count 0)',
+    { class: 'H5T_REFERENCE', base: 'H5T_STD_REF_DSETREG' },
+    [{ id: 'd-1', select_type: 'H5S_SEL_ALL' }, null],
+    Buffer.concat([hex('28000000'), Buffer.from('{"id":"d-1","select_type":"H5S_SEL_ALL"}'), hex('00000000')]),
+  ],
   ['opaque (base64 per element)', { class: 'H5T_OPAQUE', size: 3, tag: '' }, ['AQID', '/v8A'], hex('010203 feff00')],
 ];
 
@@ -143,6 +148,20 @@ describe('codec/values encode leniency', () => {
   }
 });
 
+describe('codec/values fixed strings longer than the type (truncated as HDF5 does, H5T__conv_s_s)', () => {
+  const cases: [string, unknown, string, string][] = [
+    ['NULLPAD keeps length bytes', { class: 'H5T_STRING', length: 3, strPad: 'H5T_STR_NULLPAD' }, 'abcdef', '616263'],
+    ['NULLTERM keeps length-1 bytes and a NUL', { class: 'H5T_STRING', length: 3, strPad: 'H5T_STR_NULLTERM' }, 'abcdef', '616200'],
+    ['SPACEPAD keeps length bytes', { class: 'H5T_STRING', length: 3, strPad: 'H5T_STR_SPACEPAD' }, 'abcd', '616263'],
+    ['UTF-8 cut by bytes', { class: 'H5T_STRING', length: 3, charSet: 'H5T_CSET_UTF8', strPad: 'H5T_STR_NULLPAD' }, '€a', 'e282ac'],
+    ['UTF-8 cut inside a character', { class: 'H5T_STRING', length: 2, charSet: 'H5T_CSET_UTF8', strPad: 'H5T_STR_NULLPAD' }, '€', 'e282'],
+    ['exact fit unchanged (NULLTERM)', { class: 'H5T_STRING', length: 3, strPad: 'H5T_STR_NULLTERM' }, 'abc', '616263'],
+  ];
+  for (const [name, typeIn, value, wire] of cases) {
+    it(name, () => expect(encodeElements([value], parseType(typeIn)).toString('hex')).to.equal(wire));
+  }
+});
+
 describe('codec/values encode rejections', () => {
   const bad: [string, unknown, unknown[], string][] = [
     ['int8 out of range', 'H5T_STD_I8LE', [300], 'Value 300 out of range for H5T_STD_I8LE'],
@@ -163,8 +182,6 @@ describe('codec/values encode rejections', () => {
     ['float null', 'H5T_IEEE_F32LE', [null], 'expected a number'],
     ['float prototype word', 'H5T_IEEE_F32LE', ['constructor'], 'expected a number'],
     ['float list', 'H5T_IEEE_F32LE', [[1]], 'expected a number'],
-    ['fixed string too long', { class: 'H5T_STRING', length: 3 }, ['abcd'], 'longer than the fixed string length 3'],
-    ['fixed UTF-8 string too long in bytes', { class: 'H5T_STRING', length: 3, charSet: 'H5T_CSET_UTF8' }, ['€a'], 'longer than the fixed string length 3'],
     ['fixed string number', { class: 'H5T_STRING', length: 3 }, [5], 'expected a string'],
     ['vlen string number', { class: 'H5T_STRING', length: 'H5T_VARIABLE' }, [5], 'expected a string'],
     ['vlen string null', { class: 'H5T_STRING', length: 'H5T_VARIABLE' }, [null], 'expected a string'],
@@ -296,6 +313,25 @@ describe('codec/values flattenValue / nestValues', () => {
     const flat = flattenValue([1, 'a'], [2], CMP);
     expect(flat).to.deep.equal([1, 'a']);
     expectError(() => encodeElements(flat, CMP), 400, 'expected a list of 2 field values');
+  });
+
+  const sv: [string, unknown, number[], number, TypeJson, unknown[]][] = [
+    ['nested like the selection', [[1, 2], [3, 4]], [2, 2], 4, I32, [1, 2, 3, 4]],
+    ['flat list into 2-D', [1, 2, 3, 4, 5, 6], [2, 3], 6, I32, [1, 2, 3, 4, 5, 6]],
+    ['flat list into 3-D', [1, 2, 3, 4], [2, 1, 2], 4, I32, [1, 2, 3, 4]],
+    ['other nesting with the same count', [[1, 2, 3], [4, 5, 6]], [3, 2], 6, I32, [1, 2, 3, 4, 5, 6]],
+    ['flat compounds into 2-D', [[1, 'a'], [2, 'b']], [1, 2], 2, CMP, [[1, 'a'], [2, 'b']]],
+    ['element_count: a row broadcast to 2-D', [1, 2, 3], [2, 3], 3, I32, [1, 2, 3]],
+    ['element_count: one element', 9, [2, 3], 1, I32, [9]],
+    ['element_count: nested row', [[1, 2, 3]], [2, 3], 3, I32, [1, 2, 3]],
+  ];
+  for (const [name, value, shape, count, type, flat] of sv) {
+    it(`selectionValues: ${name}`, () => expect(selectionValues(value, shape, count, type)).to.deep.equal(flat));
+  }
+  it('selectionValues rejects a count mismatch with the nested-form message', () => {
+    expectError(() => selectionValues([1, 2, 3, 4, 5], [2, 3], 6, I32), 400, "input data doesn't match selection");
+    expectError(() => selectionValues([1, 2], [2, 3], 3, I32), 400, 'expected 3 elements, got 2');
+    expectError(() => selectionValues([1, 2, 3, 4], [2, 3], 3, I32), 400, 'expected 3 elements, got more');
   });
 
   it('nestValues inverts flattenValue', () => {

@@ -1,144 +1,194 @@
 /**
- * Table-driven tests of the pure parts of the dialect work (issue #12): id syntax (HSDS forms),
- * domain keys from file identity, bucket names, the bodies of the bulk link routes, external
- * link targets, and domain queries.
+ * Pure parts of the HDF REST dialect (issue #12): h5py's chunk guess, numpy item sizes, region
+ * reference values, the arange initializer's options, UTF-8 checks of wire strings, and which
+ * creation properties are kept "as given".
  */
 import { expect } from 'chai';
 import { H5StoreError } from '../../src/errors.js';
-import { isValidBucketName } from '../../src/http/request.js';
-import { extraCreationProperties } from '../../src/store/cprops.js';
-import { parseDomainQuery } from '../../src/store/domainQuery.js';
-import { domainKey, fileIdentity, parseId } from '../../src/store/ids.js';
-import { externalTarget, groupIdsIn, linkNameFromPath, parseLinksPost, parseLinksPut } from '../../src/store/links.js';
+import { parseType, type TypeJson } from '../../src/codec/types.js';
+import { decodeElements, encodeElements, hasInvalidUtf8, parseRegionRef } from '../../src/codec/values.js';
+import { applyGivenCreation, givenCreationOf, guessChunks, h5pyItemSize } from '../../src/store/datasets.js';
+import { readItems, writeItems } from '../../src/http/attributeBodies.js';
+import { parseInitializer } from '../../src/store/initializer.js';
 
-const code = (fn: () => unknown): string | undefined => {
+function expect400(f: () => unknown, ...fragments: string[]): void {
+  let err: unknown;
   try {
-    fn();
+    f();
   } catch (e) {
-    return e instanceof H5StoreError ? e.code : 'other';
+    err = e;
   }
-  return undefined;
-};
+  expect(err, 'expected a 400').to.be.instanceOf(H5StoreError);
+  expect((err as H5StoreError).status).to.equal(400);
+  for (const frag of fragments) expect((err as H5StoreError).message).to.include(frag);
+}
 
-describe('ids: HSDS-style forms (wire-reference 0.1)', () => {
-  const ours = 'g-329517ad-4f00e600-0000-000000-000060';
-  it('our form parses to key, generation and address', () => {
-    expect(parseId(ours)).to.deep.equal({ kind: 'group', key: '329517ad4f00e600', gen: 0, addr: 0x60n });
-  });
-  const foreign = [
-    'g-0a8f3c2e-6b1d-4e9a-9c3f-1d2e3f4a5b6c', // g- + a UUID (clients' test ids, HSDS v1 ids)
-    'd-0A8F3C2E-6B1D-4E9A-9C3F-1D2E3F4A5B6C',
-    't-329517AD-4F00E600-0000-000000-000060', // upper-case hex: never made here
+const INF = Infinity;
+
+describe("datasets: h5py's guess_chunk", () => {
+  // [shape, maxdims ([] = none, Infinity = unlimited), typesize, h5py 3.7 guess_chunk(shape, maxshape, typesize)]
+  const table: [number[], number[], number, number[]][] = [
+    [[1000], [], 4, [1000]],
+    [[40, 80], [], 8, [20, 40]],
+    [[100], [100], 8, [100]],
+    [[10, 10], [INF, 10], 8, [10, 10]],
+    [[0], [INF], 8, [1024]],
+    [[1000000], [], 4, [7813]],
+    [[3, 16], [], 1, [3, 16]],
+    [[1024, 1024, 3], [], 4, [64, 128, 1]],
+    [[7], [], 16, [7]],
+    [[2000, 3000], [], 8, [63, 94]],
+    [[0, 5], [INF, 5], 8, [256, 3]],
+    [[5], [], 2000000, [1]],
   ];
-  for (const id of foreign) it(`${id} is well-formed but names nothing (foreign)`, () => expect(parseId(id).foreign).to.equal(true));
-  const bad = ['', 'g-', 'g-123', 'x-0a8f3c2e-6b1d-4e9a-9c3f-1d2e3f4a5b6c', 'g_0a8f3c2e-6b1d-4e9a-9c3f-1d2e3f4a5b6c', 'g-0a8f3c2e-6b1d-4e9a-9c3f-1d2e3f4a5b6g', 'g-0a8f3c2e-6b1d4e9a-9c3f-1d2e3f4a5b6c', `${ours}0`];
-  for (const id of bad) it(`${JSON.stringify(id)} is malformed: 400`, () => expect(code(() => parseId(id))).to.equal('BadRequest'));
-});
-
-describe('domain keys from path and file identity', () => {
-  it('same path and identity: same key; another birth time or inode: another key; no identity: the path alone', () => {
-    const a = fileIdentity({ ino: 7, birthtimeMs: 1795431391104.427 });
-    const b = fileIdentity({ ino: 7, birthtimeMs: 1795431391128.427 });
-    expect(a).to.not.equal(b);
-    expect(domainKey('/x.h5', a)).to.equal(domainKey('/x.h5', a));
-    expect(domainKey('/x.h5', a)).to.not.equal(domainKey('/x.h5', b));
-    expect(domainKey('/x.h5', a)).to.not.equal(domainKey('/y.h5', a));
-    expect(domainKey('/x.h5', fileIdentity({ ino: 7, birthtimeMs: 0 }))).to.not.equal(domainKey('/x.h5', fileIdentity({ ino: 8, birthtimeMs: 0 })));
-    expect(domainKey('/x.h5')).to.match(/^[0-9a-f]{16}$/);
-  });
-});
-
-describe('bucket names (S3 rules)', () => {
-  const good = ['abc', 'hsdstest', 'my.bucket-01', 'a'.repeat(63), '1bucket'];
-  const bad = ['ab', 'a'.repeat(64), 'Bad', 'under_score', '-abc', 'abc-', '.abc', 'abc.', 'a..b', '192.168.0.1', 'xn--abc', 'sthree-x', 'abc-s3alias', 'abc--ol-s3', 'a b', ''];
-  for (const b of good) it(`accepts ${b.slice(0, 20)}`, () => expect(isValidBucketName(b)).to.equal(true));
-  for (const b of bad) it(`refuses ${JSON.stringify(b.slice(0, 20))}`, () => expect(isValidBucketName(b)).to.equal(false));
-});
-
-describe('bulk link bodies (wire-reference 2.2)', () => {
-  const G = 'g-329517ad-4f00e600-0000-000000-000060';
-  const H = 'g-329517ad-4f00e600-0000-000000-000320';
-  it('POST: titles; grp_ids list (with titles); grp_ids dict', () => {
-    expect(parseLinksPost({ titles: ['a', 'b'] })).to.deep.equal({ titles: ['a', 'b'] });
-    expect(parseLinksPost({ grp_ids: [G, H] })).to.deep.equal({ titles: undefined, groups: [{ id: G, titles: undefined }, { id: H, titles: undefined }] });
-    expect(parseLinksPost({ grp_ids: [G], titles: ['x'] })).to.deep.equal({ titles: ['x'], groups: [{ id: G, titles: ['x'] }] });
-    expect(parseLinksPost({ grp_ids: { [G]: ['a'], [H]: null } })).to.deep.equal({ groups: [{ id: G, titles: ['a'] }, { id: H, titles: undefined }] });
-    expect(parseLinksPost({})).to.deep.equal({ titles: undefined });
-  });
-  const badPost: Record<string, unknown>[] = [{ titles: 'a' }, { titles: [1] }, { grp_ids: 'x' }, { grp_ids: [1] }, { grp_ids: { [G]: 'a' } }, { grp_ids: { [G]: ['a'] }, titles: ['b'] }];
-  for (const b of badPost) it(`POST ${JSON.stringify(b)}: 400`, () => expect(code(() => parseLinksPost(b))).to.equal('BadRequest'));
-
-  it('PUT: links map; the same map in each grp_ids group; per-group maps (with or without "links")', () => {
-    expect(parseLinksPut({ links: { a: { id: H }, s: { h5path: '/x' } } }, G)).to.deep.equal([
-      { groupId: G, title: 'a', spec: { id: H } },
-      { groupId: G, title: 's', spec: { h5path: '/x' } },
-    ]);
-    expect(parseLinksPut({ grp_ids: [G, H], links: { e: { h5path: '/p', h5domain: 'f.h5' } } }, G).map((p) => p.groupId)).to.deep.equal([G, H]);
-    expect(parseLinksPut({ grp_ids: { [G]: { links: { a: { h5path: '/' } } }, [H]: { b: { h5path: '/' } } } }, G)).to.deep.equal([
-      { groupId: G, title: 'a', spec: { h5path: '/' } },
-      { groupId: H, title: 'b', spec: { h5path: '/' } },
-    ]);
-  });
-  const badPut: Record<string, unknown>[] = [{}, { links: [] }, { links: { a: {} } }, { links: { a: { id: 1 } } }, { grp_ids: 'x', links: {} }, { grp_ids: { [G]: [] } }];
-  for (const b of badPut) it(`PUT ${JSON.stringify(b)}: 400`, () => expect(code(() => parseLinksPut(b, G))).to.equal('BadRequest'));
-
-  it('group ids named by a body (ACL targets)', () => {
-    expect(groupIdsIn({ grp_ids: [G, 3, H] })).to.deep.equal([G, H]);
-    expect(groupIdsIn({ grp_ids: { [G]: [] } })).to.deep.equal([G]);
-    expect(groupIdsIn({})).to.deep.equal([]);
-  });
-
-  it('a name with "/" from a single-link path is 404', () => {
-    expect(linkNameFromPath('a b%')).to.equal('a b%');
-    expect(code(() => linkNameFromPath('a/b'))).to.equal('NotFound');
-  });
-});
-
-describe('external link targets', () => {
-  const exists = (set: string[]) => (d: string) => set.includes(d);
-  const cases: [string, string, string[], string][] = [
-    ['/a/b/x.h5', 'y.h5', [], '/a/b/y.h5'],
-    ['/a/b/x.h5', '../y.h5', [], '/a/y.h5'],
-    ['/a/b/x.h5', 'sub/y.h5', [], '/a/b/sub/y.h5'],
-    ['/a/b/x.h5', '/c/y.h5', ['/c/y.h5'], '/c/y.h5'],
-    // an absolute name that is no domain here: the file name beside the linking domain (libhdf5's fallback)
-    ['/a/b/x.h5', '/data/files/y.h5', ['/a/b/y.h5'], '/a/b/y.h5'],
-    ['/a/b/x.h5', '/data/files/y.h5', [], '/data/files/y.h5'],
-    ['/a/b/x.h5', 'hdf5://c/y.h5', ['/c/y.h5'], '/c/y.h5'],
-    ['/x.h5', '../../y.h5', [], '/y.h5'],
-  ];
-  for (const [from, file, present, want] of cases) it(`${file} from ${from} -> ${want}`, () => expect(externalTarget(from, file, exists(present))).to.equal(want));
-});
-
-describe('domain queries (GET /domains?query=)', () => {
-  const rows: [string, Record<string, number | string>, boolean][] = [
-    ["attr1 > 7 AND attr2 != 'A0000004'", { attr1: 8, attr2: 'A0000005' }, true],
-    ["attr1 > 7 AND attr2 != 'A0000004'", { attr1: 8, attr2: 'A0000004' }, false],
-    ["attr1 > 7 AND attr2 != 'A0000004'", { attr1: 7, attr2: 'x' }, false],
-    ["attr1 < 2 OR attr2 == b'and'", { attr1: 5, attr2: 'and' }, true],
-    ['(a >= 1.5) & (b < 0)', { a: 1.5, b: -1 }, true],
-    ["name IN ('x', 'y')", { name: 'y' }, true],
-  ];
-  for (const [q, vals, want] of rows) {
-    it(`${q} on ${JSON.stringify(vals)} -> ${want}`, () => {
-      const p = parseDomainQuery(q);
-      expect(p.test(p.names.map((n) => vals[n]))).to.equal(want);
+  for (const [shape, maxdims, size, chunks] of table) {
+    it(`shape ${JSON.stringify(shape)} maxdims ${JSON.stringify(maxdims)} itemsize ${size} -> ${JSON.stringify(chunks)}`, () => {
+      expect(guessChunks(shape, maxdims, size)).to.deep.equal(chunks);
     });
   }
-  it('names only the attributes used (not words inside strings or keywords)', () => {
-    expect(parseDomainQuery("attr1 > 7 AND attr2 != 'AND other'").names).to.deep.equal(['attr1', 'attr2']);
+  it('caps a guess at a smaller fixed maximum (libhdf5 would refuse the chunk)', () => {
+    expect(guessChunks([0], [10], 8)).to.deep.equal([10]);
   });
-  for (const q of ['', 'attr1 >', 'attr1 = 3', '(attr1 > 3', 'attr1 @ 3', '3 > 2', "'a' == 'b'"]) {
-    it(`${JSON.stringify(q)} is a 400`, () => expect(code(() => parseDomainQuery(q))).to.equal('BadRequest'));
-  }
+  it('refuses scalar shapes', () => expect400(() => guessChunks([], [], 4), 'scalar'));
+
+  const sizes: [string, unknown, number][] = [
+    ['int16', 'H5T_STD_I16LE', 2],
+    ['float64', 'H5T_IEEE_F64BE', 8],
+    ['fixed string', { class: 'H5T_STRING', charSet: 'H5T_CSET_ASCII', strPad: 'H5T_STR_NULLPAD', length: 7 }, 7],
+    ['vlen string (object)', { class: 'H5T_STRING', charSet: 'H5T_CSET_UTF8', strPad: 'H5T_STR_NULLTERM', length: 'H5T_VARIABLE' }, 8],
+    ['vlen sequence (object)', { class: 'H5T_VLEN', base: 'H5T_STD_I32LE' }, 8],
+    ['reference (object)', 'H5T_STD_REF_OBJ', 8],
+    ['compound', { class: 'H5T_COMPOUND', fields: [{ name: 'a', type: 'H5T_STD_I8LE' }, { name: 'b', type: 'H5T_IEEE_F64LE' }] }, 9],
+    ['array', { class: 'H5T_ARRAY', base: 'H5T_STD_I32LE', dims: [2, 3] }, 24],
+  ];
+  for (const [name, t, n] of sizes) it(`numpy itemsize of ${name} is ${n}`, () => expect(h5pyItemSize(parseType(t))).to.equal(n));
 });
 
-describe('group creation properties beyond CreateOrder', () => {
-  it('keeps every key but CreateOrder; refuses non-objects and huge ones', () => {
-    expect(extraCreationProperties(undefined)).to.equal(undefined);
-    expect(extraCreationProperties({ CreateOrder: 1 })).to.equal(undefined);
-    expect(extraCreationProperties({ CreateOrder: 1, a: [1], b: 'x' })).to.deep.equal({ a: [1], b: 'x' });
-    expect(code(() => extraCreationProperties([1]))).to.equal('BadRequest');
-    expect(code(() => extraCreationProperties({ x: 'y'.repeat(20000) }))).to.equal('BadRequest');
+describe('values: region references (hdf5-json form)', () => {
+  const ID = 'd-0123abcd-0123abcd-0000-000000-000320';
+  const ok: [string, unknown, unknown][] = [
+    ['points', { id: ID, select_type: 'H5S_SEL_POINTS', selection: [[0, 1], [2, 11]] }, { id: ID, select_type: 'H5S_SEL_POINTS', selection: [[0, 1], [2, 11]] }],
+    [
+      'hyperslab blocks (inclusive corners)',
+      { id: ID, select_type: 'H5S_SEL_HYPERSLABS', selection: [[[0, 0], [1, 3]]] },
+      { id: ID, select_type: 'H5S_SEL_HYPERSLABS', selection: [[[0, 0], [1, 3]]] },
+    ],
+    [
+      'older hdf5-json: "class" and {start, opposite} blocks',
+      { id: ID, class: 'H5S_SEL_HYPERSLABS', selection: [{ start: [0, 0], opposite: [0, 2] }] },
+      { id: ID, select_type: 'H5S_SEL_HYPERSLABS', selection: [[[0, 0], [0, 2]]] },
+    ],
+    ['all', { id: ID, select_type: 'H5S_SEL_ALL' }, { id: ID, select_type: 'H5S_SEL_ALL' }],
+    ['none with a dataset', { id: `datasets/${ID}`, select_type: 'H5S_SEL_NONE', selection: null }, { id: ID, select_type: 'H5S_SEL_NONE' }],
+    ['none without a dataset is a null reference', { select_type: 'H5S_SEL_NONE' }, null],
+    ['null', null, null],
+    ['empty string', '', null],
+    ['empty object', {}, null],
+  ];
+  for (const [name, v, want] of ok) it(`parses ${name}`, () => expect(parseRegionRef(v)).to.deep.equal(want));
+
+  const bad: [string, unknown, string][] = [
+    ['a number', 5, 'expected an object'],
+    ['unknown select_type', { id: ID, select_type: 'H5S_SEL_SOME' }, 'select_type'],
+    ['missing id', { select_type: 'H5S_SEL_ALL' }, '"id"'],
+    ['points without selection', { id: ID, select_type: 'H5S_SEL_POINTS' }, 'selection'],
+    ['negative coordinate', { id: ID, select_type: 'H5S_SEL_POINTS', selection: [[0, -1]] }, 'non-negative'],
+    ['block ending before it starts', { id: ID, select_type: 'H5S_SEL_HYPERSLABS', selection: [[[2, 2], [1, 3]]] }, 'ends before'],
+    ['block corners of different rank', { id: ID, select_type: 'H5S_SEL_HYPERSLABS', selection: [[[0], [1, 3]]] }, 'rank'],
+    ['ALL with a selection', { id: ID, select_type: 'H5S_SEL_ALL', selection: [[1]] }, 'no selection'],
+  ];
+  for (const [name, v, frag] of bad) it(`rejects ${name}`, () => expect400(() => parseRegionRef(v), frag));
+
+  it('round-trips through the wire form (byte count + JSON text; 0 for null)', () => {
+    const t = parseType({ class: 'H5T_REFERENCE', base: 'H5T_STD_REF_DSETREG' });
+    const vals = [{ id: ID, select_type: 'H5S_SEL_POINTS', selection: [[3]] }, null];
+    const wire = encodeElements(vals, t);
+    const text = JSON.stringify(vals[0]);
+    expect(wire.readInt32LE(0)).to.equal(Buffer.byteLength(text));
+    expect(wire.toString('utf8', 4, 4 + Buffer.byteLength(text))).to.equal(text);
+    expect(wire.readInt32LE(wire.length - 4)).to.equal(0);
+    expect(decodeElements(wire, t, 2).values).to.deep.equal(vals);
   });
+});
+
+describe('datasets: the arange initializer', () => {
+  const I64 = parseType('H5T_STD_I64LE');
+  const space = { cls: 'H5S_SIMPLE' as const, dims: [4], maxdims: [] };
+  const ok: [string, unknown, { start: number; step: number }][] = [
+    ['defaults', ['arange'], { start: 0, step: 1 }],
+    ['numbers', ['arange', 5, 2], { start: 5, step: 2 }],
+    ["h5pyd's option strings", ['arange', '--start=10', '--step=2'], { start: 10, step: 2 }],
+    ['one option', ['arange', '--step=0.5'], { start: 0, step: 0.5 }],
+  ];
+  for (const [name, v, want] of ok) it(`parses ${name}`, () => expect(parseInitializer(v, I64, space)).to.deep.equal({ kind: 'arange', ...want }));
+  const bad: [string, unknown, TypeJson, string][] = [
+    ['an unknown initializer', ['zeros'], I64, 'only "arange"'],
+    ['not a list', 'arange', I64, 'must be a list'],
+    ['a bad option', ['arange', '--stop=3'], I64, '--stop=3'],
+    ['too many numbers', ['arange', 1, 2, 3], I64, 'at most two'],
+    ['a string type', ['arange'], parseType({ class: 'H5T_STRING', charSet: 'H5T_CSET_ASCII', strPad: 'H5T_STR_NULLPAD', length: 4 }), 'integer or float'],
+  ];
+  for (const [name, v, t, frag] of bad) it(`rejects ${name}`, () => expect400(() => parseInitializer(v, t, space), frag));
+});
+
+describe('attributes: strings that are not UTF-8 (sent as base64)', () => {
+  const S4 = parseType({ class: 'H5T_STRING', charSet: 'H5T_CSET_ASCII', strPad: 'H5T_STR_NULLPAD', length: 4 });
+  const VS = parseType({ class: 'H5T_STRING', charSet: 'H5T_CSET_UTF8', strPad: 'H5T_STR_NULLTERM', length: 'H5T_VARIABLE' });
+  const CMP = parseType({ class: 'H5T_COMPOUND', fields: [{ name: 'n', type: 'H5T_STD_I32LE' }, { name: 's', type: S4 }] });
+  const vl = (b: Buffer) => Buffer.concat([Buffer.from([b.length, 0, 0, 0]), b]);
+  const cases: [string, Buffer, TypeJson, number, boolean][] = [
+    ['valid fixed string', Buffer.from('héy\0'.replace('é', 'e')), S4, 1, false],
+    ['fixed string with 0xff', Buffer.from([0xff, 0x41, 0, 0]), S4, 1, true],
+    ['fixed UTF-8 multibyte', Buffer.from('é\0\0', 'utf8'), S4, 1, false],
+    ['vlen string cut inside a character', vl(Buffer.from([0xe2, 0x82])), VS, 1, true],
+    ['second vlen string bad', Buffer.concat([vl(Buffer.from('ok')), vl(Buffer.from([0xc0]))]), VS, 2, true],
+    ['compound string field', Buffer.concat([Buffer.from([1, 0, 0, 0]), Buffer.from([0x80, 0, 0, 0])]), CMP, 1, true],
+    ['numbers only', Buffer.from([0xff, 0xff, 0xff, 0xff]), parseType('H5T_STD_I32LE'), 1, false],
+  ];
+  for (const [name, wire, t, n, bad] of cases) it(`${name}: ${bad}`, () => expect(hasInvalidUtf8(wire, t, n)).to.equal(bad));
+});
+
+describe('datasets: creation properties kept as given', () => {
+  const F64 = parseType('H5T_IEEE_F64LE');
+  const nanBytes = encodeElements([NaN], F64);
+  it('keeps word and base64 fill values, the initializer, and blosc filters without a level', () => {
+    const opts = { filters: [{ id: 2, cdValues: [] }, { id: 32001, cdValues: [0, 0, 0, 0, 5, 1, 1] }] };
+    const g = givenCreationOf({ fillValue: 'nan', initializer: ['arange'], filters: ['shuffle', { class: 'H5Z_FILTER_USER', name: 'lz4' }] }, opts);
+    expect(g).to.deep.equal({ fillValue: 'nan', initializer: ['arange'], noLevel: [1] });
+    expect(givenCreationOf({ fillValue: 'AAAAAAAA+H8=', fillValue_encoding: 'base64' }, {})).to.deep.equal({ fillValue: 'AAAAAAAA+H8=', fillValue_encoding: 'base64' });
+    expect(givenCreationOf({ fillValue: 2.5, filters: [{ name: 'lz4', level: 3 }] }, { filters: [{ id: 32001, cdValues: [] }] })).to.equal(undefined);
+  });
+  it('reports them where the file agrees, the file otherwise', () => {
+    const cp: Record<string, unknown> = { fillValue: NaN, filters: [{ id: 32001, name: 'lz4', level: 5 }] };
+    applyGivenCreation(cp, { fillValue: 'nan', noLevel: [0], initializer: ['arange', 1, 2] }, nanBytes, F64);
+    expect(cp).to.deep.equal({ fillValue: 'nan', filters: [{ id: 32001, name: 'lz4' }], initializer: ['arange', 1, 2] });
+    const changed: Record<string, unknown> = { fillValue: 1, filters: [{ id: 32001, name: 'lz4', level: 9 }] };
+    applyGivenCreation(changed, { fillValue: 'nan', noLevel: [0] }, encodeElements([1], F64), F64);
+    expect(changed).to.deep.equal({ fillValue: 1, filters: [{ id: 32001, name: 'lz4', level: 9 }] });
+  });
+});
+
+describe('attributes: bulk bodies (obj_ids forms)', () => {
+  const G = 'g-0123abcd-0123abcd-0000-000000-000060';
+  const D = 'd-0123abcd-0123abcd-0000-000000-000320';
+  const A1 = { type: 'H5T_STD_I32LE', value: 1 };
+  it('reads: a list (all attributes, or attr_names for each) and a dict {id: [names]}', () => {
+    expect(readItems({ obj_ids: [G, D] })).to.deep.equal([{ id: G, names: undefined }, { id: D, names: undefined }]);
+    expect(readItems({ obj_ids: [G], attr_names: ['a'] })).to.deep.equal([{ id: G, names: ['a'] }]);
+    expect(readItems({ obj_ids: { [G]: ['a'], [D]: [] } })).to.deep.equal([{ id: G, names: ['a'] }, { id: D, names: [] }]);
+  });
+  it('writes: a list with the attributes for each, and a dict {id: {"attributes": {...}}}', () => {
+    expect(writeItems({ obj_ids: [G, D], attributes: { a: A1 } })).to.deep.equal([{ id: G, items: { a: A1 } }, { id: D, items: { a: A1 } }]);
+    expect(writeItems({ obj_ids: { [D]: { attributes: { b: A1 } } } })).to.deep.equal([{ id: D, items: { b: A1 } }]);
+  });
+  const bad: [string, () => unknown, string][] = [
+    ['read: a dict with attr_names', () => readItems({ obj_ids: { [G]: ['a'] }, attr_names: ['a'] }), 'attr_names'],
+    ['read: names not a list', () => readItems({ obj_ids: { [G]: 'a' } }), 'list of attribute names'],
+    ['read: a number id', () => readItems({ obj_ids: [5] }), 'object ids'],
+    ['read: obj_ids a string', () => readItems({ obj_ids: G }), 'list of ids'],
+    ['write: a list without attributes', () => writeItems({ obj_ids: [G] }), '"attributes"'],
+    ['write: a dict plus attributes', () => writeItems({ obj_ids: { [G]: { attributes: {} } }, attributes: {} }), 'outside'],
+    ['write: a dict entry without attributes', () => writeItems({ obj_ids: { [G]: A1 } }), 'attributes'],
+  ];
+  for (const [name, f, frag] of bad) it(`rejects ${name}`, () => expect400(f, frag));
 });

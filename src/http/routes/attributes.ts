@@ -3,13 +3,14 @@
  * wire-reference 2.6), and the committed datatype routes (wire-reference 2.5).
  */
 import type { Context } from 'koa';
-import { valueToJson } from '../../codec/json.js';
 import { badRequest } from '../../errors.js';
 import type { ObjectKind } from '../../hdf5/objects.js';
 import { COLLECTION } from '../../store/ids.js';
+import { base64Param, nameList, objIdTargets, readItems, valueOptions, writeItems } from '../attributeBodies.js';
 import type { Deps } from '../deps.js';
 import { objectHrefs, ownedHrefs } from '../deps.js';
 import { Hrefs, sendJson } from '../present.js';
+import { onlyReadable } from '../visible.js';
 import { bodyIsBinary, bodyOf, flag, globParam, jsonObject, limitParam, markerParam, param, rawBody, refOf, wantsBinary } from '../request.js';
 import { type Route, createOpts, route } from '../routeTable.js';
 
@@ -29,48 +30,67 @@ export function attributeRoutes(d: Deps): Route[] {
     const col = COLLECTION[kind];
     const base = `/${col}/:id/attributes`;
 
-    // GET /{col}/:id/attributes
+    // GET /{col}/:id/attributes (follow_links=1 on groups: every object below, keyed by id)
     routes.push(route('GET', base, { flag: 'read', on: 'object' }, async (ctx) => {
       const ref = refOf(ctx);
       const id = ctx.params.id;
-      const items = await d.store.listAttributes(ref.domain, kind, id, {
+      const opts = {
         limit: limitParam(ctx),
         marker: markerParam(ctx),
         createOrder: flag(ctx, 'CreateOrder'),
         includeData: includeData(ctx, false),
         pattern: globParam(ctx),
-      });
+        ...valueOptions(ctx),
+      };
       const h = new Hrefs(ctx, d.config, ref);
+      if (flag(ctx, 'follow_links')) {
+        if (kind !== 'group') throw badRequest('follow_links can only be used with group ids');
+        const byId = await onlyReadable(ctx, d.store, ref.domain, await d.store.attributesBelow(ref.domain, id, opts));
+        sendJson(ctx, 200, { attributes: byId, hrefs: ownedHrefs(h, `/${col}/${id}/attributes`, `/${col}/${id}`) }, { ignoreNan: flag(ctx, 'ignore_nan') });
+        return;
+      }
+      const items = await d.store.listAttributes(ref.domain, kind, id, opts);
       const attributes = items.map((a) => ({ ...a, href: h.url(`/${col}/${id}/attributes/${encodeURIComponent(a.name)}`) }));
       sendJson(ctx, 200, { attributes, hrefs: ownedHrefs(h, `/${col}/${id}/attributes`, `/${col}/${id}`) }, { ignoreNan: flag(ctx, 'ignore_nan') });
     }));
 
-    // POST /{col}/:id/attributes: attributes by name {"attr_names": [...]}
+    // POST /{col}/:id/attributes: by name {"attr_names": [...]}, or of several objects {"obj_ids"}
     routes.push(route('POST', base, { flag: 'read', on: 'object' }, async (ctx) => {
       const ref = refOf(ctx);
-      const body = await jsonObject(ctx, d.config, { required: true });
-      if (!Array.isArray(body.attr_names) || !body.attr_names.every((n) => typeof n === 'string')) {
-        throw badRequest('"attr_names" must be a list of attribute names');
+      const body = bodyOf(ctx);
+      const vopts = valueOptions(ctx);
+      if (body.obj_ids !== undefined) {
+        const byId = await d.store.attributesOfObjects(ref.domain, readItems(body), { includeData: includeData(ctx, true), ...vopts });
+        sendJson(ctx, 200, { attributes: byId, hrefs: [] }, { ignoreNan: flag(ctx, 'ignore_nan') });
+        return;
       }
-      const items = await d.store.attributesByName(ref.domain, kind, ctx.params.id, body.attr_names as string[], includeData(ctx, true));
+      const names = nameList(body.attr_names, 'attr_names');
+      const items = await d.store.attributesByName(ref.domain, kind, ctx.params.id, names, includeData(ctx, true), vopts);
       sendJson(ctx, 200, { attributes: items, hrefs: [] }, { ignoreNan: flag(ctx, 'ignore_nan') });
-    }));
+    }, { jsonBody: true, targets: objIdTargets }));
 
-    // PUT /{col}/:id/attributes: several attributes {"attributes": {name: {type, shape, value}}}
+    // PUT /{col}/:id/attributes: several attributes {"attributes": {name: {type, shape, value}}},
+    // to this object or to the objects of "obj_ids"
     routes.push(route('PUT', base, { flag: 'create', on: 'object' }, async (ctx) => {
       const ref = refOf(ctx);
-      const body = await jsonObject(ctx, d.config, { required: true });
+      const body = bodyOf(ctx);
+      if (body.obj_ids !== undefined) {
+        const r = await d.store.putAttributesTo(ref.domain, writeItems(body), replaceFlag(ctx));
+        sendJson(ctx, r === 'created' ? 201 : 200, { hrefs: [] });
+        return;
+      }
       const items = body.attributes;
       if (!items || typeof items !== 'object' || Array.isArray(items)) throw badRequest('"attributes" must be an object {name: attribute}');
       const r = await d.store.putAttributes(ref.domain, kind, ctx.params.id, items as Record<string, unknown>, replaceFlag(ctx));
       sendJson(ctx, r === 'created' ? 201 : 200, { hrefs: [] });
-    }));
+    }, { jsonBody: true, targets: objIdTargets }));
 
     // DELETE /{col}/:id/attributes?attr_names=a/b
     routes.push(route('DELETE', base, { flag: 'delete', on: 'object' }, async (ctx) => {
       const ref = refOf(ctx);
-      const names = param(ctx, 'attr_names');
+      let names = param(ctx, 'attr_names');
       if (!names) throw badRequest('"attr_names" is required');
+      if (base64Param(ctx)) names = Buffer.from(names, 'base64').toString('utf8'); // names a URL cannot carry
       await d.store.deleteAttributes(ref.domain, kind, ctx.params.id, names.split(param(ctx, 'separator') ?? '/'));
       sendJson(ctx, 200, { hrefs: [] });
     }));
@@ -79,7 +99,7 @@ export function attributeRoutes(d: Deps): Route[] {
     routes.push(route('GET', `${base}/:name`, { flag: 'read', on: 'object' }, async (ctx) => {
       const ref = refOf(ctx);
       const { id, name } = ctx.params;
-      const a = await d.store.getAttribute(ref.domain, kind, id, name, includeData(ctx, true));
+      const a = await d.store.getAttribute(ref.domain, kind, id, name, includeData(ctx, true), { base64: base64Param(ctx) });
       const h = new Hrefs(ctx, d.config, ref);
       sendJson(
         ctx,
@@ -113,7 +133,7 @@ export function attributeRoutes(d: Deps): Route[] {
     routes.push(route('GET', `${base}/:name/value`, { flag: 'read', on: 'object' }, async (ctx) => {
       const ref = refOf(ctx);
       const { id, name } = ctx.params;
-      const v = await d.store.readAttributeValue(ref.domain, kind, id, name);
+      const v = await d.store.readAttributeValue(ref.domain, kind, id, name, { base64: base64Param(ctx) });
       if (wantsBinary(ctx)) {
         ctx.status = 200;
         ctx.type = 'application/octet-stream';
@@ -121,10 +141,12 @@ export function attributeRoutes(d: Deps): Route[] {
         return;
       }
       const h = new Hrefs(ctx, d.config, ref);
-      const text = valueToJson(v.wire, v.type, v.space.dims, { ignoreNan: flag(ctx, 'ignore_nan') });
-      ctx.status = 200;
-      ctx.type = 'application/json; charset=utf-8';
-      ctx.body = `{"value":${text},"hrefs":${JSON.stringify(ownedHrefs(h, `/${col}/${id}/attributes/${encodeURIComponent(name)}/value`, `/${col}/${id}/attributes/${encodeURIComponent(name)}`))}}`;
+      sendJson(
+        ctx,
+        200,
+        { ...v.json, hrefs: ownedHrefs(h, `/${col}/${id}/attributes/${encodeURIComponent(name)}/value`, `/${col}/${id}/attributes/${encodeURIComponent(name)}`) },
+        { ignoreNan: flag(ctx, 'ignore_nan') },
+      );
     }));
 
     // PUT /{col}/:id/attributes/:name/value: JSON {"value"} or binary
@@ -136,7 +158,10 @@ export function attributeRoutes(d: Deps): Route[] {
       } else {
         const body = await jsonObject(ctx, d.config, { required: true });
         if (!('value' in body)) throw badRequest('The body needs "value"');
-        await d.store.writeAttributeValue(ref.domain, kind, id, name, { json: body.value });
+        if (body.encoding !== undefined && body.encoding !== 'base64') throw badRequest('only base64 encoding is supported');
+        if (body.encoding === 'base64' && typeof body.value !== 'string') throw badRequest('A base64 value must be a string');
+        const value = body.encoding === 'base64' ? { wire: Buffer.from(body.value as string, 'base64') } : { json: body.value };
+        await d.store.writeAttributeValue(ref.domain, kind, id, name, value);
       }
       sendJson(ctx, 200, { hrefs: [] });
     }));

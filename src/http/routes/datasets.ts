@@ -40,7 +40,7 @@ export function datasetRoutes(d: Deps): Route[] {
   // GET /datasets/:id
   routes.push(route('GET', '/datasets/:id', { flag: 'read', on: 'object' }, async (ctx) => {
     const ref = refOf(ctx);
-    const ds = await d.store.getDataset(ref.domain, ctx.params.id, { includeAttrs: flag(ctx, 'include_attrs'), alias: flag(ctx, 'getalias') });
+    const ds = await d.store.getDataset(ref.domain, ctx.params.id, { includeAttrs: flag(ctx, 'include_attrs'), alias: flag(ctx, 'getalias'), verbose: flag(ctx, 'verbose') });
     const h = new Hrefs(ctx, d.config, ref);
     const extra: Href[] = [];
     if (ds.shape.class !== 'H5S_NULL') {
@@ -103,6 +103,7 @@ export function datasetRoutes(d: Deps): Route[] {
     const query = param(ctx, 'query');
     if (query !== undefined) {
       const r = await d.store.queryValues(ref.domain, id, query, { select: param(ctx, 'select'), limit: limitParam(ctx), fields: param(ctx, 'fields') }, domainAccess(ctx));
+      if (wantsBinary(ctx)) return sendBinary(ctx, r.wire); // rows [index (uint64), fields...] as h5pyd reads them
       sendJson(ctx, 200, { value: new WireValue(r.wire, r.type, [r.count]), hrefs: await valueHrefs(ctx, ref, id) }, { ignoreNan: flag(ctx, 'ignore_nan') });
       return;
     }
@@ -137,6 +138,7 @@ export function datasetRoutes(d: Deps): Route[] {
       const body = await jsonObject(ctx, d.config, { required: true });
       const update = 'value' in body && typeof body.value === 'object' ? body.value : body;
       const r = await d.store.queryUpdate(ref.domain, id, query, update, { select: param(ctx, 'select'), limit: limitParam(ctx) }, domainAccess(ctx));
+      if (wantsBinary(ctx)) return sendBinary(ctx, r.wire);
       sendJson(ctx, 200, { value: new WireValue(r.wire, r.type, [r.count]), hrefs: await valueHrefs(ctx, ref, id) });
       return;
     }
@@ -162,6 +164,13 @@ export function datasetRoutes(d: Deps): Route[] {
     sendJson(ctx, 200, { hrefs: await valueHrefs(ctx, ref, id) });
   }));
   return routes;
+}
+
+/** A binary (wire-format) reply. */
+function sendBinary(ctx: Context, wire: Buffer): void {
+  ctx.status = 200;
+  ctx.type = 'application/octet-stream';
+  ctx.body = wire;
 }
 
 /**

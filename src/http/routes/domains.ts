@@ -13,7 +13,7 @@ import { domainHrefs, objectHrefs } from '../deps.js';
 import { Hrefs, sendJson } from '../present.js';
 import { parseDomainQuery } from '../../store/domainQuery.js';
 import { type DomainRef, bodyOf, flag, globParam, limitParam, markerParam, param, pathOptions, refOf, selfQuery } from '../request.js';
-import { readableOnly } from '../visible.js';
+import { onlyReadable } from '../visible.js';
 import { type AuthState, type Route, route } from '../routeTable.js';
 import { HSDS_COMPAT_VERSION } from './service.js';
 
@@ -90,7 +90,7 @@ export function domainRoutes(d: Deps): Route[] {
         if (flag(ctx, 'getdnids')) body.dn_ids = DN_IDS;
         if (flag(ctx, 'getobjs')) {
           const objs = await d.store.domainObjects(ref.domain, { includeAttrs: flag(ctx, 'include_attrs') });
-          if (objs) body.domain_objs = await readableOnly(ctx, d.store, ref.domain, objs);
+          if (objs) body.domain_objs = await onlyReadable(ctx, d.store, ref.domain, objs);
         }
       }
       sendJson(ctx, 200, body);

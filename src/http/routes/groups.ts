@@ -7,7 +7,7 @@ import { badRequest } from '../../errors.js';
 import type { ObjectKind } from '../../hdf5/objects.js';
 import { COLLECTION } from '../../store/ids.js';
 import { groupIdsIn, linkNameFromPath, parseLinkSpec, parseLinksPost, parseLinksPut } from '../../store/links.js';
-import { readableOnly } from '../visible.js';
+import { onlyReadable } from '../visible.js';
 import type { Deps } from '../deps.js';
 import { objectHrefs, ownedHrefs } from '../deps.js';
 import { Hrefs, sendJson } from '../present.js';
@@ -85,7 +85,7 @@ export function groupRoutes(d: Deps): Route[] {
     const h = new Hrefs(ctx, d.config, ref);
     if (flag(ctx, 'follow_links')) {
       const all = await d.store.listLinksDeep(ref.domain, id, { limit: limitParam(ctx), pattern: globParam(ctx), createOrder: flag(ctx, 'CreateOrder') });
-      sendJson(ctx, 200, { links: await readableOnly(ctx, d.store, ref.domain, all), hrefs: ownedHrefs(h, `/groups/${id}/links`, `/groups/${id}`) });
+      sendJson(ctx, 200, { links: await onlyReadable(ctx, d.store, ref.domain, all), hrefs: ownedHrefs(h, `/groups/${id}/links`, `/groups/${id}`) });
       return;
     }
     const items = await d.store.listLinks(ref.domain, id, {
@@ -111,7 +111,7 @@ export function groupRoutes(d: Deps): Route[] {
     if (flag(ctx, 'follow_links')) {
       if (req.titles) throw badRequest('"titles" cannot be used with follow_links');
       const all = await d.store.listLinksDeep(ref.domain, ctx.params.id, opts);
-      sendJson(ctx, 200, { links: await readableOnly(ctx, d.store, ref.domain, all), hrefs: [] });
+      sendJson(ctx, 200, { links: await onlyReadable(ctx, d.store, ref.domain, all), hrefs: [] });
       return;
     }
     if (req.groups) {
