@@ -17,14 +17,32 @@ import { H5E_DEFAULT, H5E_WALK_DOWNWARD } from './constants.js';
 /** An HDF5 identifier (`hid_t`). koffi returns 64-bit values as bigint when they exceed 2^53. */
 export type Hid = bigint | number;
 
-koffi.alias('hid_t', 'int64_t');
-koffi.alias('herr_t', 'int');
-koffi.alias('htri_t', 'int');
-koffi.alias('hsize_t', 'uint64_t');
-koffi.alias('hssize_t', 'int64_t');
-koffi.alias('haddr_t', 'uint64_t');
-koffi.alias('hbool_t', 'bool');
-koffi.alias('ssize_t_', 'int64_t');
+/**
+ * koffi's type names are process-wide. When this module is instantiated twice in one process
+ * (a test runner loading it once as CommonJS and once as an ES module), the second instance
+ * reuses the types the first defined (same definitions) instead of failing on the duplicate name.
+ */
+function defineType<T>(name: string, define: () => T): T | string {
+  try {
+    return define();
+  } catch (e) {
+    if (/Duplicate type name/i.test((e as Error).message)) return name;
+    throw e;
+  }
+}
+
+for (const [name, type] of [
+  ['hid_t', 'int64_t'],
+  ['herr_t', 'int'],
+  ['htri_t', 'int'],
+  ['hsize_t', 'uint64_t'],
+  ['hssize_t', 'int64_t'],
+  ['haddr_t', 'uint64_t'],
+  ['hbool_t', 'bool'],
+  ['ssize_t_', 'int64_t'],
+]) {
+  defineType(name, () => koffi.alias(name, type));
+}
 
 const CANDIDATES = [
   'libhdf5_serial.so.103',
@@ -145,7 +163,7 @@ function linkSymbol(name: string): string {
 
 const H5Eset_auto2 = lib.func('herr_t H5Eset_auto2(hid_t estack, void *func, void *client)');
 const H5Eclear2 = lib.func('herr_t H5Eclear2(hid_t estack)');
-const H5Ewalk_cb = koffi.proto('herr_t H5E_walk2_t(unsigned int n, void *err, void *client)');
+const H5Ewalk_cb = defineType('H5E_walk2_t', () => koffi.proto('herr_t H5E_walk2_t(unsigned int n, void *err, void *client)'));
 const H5Ewalk2 = lib.func('herr_t H5Ewalk2(hid_t estack, int direction, H5E_walk2_t *func, void *client)');
 const H5Eget_msg = lib.func('ssize_t_ H5Eget_msg(hid_t msg_id, void *type, _Out_ uint8_t *msg, size_t size)');
 H5Eset_auto2(H5E_DEFAULT, null, null);
@@ -444,7 +462,7 @@ for (const proto of PROTOS) {
 }
 
 /** `H5Literate` (1.10 name; `H5Literate1` on 1.12+): iterate links with a JS callback. */
-const H5L_iterate_t = koffi.proto('herr_t H5L_iterate_t(hid_t group, const char *name, void *info, void *op_data)');
+const H5L_iterate_t = defineType('H5L_iterate_t', () => koffi.proto('herr_t H5L_iterate_t(hid_t group, const char *name, void *info, void *op_data)'));
 export const H5Literate = wrap(
   'H5Literate',
   'herr_t',
@@ -463,14 +481,14 @@ export const H5Dget_num_chunks: AnyFn | undefined = (() => {
 })();
 
 /** `H5Ovisit2`: visit every object reachable by hard links, once per object. */
-const H5O_iterate_t = koffi.proto('herr_t H5O_iterate_t(hid_t obj, const char *name, void *info, void *op_data)');
+const H5O_iterate_t = defineType('H5O_iterate_t', () => koffi.proto('herr_t H5O_iterate_t(hid_t obj, const char *name, void *info, void *op_data)'));
 export const H5Ovisit2 = wrap(
   'H5Ovisit2',
   'herr_t',
   lib.func('herr_t H5Ovisit2(hid_t obj, int idx_type, int order, H5O_iterate_t *op, void *op_data, unsigned int fields)'),
 );
 /** `H5Aiterate2`: iterate attributes with a JS callback. */
-const H5A_operator2_t = koffi.proto('herr_t H5A_operator2_t(hid_t loc, const char *name, void *info, void *op_data)');
+const H5A_operator2_t = defineType('H5A_operator2_t', () => koffi.proto('herr_t H5A_operator2_t(hid_t loc, const char *name, void *info, void *op_data)'));
 export const H5Aiterate2 = wrap(
   'H5Aiterate2',
   'herr_t',
@@ -574,9 +592,9 @@ export function addressOf(buf: Buffer): bigint {
  * never open a file outside the data directory (DESIGN.md section 1). Used for every by-name
  * open; external links are resolved by the service as a new domain lookup.
  */
-const H5L_elink_traverse_t = koffi.proto(
+const H5L_elink_traverse_t = defineType('H5L_elink_traverse_t', () => koffi.proto(
   'herr_t H5L_elink_traverse_t(const char *parent_file, const char *parent_group, const char *child_file, const char *child_obj, void *acc_flags, hid_t fapl, void *op_data)',
-);
+));
 const denyElink = koffi.register(() => -1, koffi.pointer(H5L_elink_traverse_t));
 export const LAPL_NO_ELINK: Hid = H5.H5Pcreate(G.P_LINK_ACCESS);
 H5.H5Pset_elink_cb(LAPL_NO_ELINK, denyElink, null);
