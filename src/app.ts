@@ -1,15 +1,17 @@
 /**
  * createApp: middleware order and routes. Never listens (main.ts does).
  *
- * Order: ops (request id, request log, metrics) -> errors -> CORS -> web viewer (static files,
- * browser redirect of GET /; no authentication) -> route table (each route behind the one
- * authenticate-and-authorize guard; the ops routes /healthz, /readyz, /metrics included) ->
- * allowed methods (405/501).
+ * Order: response headers (Server, security) -> ops (request id, request log, metrics) ->
+ * errors -> CORS -> web viewer (static files, browser redirect of GET /; no authentication) ->
+ * route table (each route behind the one authenticate-and-authorize guard; the ops routes
+ * /healthz, /readyz, /metrics included) -> allowed methods (405/501).
  */
 import Router from '@koa/router';
 import Koa from 'koa';
 import { makeGuard } from './http/auth.js';
 import { corsMiddleware } from './http/cors.js';
+import { securityHeaders } from './http/headers.js';
+import { H5STORE_VERSION } from './version.js';
 import type { Deps } from './http/deps.js';
 import { type Ops, createOps, opsMiddleware, opsRoutes, registerUsersFileCheck } from './http/ops.js';
 import { errorMiddleware } from './http/present.js';
@@ -39,6 +41,7 @@ export function createApp(deps: Deps, ops: Ops = createOps(deps.store)): Koa {
   registerUsersFileCheck(ops, deps.auth);
   mountRoutes(router, [...routeTable(deps), ...opsRoutes(ops, deps.config)], makeGuard(deps));
 
+  app.use(securityHeaders(H5STORE_VERSION));
   app.use(opsMiddleware(ops, deps.logger));
   app.use(errorMiddleware(deps.logger, deps.store.paths.root));
   app.use(corsMiddleware(deps.config.corsOrigins));

@@ -45,6 +45,10 @@ export const H5O_TYPE_NAMED_DATATYPE = 2;
 export const H5O_INFO_BASIC = 1;
 export const H5O_INFO_TIME = 2;
 export const H5O_INFO_NUM_ATTRS = 4;
+export const H5O_INFO_HDR = 8;
+export const H5O_INFO_META_SIZE = 16;
+/** `H5O_hdr_info_t.flags` bit: the object tracks attribute creation order (H5Opkg.h). */
+export const H5O_HDR_ATTR_CRT_ORDER_TRACKED = 0x04;
 
 /** Datatype classes (`H5T_class_t`). */
 export const H5T_INTEGER = 0;

@@ -103,17 +103,30 @@ const lib = loaded.lib;
 
 // Debian's LZF plugin (hdf5-plugin-lzf) calls lzf_compress without linking liblzf: make liblzf's
 // symbols global before libhdf5 loads plugins, so the plugin resolves (h5py has its own copy).
-for (const name of ['liblzf.so.1', 'liblzf.so']) {
-  try {
-    koffi.load(name, { global: true });
-    break;
-  } catch {
-    /* no liblzf: the LZF plugin stays unavailable */
+// The handle must stay referenced for the life of the process: koffi unloads a library
+// (dlclose) when its handle is garbage-collected, and the plugin would then lose lzf_compress and
+// lzf_decompress (LZF data "cannot be decoded" after the first collection).
+export const LIBLZF: ReturnType<typeof koffi.load> | undefined = (() => {
+  for (const name of ['liblzf.so.1', 'liblzf.so']) {
+    try {
+      return koffi.load(name, { global: true });
+    } catch {
+      /* no liblzf: the LZF plugin stays unavailable */
+    }
   }
-}
+  return undefined;
+})();
 
 const H5open = lib.func('herr_t H5open()');
 if (H5open() < 0) throw new Hdf5LoadError('H5open() failed');
+// Shut libhdf5 down while every library is still mapped. On a natural exit Node first runs
+// koffi's finalizers (dlclose of each handle) and only then the C atexit handlers, where
+// libhdf5's own shutdown closes the filter plugins it loaded: closing the last plugin then
+// unmaps libhdf5 under its own feet (a segmentation fault at exit once a plugin was used).
+const H5close = lib.func('herr_t H5close()');
+process.once('exit', () => {
+  H5close();
+});
 const H5get_libversion = lib.func(
   'herr_t H5get_libversion(_Out_ unsigned int *maj, _Out_ unsigned int *min, _Out_ unsigned int *rel)',
 );

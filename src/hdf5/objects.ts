@@ -62,6 +62,12 @@ export function objectInfo(oid: Hid): ObjectInfo {
   return decodeInfo(infoBuf);
 }
 
+/** Whether an open object tracks the creation order of its attributes (object header flag). */
+export function tracksAttributeOrder(oid: Hid): boolean {
+  H5.H5Oget_info2(oid, infoBuf, C.H5O_INFO_HDR);
+  return (infoBuf.readUInt32LE(76) & C.H5O_HDR_ATTR_CRT_ORDER_TRACKED) !== 0;
+}
+
 /** Address only (cheapest `H5Oget_info2`). */
 export function objectAddr(oid: Hid): bigint {
   H5.H5Oget_info2(oid, infoBuf, C.H5O_INFO_BASIC);

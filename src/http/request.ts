@@ -12,6 +12,7 @@ import getRawBody from 'raw-body';
 import { parseJsonBody } from '../codec/json.js';
 import type { Config } from '../config.js';
 import { H5StoreError, badRequest } from '../errors.js';
+import type { DomainAccess } from '../store/access.js';
 import type { BufferPool } from '../store/pagepool.js';
 import { normalizeDomain } from '../store/paths.js';
 
@@ -39,6 +40,7 @@ export function domainRef(ctx: Context, opts: { required?: boolean; allowRoot?: 
   } else {
     raw = ctx.get('x-store-domain') || ctx.get('x-hdf-domain') || undefined;
   }
+  checkBucket(ctx);
   if (raw === undefined) {
     if (opts.required === false) return undefined;
     throw badRequest('Invalid domain: no domain given (use ?domain=/path/file.h5 or the X-Store-domain header)');
@@ -252,4 +254,53 @@ export function globToPredicate(glob: string): (name: string) => boolean {
   } catch (e) {
     throw badRequest(`Invalid pattern: ${(e as Error).message}`);
   }
+}
+
+/**
+ * The `bucket` query parameter or `X-Hdf-bucket` header (wire-reference 0.3): h5store has one
+ * storage root, so a bucket is ignored, but a name that breaks S3's bucket naming rules is a 400
+ * as in HSDS: 3-63 characters of lower-case letters, digits, `.` and `-`, starting and ending
+ * with a letter or digit, no `..`, not an IPv4 address, no `xn--`/`sthree-` prefix or
+ * `-s3alias`/`--ol-s3` suffix
+ * (https://docs.aws.amazon.com/AmazonS3/latest/userguide/bucketnamingrules.html).
+ * @throws BadRequest for an invalid bucket name.
+ */
+export function checkBucket(ctx: Context): void {
+  const q = ctx.query.bucket;
+  const b = (Array.isArray(q) ? q[0] : q) ?? (ctx.get('x-hdf-bucket') || undefined);
+  if (b === undefined) return;
+  if (!isValidBucketName(b)) throw badRequest(`Invalid bucket name ${JSON.stringify(b.length > 80 ? b.slice(0, 80) + '...' : b)}`);
+}
+
+/** S3 bucket naming rules (see `checkBucket`). */
+export function isValidBucketName(b: string): boolean {
+  if (b.length < 3 || b.length > 63) return false;
+  if (!/^[a-z0-9][a-z0-9.-]*[a-z0-9]$/.test(b)) return false;
+  if (b.includes('..') || /^\d+\.\d+\.\d+\.\d+$/.test(b)) return false;
+  if (b.startsWith('xn--') || b.startsWith('sthree-') || b.endsWith('-s3alias') || b.endsWith('--ol-s3')) return false;
+  return true;
+}
+
+/** Which links a path lookup may cross: `follow_soft_links=1`, `follow_external_links=1`, and the access check for other domains. */
+export function pathOptions(ctx: Context): { followSoft: boolean; followExternal: boolean; access: DomainAccess } {
+  return {
+    followSoft: flag(ctx, 'follow_soft_links'),
+    followExternal: flag(ctx, 'follow_external_links'),
+    access: (ctx.state as { domainAccess: DomainAccess }).domainAccess,
+  };
+}
+
+/**
+ * The query string of a `self` href: the request's own values of `names` (e.g. `Limit`, `Marker`),
+ * in that order, plus `extra`; undefined when there is none. `domain` is never among them: hrefs
+ * add it once themselves (present.ts `Hrefs`).
+ */
+export function selfQuery(ctx: Context, names: string[], extra?: string): string | undefined {
+  const parts: string[] = [];
+  if (extra) parts.push(extra);
+  for (const n of names) {
+    const v = param(ctx, n);
+    if (v !== undefined) parts.push(`${n}=${encodeURIComponent(v)}`);
+  }
+  return parts.length ? parts.join('&') : undefined;
 }

@@ -272,10 +272,13 @@ function openAttrCheck(f: DomainFile, oid: Hid, ownerId: string, name: string): 
   io.closeAttribute(openAttr(f, oid, ownerId, name));
 }
 
-/** The `attributes` dict of `include_attrs` (storage form keyed by name, wire-reference 2.1). */
-export function attributesDict(f: DomainFile, oid: Hid, addr: bigint): Record<string, Omit<AttributeJson, 'name'>> {
+/**
+ * The `attributes` dict of `include_attrs` (storage form keyed by name, wire-reference 2.1), in
+ * name order, or creation order with `createOrder` when the object tracks it.
+ */
+export function attributesDict(f: DomainFile, oid: Hid, addr: bigint, createOrder = false): Record<string, Omit<AttributeJson, 'name'>> {
   const out: Record<string, Omit<AttributeJson, 'name'>> = {};
-  for (const a of attributesOf(f, oid, addr, { includeData: true })) {
+  for (const a of attributesOf(f, oid, addr, { includeData: true, createOrder })) {
     const { name, ...rest } = a;
     out[name] = rest;
   }
@@ -398,7 +401,9 @@ export function putAttribute(f: DomainFile, kind: ObjectKind, ownerId: string, n
  * `replace=false` and different: 409), then every new value is written under a temporary name;
  * if one of those writes fails, the temporary attributes are deleted and the object is as it
  * was. Only when all are written are the old attributes deleted and the new ones renamed into
- * place.
+ * place. On objects that track attribute creation order the renames are avoided (libhdf5 1.10
+ * corrupts the dense creation-order index): the trial writes are dropped and the attributes
+ * written under their names, so a replaced one becomes the newest (as h5py's replace).
  * @returns 'created' when any attribute was written, 'exists' when all were there already.
  */
 export function putAttributes(f: DomainFile, kind: ObjectKind, ownerId: string, items: [string, AttributeSpec][], replace = true): 'created' | 'exists' {
@@ -433,6 +438,20 @@ export function putAttributes(f: DomainFile, kind: ObjectKind, ownerId: string, 
       throw e;
     }
     const addr = h5.objectAddr(oid);
+    if (todo.length && h5.tracksAttributeOrder(oid)) {
+      // libhdf5 1.10's H5Arename corrupts the creation-order index of dense attribute storage
+      // (a later H5Adelete fails: "record is not in B-tree"; h5py's replace hits it too). The
+      // trial writes above proved every value fits: drop them, then (re)create each attribute
+      // under its name, in the order given (a replaced one becomes the newest, as with h5py).
+      for (const t of todo) io.deleteAttribute(oid, t.name + TEMP_SUFFIX);
+      for (const t of todo) {
+        if (t.exists) io.deleteAttribute(oid, t.name);
+        writeNewAttribute(f, oid, t.name, t.spec);
+        f.goneIds.delete(`${ownerId}/attributes/${t.name}`);
+        markUnsetAttribute(f, addr, t.name, t.spec.wire === undefined && spaceCount(t.spec.space) > 0);
+      }
+      return 'created';
+    }
     for (const t of todo) {
       if (t.exists) io.deleteAttribute(oid, t.name);
       io.renameAttribute(oid, t.name + TEMP_SUFFIX, t.name);

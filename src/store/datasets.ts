@@ -141,7 +141,7 @@ export function datasetJsonOf(f: DomainFile, did: Hid, addr: bigint, opts: Datas
     domain: f.domain,
   };
   if (meta.space.cls !== 'H5S_NULL') out.layout = cp.layout as Record<string, unknown>;
-  if (opts.includeAttrs) out.attributes = attributesDict(f, did, addr);
+  if (opts.includeAttrs) out.attributes = attributesDict(f, did, addr, !!opts.createOrder);
   if (opts.alias) out.alias = f.aliasOf(addr);
   if (opts.verbose) {
     const s = io.storageInfo(did);
@@ -157,6 +157,8 @@ export interface DatasetOptions {
   alias?: boolean;
   /** `verbose=1`: add `num_chunks` and `allocated_size`. */
   verbose?: boolean;
+  /** The `attributes` dict in creation order (for datasets that track it). */
+  createOrder?: boolean;
 }
 
 /** GET /datasets/<id>. */

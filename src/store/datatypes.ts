@@ -25,7 +25,7 @@ export interface DatatypeJson {
 }
 
 /** JSON of an open committed datatype. */
-export function datatypeJsonOf(f: DomainFile, tid: Hid, addr: bigint, opts: { includeAttrs?: boolean; alias?: boolean } = {}): DatatypeJson {
+export function datatypeJsonOf(f: DomainFile, tid: Hid, addr: bigint, opts: { includeAttrs?: boolean; alias?: boolean; createOrder?: boolean } = {}): DatatypeJson {
   const info = h5.objectInfo(tid);
   const t = f.objectTimes(info);
   const out: DatatypeJson = {
@@ -37,7 +37,7 @@ export function datatypeJsonOf(f: DomainFile, tid: Hid, addr: bigint, opts: { in
     lastModified: t.lastModified,
     domain: f.domain,
   };
-  if (opts.includeAttrs) out.attributes = attributesDict(f, tid, addr);
+  if (opts.includeAttrs) out.attributes = attributesDict(f, tid, addr, !!opts.createOrder);
   if (opts.alias) out.alias = f.aliasOf(addr);
   return out;
 }

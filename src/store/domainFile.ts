@@ -17,7 +17,7 @@ import type { Hid } from '../hdf5/lib.js';
 import type { RefCodec } from '../hdf5/memory.js';
 import * as h5 from '../hdf5/objects.js';
 import type { LinkRecord, ObjectKind } from '../hdf5/objects.js';
-import { COLLECTION, domainKey, makeId, parseId } from './ids.js';
+import { COLLECTION, domainKey, domainOfKey, fileIdentity, makeId, noteDomainKey, parseId } from './ids.js';
 import type { ReachContext, StorageKind } from './reach.js';
 import { regionFromJson, regionToJson } from './regionRefs.js';
 import { RWLock } from './rwlock.js';
@@ -87,10 +87,18 @@ export interface LinkList {
   json: unknown[];
 }
 
+/** A link list with its name index. */
+function listOf(links: LinkRecord[]): LinkList {
+  const index = new Map<string, number>();
+  links.forEach((l, i) => index.set(l.name, i));
+  return { links, index, json: [] };
+}
+
 export class DomainFile {
   readonly domain: string;
   readonly path: string;
-  readonly key: string;
+  /** The domain key of the file now at `path` (ids.ts); computed from `stamp` on first use. */
+  private key_: string | undefined;
   readonly lock = new RWLock();
   /** Ids deleted in this process (answer 410); survives reopening the file. */
   readonly goneIds: Set<string>;
@@ -110,6 +118,7 @@ export class DomainFile {
   private reservedAddr_: bigint | null | undefined;
   private internalAddrs = new Set<bigint>();
   private linkCache = new Map<bigint, LinkList>();
+  private linkCacheCrt = new Map<bigint, LinkList>();
   private pathCache: Map<bigint, string> | undefined;
   /** Attribute names (per object and order) and facts (per object and name), until a write. */
   readonly attrNames = new Map<string, string[]>();
@@ -131,12 +140,25 @@ export class DomainFile {
   constructor(domain: string, path: string, goneIds: Set<string>) {
     this.domain = domain;
     this.path = path;
-    this.key = domainKey(domain);
     this.goneIds = goneIds;
+  }
+
+  /**
+   * The domain key of the open file: its domain path and its identity on disk (inode and birth
+   * time, ids.ts `fileIdentity`), so a file deleted and created again at the same path gives
+   * new ids. Only valid while the file is open (the stamp is that of the open file).
+   */
+  get key(): string {
+    if (this.key_ === undefined) {
+      this.key_ = domainKey(this.domain, this.stamp ? fileIdentity(this.stamp) : '');
+      noteDomainKey(this.key_, this.domain);
+    }
+    return this.key_;
   }
 
   /** Forget everything learnt from the file (after it changed on disk or was reopened). */
   resetState(): void {
+    this.key_ = undefined;
     this.known.clear();
     this.fullyVisited = false;
     this.gens.clear();
@@ -150,6 +172,7 @@ export class DomainFile {
   /** Drop caches that a write may have made stale (ids and known addresses stay). */
   invalidateCaches(): void {
     this.linkCache.clear();
+    this.linkCacheCrt.clear();
     this.pathCache = undefined;
     this.attrNames.clear();
     this.attrFacts.clear();
@@ -224,7 +247,13 @@ export class DomainFile {
     if (expected && p.kind !== expected) {
       throw badRequest(`${id} is not a ${expected} id (the ${COLLECTION[p.kind]} collection holds it)`);
     }
-    if (p.key !== this.key) throw badRequest('Object id is not a member of the given domain');
+    if (p.foreign) throw notFound(`${p.kind} ${id} not found`);
+    if (p.key !== this.key) {
+      const owner = domainOfKey(p.key);
+      if (owner === this.domain) throw gone(`${p.kind} ${id} belonged to an earlier file at ${this.domain}, which was deleted or replaced`);
+      if (owner !== undefined) throw badRequest('Object id is not a member of the given domain');
+      throw notFound(`${p.kind} ${id} not found in this domain`);
+    }
     if (this.goneIds.has(id)) throw gone(`${p.kind} ${id} has been deleted`);
     this.ensureLoaded();
     const gen = this.gens.get(p.addr) ?? 0;
@@ -332,7 +361,14 @@ export class DomainFile {
     fromWire: (s: string): bigint => {
       const m = /^(?:(groups|datasets|datatypes)\/)?([gdt]-[0-9a-f-]{36})$/.exec(s);
       if (!m) throw badRequest(`Invalid object reference ${JSON.stringify(s)}`);
-      return this.resolve(m[2]);
+      try {
+        return this.resolve(m[2]);
+      } catch (e) {
+        // A value naming no object of this domain is bad input of the write, not a missing resource.
+        const code = (e as { code?: string }).code;
+        if (code === 'NotFound' || code === 'Gone') throw badRequest(`Object reference ${JSON.stringify(s)} names no object of this domain`);
+        throw e;
+      }
     },
     regionToWire: (ref: Buffer): string => regionToJson(this, ref),
     regionFromWire: (json: string): Buffer => regionFromJson(this, json),
@@ -531,21 +567,27 @@ export class DomainFile {
   // Links (cached per group; the cache is dropped on every write)
 
   /**
-   * Links of an open group in ascending name order (or creation order), without the reserved
-   * group. Cached until the next write.
+   * Links of an open group in ascending name order, or in creation order when `order` is 'crt'
+   * and the group tracks it (every link then carries its creation order; the name order is
+   * returned otherwise). The reserved group is left out. Both orders are cached until the next
+   * write; creation order is sorted from the link records, so groups that track but do not
+   * index creation order work too.
    */
   links(gid: Hid, gaddr: bigint, order: 'name' | 'crt' = 'name'): LinkList {
-    if (order === 'name') {
-      const cached = this.linkCache.get(gaddr);
-      if (cached) return cached;
+    let byName = this.linkCache.get(gaddr);
+    if (!byName) {
+      let links = h5.listLinks(gid, 'name');
+      if (gaddr === this.rootAddr && this.hasReserved) links = links.filter((l) => l.name !== RESERVED);
+      byName = listOf(links);
+      this.linkCache.set(gaddr, byName);
     }
-    let links = h5.listLinks(gid, order);
-    if (gaddr === this.rootAddr && this.hasReserved) links = links.filter((l) => l.name !== RESERVED);
-    const index = new Map<string, number>();
-    links.forEach((l, i) => index.set(l.name, i));
-    const list: LinkList = { links, index, json: [] };
-    if (order === 'name') this.linkCache.set(gaddr, list);
-    return list;
+    if (order === 'name' || byName.links.length < 2 || byName.links.some((l) => l.corder === undefined)) return byName;
+    let byCrt = this.linkCacheCrt.get(gaddr);
+    if (!byCrt) {
+      byCrt = listOf([...byName.links].sort((a, b) => a.corder! - b.corder!));
+      this.linkCacheCrt.set(gaddr, byCrt);
+    }
+    return byCrt;
   }
 
   /** Kind of the object a hard link points to (cached in the known-address map). */

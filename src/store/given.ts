@@ -7,7 +7,8 @@
  *   pipeline positions of blosc-codec filters given without a level (h5pyd then reports
  *   `compression_opts` None, as with HSDS);
  * - `unset`: attributes created without a value (they read `value: null`, as with HSDS; libhdf5
- *   itself stores zeros).
+ *   itself stores zeros);
+ * - `creation.extra` of groups: `creationProperties` keys other than `CreateOrder` (cprops.ts).
  *
  * Stored like the ACL state (acls.ts): the attribute `given` of the reserved group `/__h5store__`,
  * a scalar variable-length UTF-8 string holding JSON
@@ -37,6 +38,8 @@ export interface GivenCreation {
   initializer?: unknown[];
   /** Pipeline indices of blosc-codec filters given without a level. */
   noLevel?: number[];
+  /** Groups: `creationProperties` keys other than `CreateOrder` (cprops.ts). */
+  extra?: Record<string, unknown>;
 }
 
 /** The state of one file: entries by object key (DomainFile.objectKey). */

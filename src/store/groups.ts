@@ -6,6 +6,7 @@ import type { Hid } from '../hdf5/lib.js';
 import * as h5 from '../hdf5/objects.js';
 import type { ObjectKind } from '../hdf5/objects.js';
 import { attributesDict } from './attributes.js';
+import { extraCreationProperties, groupCreationProperties, storeCreationProperties } from './cprops.js';
 import type { DomainFile } from './domainFile.js';
 import { RESERVED } from './domainFile.js';
 import { type LinkJson, groupTimes, linkJson, linkNewObject, planObjectPlace, refuseRoot, settleFreed } from './links.js';
@@ -25,8 +26,17 @@ export interface GroupJson {
   domain: string;
 }
 
+/** What GET /groups/<id> adds to a group's JSON (wire-reference 2.1). */
+export interface GroupJsonOptions {
+  includeLinks?: boolean;
+  includeAttrs?: boolean;
+  alias?: boolean;
+  /** `links` and `attributes` dicts in creation order (for objects that track it). */
+  createOrder?: boolean;
+}
+
 /** JSON of an open group. */
-export function groupJsonOf(f: DomainFile, gid: Hid, gaddr: bigint, opts: { includeLinks?: boolean; includeAttrs?: boolean; alias?: boolean } = {}): GroupJson {
+export function groupJsonOf(f: DomainFile, gid: Hid, gaddr: bigint, opts: GroupJsonOptions = {}): GroupJson {
   const info = h5.objectInfo(gid);
   const t = f.objectTimes(info);
   const out: GroupJson = {
@@ -38,22 +48,23 @@ export function groupJsonOf(f: DomainFile, gid: Hid, gaddr: bigint, opts: { incl
     attributeCount: info.numAttrs,
     domain: f.domain,
   };
-  if (h5.groupTracksOrder(gid)) out.creationProperties = { CreateOrder: 1 };
+  const cp = groupCreationProperties(f, gid, gaddr);
+  if (cp) out.creationProperties = cp;
   if (opts.includeLinks) {
     const links: Record<string, Omit<LinkJson, 'title'>> = {};
-    for (const rec of f.links(gid, gaddr).links) {
+    for (const rec of f.links(gid, gaddr, opts.createOrder ? 'crt' : 'name').links) {
       const { title, ...rest } = linkJson(f, gid, rec, t);
       links[title] = rest;
     }
     out.links = links;
   }
-  if (opts.includeAttrs) out.attributes = attributesDict(f, gid, gaddr);
+  if (opts.includeAttrs) out.attributes = attributesDict(f, gid, gaddr, !!opts.createOrder);
   if (opts.alias) out.alias = f.aliasOf(gaddr);
   return out;
 }
 
 /** GET /groups/<id>. */
-export function getGroup(f: DomainFile, id: string, opts: { includeLinks?: boolean; includeAttrs?: boolean; alias?: boolean }): GroupJson {
+export function getGroup(f: DomainFile, id: string, opts: GroupJsonOptions): GroupJson {
   return f.withId(id, 'group', (gid, gaddr) => groupJsonOf(f, gid, gaddr, opts));
 }
 
@@ -71,11 +82,13 @@ export function createGroup(
     throw badRequest('"creationProperties" must be an object');
   }
   const trackOrder = !!(cp as { CreateOrder?: unknown } | undefined)?.CreateOrder;
+  const extra = extraCreationProperties(cp);
   const place = planObjectPlace(f, body, implicit);
   const gid = h5.createGroup(f.h, undefined, { trackOrder });
   try {
     if (place) linkNewObject(f, gid, place);
     const { addr } = f.registerNew(gid, 'group', !!place);
+    if (extra) storeCreationProperties(f, addr, extra);
     return groupJsonOf(f, gid, addr);
   } finally {
     h5.closeObject(gid);

@@ -2,7 +2,8 @@
  * Object ids (DESIGN.md section 3; wire-reference 0.1).
  *
  * Form: `<p>-xxxxxxxx-xxxxxxxx-xxxx-xxxxxx-xxxxxx`, 38 characters, prefix `g`/`d`/`t`.
- * - hex digits 1-16: the domain key (from the domain path; same for every object of a domain);
+ * - hex digits 1-16: the domain key (from the domain path and the identity of the file there,
+ *   inode and birth time: the same for every object of one file, new for a re-created file);
  * - hex digits 17-20: the address generation (0 unless an object header address was reused
  *   after a delete, see docs/storage-format.md);
  * - hex digits 21-32: the object header address in the file (48 bits).
@@ -23,9 +24,36 @@ export const COLLECTION: Record<ObjectKind, 'groups' | 'datasets' | 'datatypes'>
 
 const MAX_ADDR = (1n << 48n) - 1n;
 
-/** The 16-hex-digit key of a domain: a hash of its normalised path. */
-export function domainKey(domain: string): string {
-  return createHash('sha256').update(domain).digest('hex').slice(0, 16);
+/**
+ * The 16-hex-digit key of a domain: a hash of its normalised path and of the identity of the
+ * file at that path (`fileIdentity`), so a file deleted and created again at the same path gives
+ * its objects new ids while an unchanged file keeps its ids across restarts.
+ */
+export function domainKey(domain: string, identity = ''): string {
+  return createHash('sha256').update(identity ? `${domain}\u0000${identity}` : domain).digest('hex').slice(0, 16);
+}
+
+/**
+ * What tells one file at a path from a later file at the same path: inode and birth time
+ * (sub-millisecond; an inode number is often reused at once after a delete, a birth time is
+ * not). Filesystems without birth times give the inode only.
+ */
+export function fileIdentity(st: { ino: number; birthtimeMs: number }): string {
+  return st.birthtimeMs > 0 ? `${st.ino}:${st.birthtimeMs}` : `${st.ino}`;
+}
+
+/** Domain keys met in this process -> their domain (to tell a stale or foreign id from a made-up one). */
+const keyOwners = new Map<string, string>();
+
+/** Remember that `key` is (or was) the key of a file at `domain`. */
+export function noteDomainKey(key: string, domain: string): void {
+  if (keyOwners.size > 100_000) keyOwners.clear();
+  keyOwners.set(key, domain);
+}
+
+/** The domain a key belonged to in this process, if any. */
+export function domainOfKey(key: string): string | undefined {
+  return keyOwners.get(key);
 }
 
 /** Build an object id. */
@@ -42,17 +70,27 @@ export interface ParsedId {
   key: string;
   gen: number;
   addr: bigint;
+  /**
+   * A well-formed HSDS-style id that this service never makes (a `g-` + UUID as clients
+   * generate for tests, upper-case hex): it names nothing (404), it is not malformed (400).
+   */
+  foreign?: boolean;
 }
 
 const ID_RE = /^([gdt])-([0-9a-f]{8})-([0-9a-f]{8})-([0-9a-f]{4})-([0-9a-f]{6})-([0-9a-f]{6})$/;
+/** HSDS's id forms (wire-reference 0.1): prefix, then 32 hex digits as 8-8-4-6-6 or a UUID's 8-4-4-4-12. */
+const HSDS_ID_RE = /^[gdt]-(?:[0-9a-fA-F]{8}-[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{6}-[0-9a-fA-F]{6}|[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12})$/;
 
 /**
  * Parse and validate an id's syntax.
- * @throws H5StoreError BadRequest for anything that is not a well-formed id of this service.
+ * @throws H5StoreError BadRequest for anything that is not a well-formed HSDS-style id.
  */
 export function parseId(id: string): ParsedId {
   const m = ID_RE.exec(id);
-  if (!m) throw badRequest(`Invalid id: ${JSON.stringify(id.length > 80 ? id.slice(0, 80) + '...' : id)}`);
+  if (!m) {
+    if (HSDS_ID_RE.test(id)) return { kind: KIND_OF[id[0]], key: '', gen: 0, addr: 0n, foreign: true };
+    throw badRequest(`Invalid id: ${JSON.stringify(id.length > 80 ? id.slice(0, 80) + '...' : id)}`);
+  }
   return {
     kind: KIND_OF[m[1]],
     key: m[2] + m[3],

@@ -3,9 +3,9 @@
  *
  * Link records come from libhdf5 in ascending name order (UTF-8 byte order = code-point order)
  * or creation order; the reserved group is hidden. External links are never followed by
- * libhdf5: `h5domain` is the target file as a domain path, resolved against the folder of the
- * link's own domain when the stored file name is relative (as libhdf5 itself would, relative to
- * the parent file's directory).
+ * libhdf5: `h5domain` is the target file name exactly as stored in the file (as HSDS and h5py
+ * show it); it is resolved to a domain only when a path lookup follows the link
+ * (`externalTarget`, store.ts).
  */
 import path from 'node:path';
 import { badRequest, conflict, forbidden, gone, notFound } from '../errors.js';
@@ -40,16 +40,31 @@ export function checkLinkName(name: unknown): string {
   return name;
 }
 
-/** The domain path an external link's file name refers to, seen from `domain`. */
-export function externalDomain(domain: string, file: string): string {
-  if (file.startsWith('/')) return path.posix.normalize(file);
-  return path.posix.resolve(path.posix.dirname(domain), file);
+/**
+ * The domain an external link's stored file name refers to, seen from the linking `domain`
+ * (docs/architecture.md): a relative name is resolved against the linking domain's folder (as
+ * libhdf5 resolves it against the parent file's directory); an absolute name is a domain path,
+ * and `exists` decides the libhdf5 fallback when there is no such domain: the name's last
+ * component in the linking domain's folder.
+ */
+export function externalTarget(domain: string, file: string, exists: (domain: string) => boolean): string {
+  const f = file.replace(/^hdf5:\/\/?/, '/');
+  if (!f.startsWith('/')) return path.posix.resolve(path.posix.dirname(domain), f);
+  const abs = path.posix.normalize(f);
+  if (exists(abs)) return abs;
+  const near = path.posix.join(path.posix.dirname(domain), path.posix.basename(abs));
+  return exists(near) ? near : abs;
 }
 
-/** The file name to store for an external link to domain `target` from `domain`. */
-export function externalFileName(domain: string, target: string): string {
-  if (!target.startsWith('/')) return target;
-  return path.posix.relative(path.posix.dirname(domain), path.posix.normalize(target)) || path.posix.basename(target);
+/**
+ * The name of a link taken from a single-link route's path (`/groups/<id>/links/<name>`): a
+ * name that decodes to something containing `/` cannot be a link name (HSDS keeps `%2F`
+ * undecoded, so no such link exists): 404. Such names go through the bulk routes.
+ * @throws H5StoreError NotFound
+ */
+export function linkNameFromPath(name: string): string {
+  if (name.includes('/')) throw notFound(`Link ${JSON.stringify(name)} not found: a link name cannot contain "/"`);
+  return name;
 }
 
 /** REST JSON of one link record of an open group. */
@@ -69,7 +84,7 @@ export function linkJson(f: DomainFile, gid: Hid, rec: LinkRecord, times?: Times
       break;
     case 'H5L_TYPE_EXTERNAL':
       out.h5path = rec.path;
-      out.h5domain = externalDomain(f.domain, rec.file ?? '');
+      out.h5domain = rec.file ?? '';
       break;
     default:
       // User-defined links: only title and class (spec 2.2).
@@ -102,8 +117,7 @@ export interface LinkListOptions {
  */
 export function listLinks(f: DomainFile, groupId: string, opts: LinkListOptions): LinkJson[] {
   return f.withId(groupId, 'group', (gid, gaddr) => {
-    const useCrt = !!opts.createOrder && h5.groupTracksOrder(gid);
-    const list = f.links(gid, gaddr, useCrt ? 'crt' : 'name');
+    const list = f.links(gid, gaddr, opts.createOrder ? 'crt' : 'name');
     const { links, index } = list;
     const cache = list.json as (LinkJson | undefined)[];
     let start = 0;
@@ -127,10 +141,11 @@ export function listLinks(f: DomainFile, groupId: string, opts: LinkListOptions)
 
 /**
  * `follow_links=1` (wire-reference 2.2): the links of every group reachable from `groupId` by
- * hard links, keyed by group id, each group once; `limit` caps the total number of links.
- * Items carry no `collection`, `target` or `href`.
+ * hard links, keyed by group id, each group once (breadth first, each group's links in name
+ * order, or creation order with `createOrder` for groups that track it); `limit` caps the total
+ * number of links. Items carry no `collection`, `target` or `href`.
  */
-export function listLinksDeep(f: DomainFile, groupId: string, opts: { limit?: number; pattern?: (name: string) => boolean }): Record<string, LinkJson[]> {
+export function listLinksDeep(f: DomainFile, groupId: string, opts: Omit<LinkListOptions, 'marker'>): Record<string, LinkJson[]> {
   const out: Record<string, LinkJson[]> = {};
   const limit = opts.limit && opts.limit > 0 ? opts.limit : Infinity;
   let total = 0;
@@ -141,7 +156,7 @@ export function listLinksDeep(f: DomainFile, groupId: string, opts: { limit?: nu
     h5.withObject(f.h, gaddr, (gid) => {
       const times = groupTimes(f, gid);
       const items: LinkJson[] = [];
-      for (const rec of f.links(gid, gaddr).links) {
+      for (const rec of f.links(gid, gaddr, opts.createOrder ? 'crt' : 'name').links) {
         if (rec.cls === 'H5L_TYPE_HARD' && f.kindOfAddr(gid, rec) === 'group' && !seen.has(rec.addr!)) {
           seen.add(rec.addr!);
           queue.push(rec.addr!);
@@ -154,6 +169,42 @@ export function listLinksDeep(f: DomainFile, groupId: string, opts: { limit?: nu
       }
       out[f.idOf(gaddr, 'group')] = items;
     });
+  }
+  return out;
+}
+
+/**
+ * Links of a group by title (POST .../links `{"titles"}`, wire-reference 2.2), in the order
+ * asked: `{class, created, id | h5path (+ h5domain), title}` (no `collection` or `href`).
+ * @throws H5StoreError NotFound (Gone when deleted in this process) for a missing title.
+ */
+export function linksByTitles(f: DomainFile, groupId: string, titles: string[]): LinkJson[] {
+  return f.withId(groupId, 'group', (gid, gaddr) => {
+    const times = groupTimes(f, gid);
+    return titles.map((t) => {
+      // a title with "/" is no link name (libhdf5 would walk it as a path): no such link
+      if (t.includes('/')) throw notFound(`Link ${JSON.stringify(t)} not found: a link name cannot contain "/"`);
+      const item = linkJson(f, gid, findLink(f, gid, gaddr, checkLinkName(t), groupId), times);
+      delete item.collection;
+      return item;
+    });
+  });
+}
+
+/**
+ * Links of several groups (POST .../links with `grp_ids`, wire-reference 2.2), keyed by group
+ * id: the given titles of each group (404 for a missing one), or all its links paged and
+ * filtered as `listLinks` (without `collection`).
+ */
+export function linksOfGroups(f: DomainFile, groups: { id: string; titles?: string[] }[], opts: Omit<LinkListOptions, 'marker'>): Record<string, LinkJson[]> {
+  const out: Record<string, LinkJson[]> = {};
+  for (const g of groups) {
+    out[g.id] = g.titles
+      ? linksByTitles(f, g.id, g.titles)
+      : listLinks(f, g.id, opts).map((l) => {
+          const { collection: _c, ...rest } = l;
+          return rest;
+        });
   }
   return out;
 }
@@ -209,15 +260,81 @@ export function parseLinkSpec(body: unknown): LinkSpec {
   return { h5path: b.h5path };
 }
 
+/** A string list from a request body. @throws BadRequest */
+function stringList(v: unknown, what: string): string[] {
+  if (!Array.isArray(v) || !v.every((t) => typeof t === 'string')) throw badRequest(`${what} must be a list of strings`);
+  return v as string[];
+}
+
+/** The group ids a bulk links body names (`grp_ids` as a list or as the keys of a dict), for ACL checks. */
+export function groupIdsIn(body: Record<string, unknown>): string[] {
+  const g = body.grp_ids;
+  if (Array.isArray(g)) return g.filter((x): x is string => typeof x === 'string');
+  if (g && typeof g === 'object') return Object.keys(g);
+  return [];
+}
+
+/** What a POST .../links body asks for (wire-reference 2.2). */
+export interface LinksPost {
+  /** Titles of the group of the path (or of each group of a `grp_ids` list). */
+  titles?: string[];
+  /** Several groups, each with its titles (undefined: all its links). */
+  groups?: { id: string; titles?: string[] }[];
+}
+
+/**
+ * Parse a POST .../links body: `{"titles": [...]}`, `{"grp_ids": [ids], "titles"?: [...]}`, or
+ * `{"grp_ids": {id: [titles] | null}}`.
+ * @throws H5StoreError BadRequest for other shapes.
+ */
+export function parseLinksPost(body: Record<string, unknown>): LinksPost {
+  const titles = body.titles === undefined ? undefined : stringList(body.titles, '"titles"');
+  const g = body.grp_ids;
+  if (g === undefined) return { titles };
+  if (Array.isArray(g)) return { titles, groups: stringList(g, '"grp_ids"').map((id) => ({ id, titles })) };
+  if (g && typeof g === 'object') {
+    if (titles) throw badRequest('"titles" cannot be given with "grp_ids" as a dict (give the titles of each group there)');
+    return {
+      groups: Object.entries(g as Record<string, unknown>).map(([id, t]) => ({ id, titles: t === null || t === undefined ? undefined : stringList(t, `"grp_ids" of ${id}`) })),
+    };
+  }
+  throw badRequest('"grp_ids" must be a list of group ids or a dict {group id: [titles]}');
+}
+
+/** A `{title: link}` map of a bulk PUT. */
+function linkMap(v: unknown, what: string): [string, LinkSpec][] {
+  if (!v || typeof v !== 'object' || Array.isArray(v)) throw badRequest(`${what} must be an object {title: link}`);
+  return Object.entries(v as Record<string, unknown>).map(([t, b]) => [t, parseLinkSpec(b)]);
+}
+
+/**
+ * Parse a bulk PUT .../links body (wire-reference 2.2): `{"links": {title: link}}` for the group
+ * of the path, the same map in each group of `"grp_ids": [ids]`, or
+ * `"grp_ids": {id: {"links": {title: link}}}` (or `{id: {title: link}}`) per group.
+ * @throws H5StoreError BadRequest for other shapes or an invalid link body.
+ */
+export function parseLinksPut(body: Record<string, unknown>, pathGroupId: string): LinkPut[] {
+  const g = body.grp_ids;
+  const out: LinkPut[] = [];
+  if (g === undefined || Array.isArray(g)) {
+    const map = linkMap(body.links, '"links"');
+    const ids = g === undefined ? [pathGroupId] : stringList(g, '"grp_ids"');
+    for (const groupId of ids) for (const [title, spec] of map) out.push({ groupId, title, spec });
+    return out;
+  }
+  if (!g || typeof g !== 'object') throw badRequest('"grp_ids" must be a list of group ids or a dict {group id: {"links": {...}}}');
+  for (const [groupId, v] of Object.entries(g as Record<string, unknown>)) {
+    const inner = v && typeof v === 'object' && !Array.isArray(v) && Object.keys(v).length === 1 && 'links' in v ? (v as { links: unknown }).links : v;
+    for (const [title, spec] of linkMap(inner ?? body.links, `the links of ${groupId}`)) out.push({ groupId, title, spec });
+  }
+  return out;
+}
+
 /** Whether an existing link record is the same link as a spec. */
-function sameLink(f: DomainFile, rec: LinkRecord, spec: LinkSpec, targetAddr?: bigint): boolean {
+function sameLink(rec: LinkRecord, spec: LinkSpec, targetAddr?: bigint): boolean {
   if ('id' in spec) return rec.cls === 'H5L_TYPE_HARD' && rec.addr === targetAddr;
   if ('h5domain' in spec) {
-    return (
-      rec.cls === 'H5L_TYPE_EXTERNAL' &&
-      rec.path === spec.h5path &&
-      externalDomain(f.domain, rec.file ?? '') === externalDomain(f.domain, spec.h5domain)
-    );
+    return rec.cls === 'H5L_TYPE_EXTERNAL' && rec.path === spec.h5path && rec.file === spec.h5domain;
   }
   return rec.cls === 'H5L_TYPE_SOFT' && rec.path === spec.h5path;
 }
@@ -243,7 +360,7 @@ function planLink(f: DomainFile, gid: Hid, gaddr: bigint, name: string, spec: Li
   if ('id' in spec) targetAddr = f.resolve(spec.id);
   const existing = h5.getLink(gid, name);
   if (existing) {
-    if (sameLink(f, existing, spec, targetAddr)) return { name, spec, targetAddr, exists: true };
+    if (sameLink(existing, spec, targetAddr)) return { name, spec, targetAddr, exists: true };
     throw conflict(`Link ${JSON.stringify(name)} already exists with a different target`);
   }
   return { name, spec, targetAddr, exists: false };
@@ -261,7 +378,7 @@ function makeLink(f: DomainFile, gid: Hid, groupId: string, p: LinkPlan): void {
     }
     f.releaseAnonymous(spec.id);
   } else if ('h5domain' in spec) {
-    h5.createExternalLink(gid, name, externalFileName(f.domain, spec.h5domain), spec.h5path);
+    h5.createExternalLink(gid, name, spec.h5domain, spec.h5path);
   } else {
     h5.createSoftLink(gid, name, spec.h5path);
   }
@@ -329,6 +446,50 @@ export function deleteLink(f: DomainFile, groupId: string, name: string): void {
   });
 }
 
+/** One link of a bulk PUT: the group, the title and what it points to. */
+export interface LinkPut {
+  groupId: string;
+  title: string;
+  spec: LinkSpec;
+}
+
+/**
+ * Create links in several groups, all or nothing (bulk PUT with `grp_ids`, wire-reference 2.2):
+ * every link of every group is checked first (as `putLink`), and nothing is written when one is
+ * invalid or conflicts; a title given twice for one group must name the same target.
+ * @returns 'created' when a link was new (201), 'exists' when every link was already there
+ *   identically (200).
+ * @throws H5StoreError BadRequest, NotFound (group or hard-link target), Conflict.
+ */
+export function putLinksBulk(f: DomainFile, items: LinkPut[]): 'created' | 'exists' {
+  const byGroup = new Map<string, [string, LinkSpec][]>();
+  for (const it of items) {
+    checkLinkName(it.title);
+    let list = byGroup.get(it.groupId);
+    if (!list) byGroup.set(it.groupId, (list = []));
+    const twice = list.find(([t]) => t === it.title);
+    if (twice) {
+      if (JSON.stringify(twice[1]) !== JSON.stringify(it.spec)) throw conflict(`Link ${JSON.stringify(it.title)} is given twice with different targets`);
+      continue;
+    }
+    list.push([it.title, it.spec]);
+  }
+  // check everything (and resolve each group) before writing anything
+  const plans = [...byGroup].map(([groupId, list]) =>
+    f.withId(groupId, 'group', (gid, gaddr) => ({ groupId, gaddr, todo: list.map(([name, spec]) => planLink(f, gid, gaddr, name, spec)).filter((p) => !p.exists) })),
+  );
+  let made = 0;
+  for (const g of plans) {
+    if (!g.todo.length) continue;
+    h5.withObject(f.h, g.gaddr, (gid) => {
+      for (const p of g.todo) makeLink(f, gid, g.groupId, p);
+    });
+    made += g.todo.length;
+  }
+  if (made) f.invalidateCaches();
+  return made ? 'created' : 'exists';
+}
+
 /** The object named `name` in `gid` and, for a group, everything reachable from it. */
 export function subtree(f: DomainFile, gid: Hid, name: string, info: h5.ObjectInfo): Map<bigint, ObjectKind | undefined> {
   if (info.kind !== 'group') return new Map([[info.addr, info.kind]]);
@@ -355,13 +516,27 @@ export function settleFreed(f: DomainFile, candidates: Map<bigint, ObjectKind | 
 
 const MAX_SOFT_DEPTH = 16;
 
+/** Which links a path lookup may cross (wire-reference 1.3: `follow_soft_links`, `follow_external_links`). */
+export interface PathOptions {
+  followSoft?: boolean;
+  followExternal?: boolean;
+}
+
+/** Where a path lookup ended: an object of this file, or an external link to follow. */
+export type PathHit =
+  | { addr: bigint; kind: ObjectKind }
+  | { external: { file: string; h5path: string; rest: string[]; title: string } };
+
 /**
- * Resolve an HDF5 path to an object: absolute from the root, or relative to `startAddr`.
- * Soft links are followed (up to 16 deep); external links are not followed by libhdf5: a path
- * crossing one is a 400 naming the target domain; user-defined links and dangling soft links
- * end in 404.
+ * Walk an HDF5 path: absolute from the root, or relative to `startAddr`. Soft links are crossed
+ * only with `followSoft` (up to 16 deep; a dangling one ends in 404); an external link ends the
+ * walk with what to look up in the other file (its stored file name and object path, and the
+ * components left), only with `followExternal`. libhdf5 itself never follows external links.
+ * @throws H5StoreError BadRequest for a soft or external link crossed without its flag, or too
+ *   deep soft links; NotFound for a missing component, a path below a dataset or datatype, or
+ *   a user-defined link.
  */
-export function resolvePath(f: DomainFile, h5path: string, startAddr?: bigint, depth = 0): { addr: bigint; kind: ObjectKind } {
+export function walkPath(f: DomainFile, h5path: string, startAddr: bigint | undefined, opts: PathOptions, depth = 0): PathHit {
   if (depth > MAX_SOFT_DEPTH) throw badRequest('Too many levels of soft links');
   if (h5path.includes('\u0000')) throw badRequest('"h5path" must not contain NUL characters');
   const absolute = h5path.startsWith('/');
@@ -371,10 +546,11 @@ export function resolvePath(f: DomainFile, h5path: string, startAddr?: bigint, d
     kind = h5.withObject(f.h, cur, (o) => h5.objectInfo(o).kind) ?? 'group';
   }
   const parts = h5path.split('/').filter((p) => p !== '' && p !== '.');
-  for (const part of parts) {
+  for (let i = 0; i < parts.length; i++) {
+    const part = parts[i];
     if (kind !== 'group') throw notFound(`Path ${h5path} not found: ${part} is below a ${kind}`);
     const gaddr = cur;
-    const next = h5.withObject(f.h, gaddr, (gid) => {
+    const next = h5.withObject(f.h, gaddr, (gid): PathHit | undefined => {
       if (f.isReservedName(gaddr, part)) return undefined;
       const rec = h5.getLink(gid, part);
       if (!rec) return undefined;
@@ -383,21 +559,24 @@ export function resolvePath(f: DomainFile, h5path: string, startAddr?: bigint, d
         return k ? { addr: rec.addr!, kind: k } : undefined;
       }
       if (rec.cls === 'H5L_TYPE_SOFT') {
+        if (!opts.followSoft) throw badRequest(`Query found unexpected soft link ${JSON.stringify(part)} in ${h5path} (use follow_soft_links=1)`);
         try {
-          return resolvePath(f, rec.path!, gaddr, depth + 1);
+          return walkPath(f, rec.path!, gaddr, opts, depth + 1);
         } catch (e) {
           if ((e as { code?: string }).code === 'NotFound') return undefined;
           throw e;
         }
       }
       if (rec.cls === 'H5L_TYPE_EXTERNAL') {
-        throw badRequest(
-          `Path ${h5path} crosses external link ${part} to domain ${externalDomain(f.domain, rec.file ?? '')} (${rec.path}); look it up there`,
-        );
+        if (!opts.followExternal) {
+          throw badRequest(`Query found unexpected external link ${JSON.stringify(part)} in ${h5path} to ${rec.file}:${rec.path} (use follow_external_links=1)`);
+        }
+        return { external: { file: rec.file ?? '', h5path: rec.path ?? '/', rest: [], title: part } };
       }
       return undefined;
     });
     if (!next) throw notFound(`Path ${h5path} not found`);
+    if ('external' in next) return { external: { ...next.external, rest: [...next.external.rest, ...parts.slice(i + 1)] } };
     cur = next.addr;
     kind = next.kind;
   }
@@ -412,6 +591,16 @@ export interface PlacePlan {
   missing: string[];
   /** The new link's name. */
   name: string;
+}
+
+/**
+ * Resolve a path to an object of this file for the service's own needs (object ACLs of path
+ * lookups, parents of new objects): soft links are followed; crossing an external link is a 400.
+ */
+export function resolvePath(f: DomainFile, h5path: string, startAddr?: bigint): { addr: bigint; kind: ObjectKind } {
+  const hit = walkPath(f, h5path, startAddr, { followSoft: true });
+  if ('external' in hit) throw badRequest(`Path ${h5path} crosses an external link`);
+  return hit;
 }
 
 /**

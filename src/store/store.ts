@@ -25,11 +25,14 @@ import * as links from './links.js';
 import { type Mount, isUnder, readOnly } from './mount.js';
 import { isHdf5Name } from './mountspec.js';
 import { BufferPool, PagePool } from './pagepool.js';
-import { DomainPaths, isServiceName, parentDomain } from './paths.js';
+import { DomainPaths, isServiceName, normalizeDomain, parentDomain } from './paths.js';
 import { type AccessMode, type DomainAccess, allowAllDomains } from './access.js';
 import { DEFAULT_LIMITS, type Limits } from './limits.js';
 import { type ReachedFile } from './reach.js';
 import * as values from './values.js';
+import { DOMAIN_OBJS_MAX, type DomainStats, computeDomainStats, domainObjects, objectJsonOf } from './domainObjects.js';
+import { type DomainQuery, rootAttributeRow } from './domainQuery.js';
+import { LRUCache } from 'lru-cache';
 
 /** How long a value operation waits for the locks of the other domains it reaches (ms). */
 const REACH_LOCK_WAIT_MS = 2000;
@@ -98,6 +101,13 @@ export interface AclTarget {
   parentId?: string;
 }
 
+/** The cache key of one version of a file: path, inode, size, mtime, ctime. */
+function statsKey(p: string, st: fs.Stats): string {
+  return `${p}\u0000${st.ino}\u0000${st.size}\u0000${st.mtimeMs}\u0000${st.ctimeMs}`;
+}
+
+export { DOMAIN_OBJS_MAX };
+
 export class Store {
   readonly paths: DomainPaths;
   readonly files: FileCache;
@@ -110,6 +120,8 @@ export class Store {
   /** Folder ACL sidecars (cached briefly). */
   readonly folders: FolderAcls;
   readonly mounts: Mount[];
+  /** `verbose=1` statistics by file version (see `domainStats`). */
+  private readonly statsCache = new LRUCache<string, DomainStats>({ max: 4096 });
 
   constructor(readonly opts: StoreOptions) {
     this.paths = new DomainPaths(opts.root);
@@ -502,7 +514,15 @@ export class Store {
    */
   async listFolder(
     folder: string,
-    opts: { limit?: number; marker?: string; pattern?: (name: string) => boolean; verbose?: boolean; visible?: (view: AclView) => boolean },
+    opts: {
+      limit?: number;
+      marker?: string;
+      pattern?: (name: string) => boolean;
+      verbose?: boolean;
+      visible?: (view: AclView) => boolean;
+      /** Only domains whose root attributes satisfy it (folders are left out). */
+      query?: DomainQuery;
+    },
   ): Promise<FolderItem[]> {
     const m = this.mountOf(folder);
     if (m) return this.listMounted(m, folder, opts);
@@ -557,6 +577,20 @@ export class Store {
         continue; // e.g. a symlink leading outside the data directory
       }
       if (opts.visible && !opts.visible(view)) continue;
+      if (opts.query) {
+        if (est.isDirectory()) continue;
+        const q = opts.query;
+        let match = false;
+        try {
+          match = await this.read(name, (f) => {
+            const row = rootAttributeRow(f, q.names);
+            return row !== undefined && q.test(row);
+          });
+        } catch (e) {
+          if (!(e instanceof H5StoreError)) throw e; // not HDF5: never matches
+        }
+        if (!match) continue;
+      }
       if (est.isDirectory()) {
         out.push({ name, ...this.folderJson(path.join(p, n), est), owner: view.owner });
         continue;
@@ -572,8 +606,9 @@ export class Store {
       if (opts.verbose) {
         try {
           item.root = await this.read(name, (f) => f.rootId);
-        } catch {
-          /* not HDF5: listed without root */
+          Object.assign(item, await this.domainStats(name));
+        } catch (e) {
+          if (!(e instanceof H5StoreError)) throw e; // not HDF5: listed without root and statistics
         }
       }
       out.push(item);
@@ -585,8 +620,9 @@ export class Store {
   private async listMounted(
     m: Mount,
     folder: string,
-    opts: { limit?: number; marker?: string; pattern?: (name: string) => boolean; verbose?: boolean; visible?: (view: AclView) => boolean },
+    opts: { limit?: number; marker?: string; pattern?: (name: string) => boolean; verbose?: boolean; visible?: (view: AclView) => boolean; query?: DomainQuery },
   ): Promise<FolderItem[]> {
+    if (opts.query) throw badRequest('query= is not supported on folders of a read-only mount');
     // one ACL governs the whole mount: all items are visible, or none
     const view = await this.aclView(folder);
     if (opts.visible && !opts.visible(view)) return [];
@@ -606,47 +642,99 @@ export class Store {
     return out;
   }
 
-  /** `verbose=1` statistics of a domain (full traversal; wire-reference 1.3). */
-  domainStats(domain: string): Promise<Record<string, number>> {
+  /**
+   * `verbose=1` statistics of a domain file (wire-reference 1.3; domainObjects.ts), computed once
+   * per version of the file: cached by path, inode, size, mtime and ctime, so repeated requests
+   * and listings of an unchanged file cost one stat. `rescan` recomputes them (PUT /?rescan=1).
+   * @throws NotFound/Gone when missing, BadRequest for a folder or a file that is not HDF5.
+   */
+  async domainStats(domain: string, opts: { rescan?: boolean } = {}): Promise<DomainStats> {
+    if (this.mountOf(domain)) return this.read(domain, (f) => computeDomainStats(f));
+    const { p, st } = this.statOf(domain);
+    if (st.isDirectory()) throw badRequest(`${domain} is a folder, not a domain`);
+    const key = statsKey(p, st);
+    const hit = opts.rescan ? undefined : this.statsCache.get(key);
+    if (hit) return hit;
     return this.read(domain, (f) => {
-      const all = f.allObjects();
-      let g = 0;
-      let ds = 0;
-      let dt = 0;
-      for (const k of all.values()) {
-        if (k === 'group') g++;
-        else if (k === 'dataset') ds++;
-        else if (k === 'datatype') dt++;
-      }
-      const size = f.stamp?.size ?? 0;
-      return { num_groups: g, num_datasets: ds, num_datatypes: dt, num_objects: all.size, total_size: size, allocated_bytes: size };
+      const stats = computeDomainStats(f);
+      const now = fs.statSync(p);
+      this.statsCache.set(statsKey(p, now), stats);
+      return stats;
     });
+  }
+
+  /**
+   * `getobjs=1` (wire-reference 1.3): every object of a domain keyed by id, or undefined for a
+   * domain with more than DOMAIN_OBJS_MAX objects.
+   */
+  domainObjects(domain: string, opts: { includeAttrs?: boolean } = {}) {
+    return this.read(domain, (f) => domainObjects(f, opts));
+  }
+
+  /** `PUT /?flush=1`: flush libhdf5's buffers of the domain file to the operating system (H5Fflush). */
+  async flushDomain(domain: string): Promise<void> {
+    await this.read(domain, (f) => h5.flushFile(f.h));
   }
 
   // -------------------------------------------------------------------------------------------
   // Path lookup
 
-  /** GET /?h5path= and GET /{groups,datasets,datatypes}/?h5path=: the object at a path. */
-  lookupPath(domain: string, h5path: string, parentId?: string): Promise<{ kind: ObjectKind; json: Record<string, unknown> }> {
-    return this.read(domain, (f) => {
-      const start = parentId ? f.resolve(parentId, 'group') : undefined;
-      const { addr, kind } = links.resolvePath(f, h5path, start);
-      return h5.withObject(f.h, addr, (oid) => {
-        const json =
-          kind === 'group'
-            ? groups.groupJsonOf(f, oid, addr)
-            : kind === 'dataset'
-              ? dsets.datasetJsonOf(f, oid, addr)
-              : dtypes.datatypeJsonOf(f, oid, addr);
-        return { kind, json: json as unknown as Record<string, unknown> };
+  /**
+   * GET /?h5path=, GET /{groups,datasets,datatypes}/?h5path=, POST / (wire-reference 1.3, 1.4):
+   * the object at a path, absolute or relative to the group `parentId`. Soft links are crossed
+   * only with `followSoft`, external links only with `followExternal`: the lookup then goes on
+   * in the domain the link names (`links.externalTarget`), after `access` allowed reading it
+   * (an external link never opens a domain the requester could not read directly).
+   * @returns the object's kind, its JSON, and the domain it was found in.
+   * @throws H5StoreError BadRequest (a link crossed without its flag, a malformed id), NotFound
+   *   (path, domain), Forbidden/Unauthorized (from `access`).
+   */
+  async lookupPath(
+    domain: string,
+    h5path: string,
+    parentId?: string,
+    opts: links.PathOptions & { access?: DomainAccess } = {},
+  ): Promise<{ kind: ObjectKind; json: Record<string, unknown>; domain: string }> {
+    let dom = domain;
+    let p = h5path;
+    let parent = parentId;
+    for (let hops = 0; ; hops++) {
+      const r = await this.read(dom, (f) => {
+        const start = parent ? f.resolve(parent, 'group') : undefined;
+        const hit = links.walkPath(f, p, start, opts);
+        if ('external' in hit) return hit;
+        return h5.withObject(f.h, hit.addr, (oid) => ({ kind: hit.kind, json: objectJsonOf(f, hit.kind, oid, hit.addr) }));
       });
-    });
+      if (!('external' in r)) return { ...r, domain: dom };
+      if (hops >= 8) throw badRequest(`Path ${h5path} crosses too many external links`);
+      const target = links.externalTarget(dom, r.external.file, (d) => this.isDomainFile(d));
+      let next: string;
+      try {
+        next = normalizeDomain(target);
+      } catch {
+        throw notFound(`External link ${JSON.stringify(r.external.title)} names ${JSON.stringify(r.external.file)}, which is not a domain here`);
+      }
+      if (opts.access) await opts.access(next, 'read');
+      dom = next;
+      p = [r.external.h5path.replace(/\/+$/, ''), ...r.external.rest].join('/') || '/';
+      if (!p.startsWith('/')) p = '/' + p;
+      parent = undefined;
+    }
+  }
+
+  /** Whether a domain path names an existing domain file (no error for bad or missing paths). */
+  private isDomainFile(domain: string): boolean {
+    try {
+      return fs.statSync(this.paths.resolve(normalizeDomain(domain))).isFile();
+    } catch {
+      return false;
+    }
   }
 
   // -------------------------------------------------------------------------------------------
   // Objects
 
-  getGroup(domain: string, id: string, opts: { includeLinks?: boolean; includeAttrs?: boolean; alias?: boolean }) {
+  getGroup(domain: string, id: string, opts: groups.GroupJsonOptions) {
     return this.read(domain, (f) => groups.getGroup(f, id, opts));
   }
   createGroup(domain: string, body: Record<string, unknown>, implicit: boolean) {
@@ -665,8 +753,18 @@ export class Store {
   listLinks(domain: string, groupId: string, opts: links.LinkListOptions) {
     return this.read(domain, (f) => links.listLinks(f, groupId, opts));
   }
-  listLinksDeep(domain: string, groupId: string, opts: { limit?: number; pattern?: (name: string) => boolean }) {
+  listLinksDeep(domain: string, groupId: string, opts: Omit<links.LinkListOptions, 'marker'>) {
     return this.read(domain, (f) => links.listLinksDeep(f, groupId, opts));
+  }
+  linksByTitles(domain: string, groupId: string, titles: string[]) {
+    return this.read(domain, (f) => links.linksByTitles(f, groupId, titles));
+  }
+  linksOfGroups(domain: string, groups: { id: string; titles?: string[] }[], opts: Omit<links.LinkListOptions, 'marker'>) {
+    return this.read(domain, (f) => links.linksOfGroups(f, groups, opts));
+  }
+  /** Bulk PUT of links in several groups (`grp_ids`): all checked first, then written under one lock. */
+  putLinksBulk(domain: string, items: links.LinkPut[]) {
+    return this.write(domain, (f) => links.putLinksBulk(f, items));
   }
   getLink(domain: string, groupId: string, name: string) {
     return this.read(domain, (f) => links.getLink(f, groupId, name));

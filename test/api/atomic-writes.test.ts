@@ -58,7 +58,7 @@ const cases: Case[] = [
   {
     name: 'bulk links whose last one targets an unknown id',
     run: ({ d, ids }) => d.c.put(`/groups/${d.root}/links`, { links: { n1: { id: ids.ext }, n2: { id: 'd-00000000-00000000-0000-000000-000999' } } }),
-    status: 400,
+    status: 404, // a well-formed id naming nothing (wire-reference 2.2: hard-link target does not exist)
   },
   { name: 'bulk links whose last name has a slash', run: ({ d }) => d.c.put(`/groups/${d.root}/links`, { links: { n1: { h5path: '/x' }, 'a/b': { h5path: '/y' } } }), status: 400, msg: /\// },
   { name: 'bulk links whose last name is empty', run: ({ d }) => d.c.put(`/groups/${d.root}/links`, { links: { n1: { h5path: '/x' }, '': { h5path: '/y' } } }), status: 400 },

@@ -234,21 +234,26 @@ describe('files a dataset reaches stay inside the data directory', function () {
   });
 
   describe('external links', () => {
-    it('are listed with their target domain and never followed', async () => {
+    it('are listed with the file name they store, never followed by libhdf5, and followed by a lookup only inside the data directory', async () => {
       const c = client('elink.h5');
       const rootId = (await c.get('/')).json.root;
       const links = await c.get(`/groups/${rootId}/links`);
       expect(links.status).to.equal(200);
       const byName = Object.fromEntries(links.json.links.map((l: { title: string }) => [l.title, l]));
-      expect(byName.to_in).to.include({ class: 'H5L_TYPE_EXTERNAL', h5path: '/data', h5domain: '/reach/src_a.h5' });
+      expect(byName.to_in).to.include({ class: 'H5L_TYPE_EXTERNAL', h5path: '/data', h5domain: 'src_a.h5' });
       expect(byName.to_out.class).to.equal('H5L_TYPE_EXTERNAL');
       for (const p of ['/to_out', '/to_in', 'to_out/x']) {
         const r = await c.get('/', { h5path: p });
         expect(r.status, `${p}: ${r.text}`).to.equal(400);
-        expect(r.json.message).to.match(/crosses external link/);
+        expect(r.json.message).to.match(/external link/);
         const g = await c.get(`/groups/${rootId}`, { h5path: p });
         expect(g.status).to.equal(400);
       }
+      // following (issue #12): into the domain beside it; a file outside the data directory is no domain (404)
+      const inside = await c.get('/', { h5path: '/to_in', follow_external_links: 1 });
+      expect(inside.status, inside.text).to.equal(200);
+      expect(inside.json.domain).to.equal('/reach/src_a.h5');
+      expect((await c.get('/', { h5path: '/to_out', follow_external_links: 1 })).status).to.equal(404);
     });
   });
 });

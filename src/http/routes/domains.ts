@@ -11,17 +11,25 @@ import { normalizeDomain, parentDomain } from '../../store/paths.js';
 import type { Deps } from '../deps.js';
 import { domainHrefs, objectHrefs } from '../deps.js';
 import { Hrefs, sendJson } from '../present.js';
-import { type DomainRef, bodyOf, flag, globParam, limitParam, markerParam, param, refOf } from '../request.js';
+import { parseDomainQuery } from '../../store/domainQuery.js';
+import { type DomainRef, bodyOf, flag, globParam, limitParam, markerParam, param, pathOptions, refOf, selfQuery } from '../request.js';
+import { onlyReadable } from '../visible.js';
 import { type AuthState, type Route, route } from '../routeTable.js';
 import { HSDS_COMPAT_VERSION } from './service.js';
 
 /** Stable data-node ids: h5pyd compares those of open and flush (wire-reference 1.5). */
 const DN_IDS = ['dn-h5store'];
 
+/** A body flag: `true`, a non-zero number, or a string other than `0`/`false`/empty (as query flags). */
+function truthy(v: unknown): boolean {
+  if (typeof v === 'string') return !['', '0', 'false', 'f', 'no', 'n'].includes(v.toLowerCase());
+  return !!v;
+}
+
 /** Whether a PUT / asks for a flush (or rescan) rather than a creation (wire-reference 1.5). */
 function isFlush(ctx: Context): boolean {
   const body = bodyOf(ctx);
-  return flag(ctx, 'flush') || !!body.flush || flag(ctx, 'rescan') || !!body.rescan;
+  return flag(ctx, 'flush') || truthy(body.flush) || flag(ctx, 'rescan') || truthy(body.rescan);
 }
 
 export function domainRoutes(d: Deps): Route[] {
@@ -29,17 +37,21 @@ export function domainRoutes(d: Deps): Route[] {
 
   async function listing(ctx: Context, folder: string, ref: DomainRef | undefined): Promise<void> {
     const st = ctx.state as AuthState;
+    const q = param(ctx, 'query');
     const items = await d.store.listFolder(folder, {
       limit: limitParam(ctx),
       marker: markerParam(ctx),
       pattern: globParam(ctx),
       verbose: flag(ctx, 'verbose'),
       visible: (view) => st.may(view, 'read'),
+      query: q === undefined || q === '' ? undefined : parseDomainQuery(q),
     });
     const h = new Hrefs(ctx, d.config, ref);
+    // self: the listing asked for, with its paging; `domain` only once (from Hrefs when given as a query parameter)
+    const self = selfQuery(ctx, ['Limit', 'Marker', 'pattern', 'query', 'verbose'], ref?.viaQuery ? undefined : `domain=${encodeURIComponent(folder).replace(/%2F/g, '/')}`);
     sendJson(ctx, 200, {
       domains: items.map((it) => ({ ...it, hrefs: [{ rel: 'domain', href: h.domainUrl(it.name) }] })),
-      hrefs: [h.rel('self', '/domains', `domain=${encodeURIComponent(folder)}`)],
+      hrefs: [h.rel('self', '/domains', self)],
     });
   }
 
@@ -59,15 +71,16 @@ export function domainRoutes(d: Deps): Route[] {
         if (param(ctx, 'host') !== undefined) throw badRequest("Passing domain path as 'host' parameter is no longer supported");
         return listing(ctx, '/', undefined);
       }
-      const h = new Hrefs(ctx, d.config, ref);
       const h5path = param(ctx, 'h5path');
       if (h5path !== undefined) {
-        const { kind, json } = await d.store.lookupPath(ref.domain, h5path, param(ctx, 'parent_id'));
-        const col = COLLECTION[kind];
-        sendJson(ctx, 200, { ...json, domain: ref.domain, class: kind, hrefs: objectHrefs(h, col, json.id as string, json.root as string) });
+        const found = await d.store.lookupPath(ref.domain, h5path, param(ctx, 'parent_id'), pathOptions(ctx));
+        const h = new Hrefs(ctx, d.config, { ...ref, domain: found.domain });
+        const col = COLLECTION[found.kind];
+        sendJson(ctx, 200, { ...found.json, domain: found.domain, class: found.kind, hrefs: objectHrefs(h, col, found.json.id as string, found.json.root as string) });
         return;
       }
       if (ref.domain === '/') return listing(ctx, '/', ref);
+      const h = new Hrefs(ctx, d.config, ref);
       const dom = await d.store.getDomain(ref.domain);
       const parent = parentDomain(ref.domain);
       const body: Record<string, unknown> = { ...dom, ...aclsFor(ctx), hrefs: domainHrefs(h, dom.root, parent) };
@@ -75,6 +88,10 @@ export function domainRoutes(d: Deps): Route[] {
         Object.assign(body, { limits: limits(), compressors: compressors(), version: HSDS_COMPAT_VERSION });
         if (flag(ctx, 'verbose')) Object.assign(body, await d.store.domainStats(ref.domain));
         if (flag(ctx, 'getdnids')) body.dn_ids = DN_IDS;
+        if (flag(ctx, 'getobjs')) {
+          const objs = await d.store.domainObjects(ref.domain, { includeAttrs: flag(ctx, 'include_attrs') });
+          if (objs) body.domain_objs = await onlyReadable(ctx, d.store, ref.domain, objs);
+        }
       }
       sendJson(ctx, 200, body);
     }, { domain: 'optional', object: pathTarget }),
@@ -85,8 +102,11 @@ export function domainRoutes(d: Deps): Route[] {
       const body = bodyOf(ctx);
       const st = ctx.state as AuthState;
       if (isFlush(ctx)) {
-        await d.store.getDomain(ref.domain); // exists; every write is flushed when it completes
-        sendJson(ctx, 200, { dn_ids: DN_IDS, hrefs: [] });
+        if (flag(ctx, 'rescan') || truthy(body.rescan)) await d.store.domainStats(ref.domain, { rescan: true });
+        else await d.store.flushDomain(ref.domain);
+        // 204, or 200 with the data-node ids when asked (h5pyd's flush reads them from a JSON body)
+        if (flag(ctx, 'getdnids') || truthy(body.getdnids)) sendJson(ctx, 200, { dn_ids: DN_IDS, hrefs: [] });
+        else ctx.status = 204;
         return;
       }
       const p = st.principal;
@@ -133,8 +153,8 @@ export function domainRoutes(d: Deps): Route[] {
       }
       const out: Record<string, unknown> = {};
       for (const p of body.h5paths as string[]) {
-        const { kind, json } = await d.store.lookupPath(ref.domain, p, param(ctx, 'parent_id'));
-        out[p] = { ...json, domain: ref.domain, class: kind };
+        const found = await d.store.lookupPath(ref.domain, p, param(ctx, 'parent_id'), pathOptions(ctx));
+        out[p] = { ...found.json, domain: found.domain, class: found.kind };
       }
       sendJson(ctx, 200, { h5paths: out, hrefs: [] });
     }, { jsonBody: true, targets: (ctx) => pathsIn(bodyOf(ctx)).map((h5path) => ({ h5path, parentId: param(ctx, 'parent_id') })) }),

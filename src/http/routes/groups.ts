@@ -6,11 +6,12 @@ import { createHash } from 'node:crypto';
 import { badRequest } from '../../errors.js';
 import type { ObjectKind } from '../../hdf5/objects.js';
 import { COLLECTION } from '../../store/ids.js';
-import { type LinkSpec, parseLinkSpec } from '../../store/links.js';
+import { groupIdsIn, linkNameFromPath, parseLinkSpec, parseLinksPost, parseLinksPut } from '../../store/links.js';
+import { onlyReadable } from '../visible.js';
 import type { Deps } from '../deps.js';
 import { objectHrefs, ownedHrefs } from '../deps.js';
 import { Hrefs, sendJson } from '../present.js';
-import { bodyOf, flag, globParam, jsonObject, limitParam, markerParam, param, refOf } from '../request.js';
+import { bodyOf, flag, globParam, jsonObject, limitParam, markerParam, param, pathOptions, refOf } from '../request.js';
 import { type Route, createOpts, route } from '../routeTable.js';
 
 export function groupRoutes(d: Deps): Route[] {
@@ -24,9 +25,10 @@ export function groupRoutes(d: Deps): Route[] {
       const h5path = param(ctx, 'h5path');
       if (h5path !== undefined) {
         const parent = param(ctx, 'parent_id') ?? param(ctx, 'grpid');
-        const { kind: found, json } = await d.store.lookupPath(ref.domain, h5path, parent);
-        if (found !== kind) throw badRequest(`${h5path} is a ${found}, not a ${kind}`);
-        sendJson(ctx, 200, { ...json, hrefs: objectHrefs(h, col, json.id as string, json.root as string) });
+        const found = await d.store.lookupPath(ref.domain, h5path, parent, pathOptions(ctx));
+        if (found.kind !== kind) throw badRequest(`${h5path} is a ${found.kind}, not a ${kind}: look it up in /${COLLECTION[found.kind]}/`);
+        const hf = new Hrefs(ctx, d.config, { ...ref, domain: found.domain });
+        sendJson(ctx, 200, { ...found.json, hrefs: objectHrefs(hf, col, found.json.id as string, found.json.root as string) });
         return;
       }
       if (ctx.path.endsWith('/')) throw badRequest(`Missing ${kind} id`);
@@ -52,14 +54,16 @@ export function groupRoutes(d: Deps): Route[] {
     const h5path = param(ctx, 'h5path');
     const h = new Hrefs(ctx, d.config, ref);
     if (h5path !== undefined) {
-      const { kind, json } = await d.store.lookupPath(ref.domain, h5path, ctx.params.id);
-      sendJson(ctx, 200, { ...json, hrefs: objectHrefs(h, COLLECTION[kind], json.id as string, json.root as string) });
+      const found = await d.store.lookupPath(ref.domain, h5path, ctx.params.id, pathOptions(ctx));
+      const hf = new Hrefs(ctx, d.config, { ...ref, domain: found.domain });
+      sendJson(ctx, 200, { ...found.json, hrefs: objectHrefs(hf, COLLECTION[found.kind], found.json.id as string, found.json.root as string) });
       return;
     }
     const g = await d.store.getGroup(ref.domain, ctx.params.id, {
       includeLinks: flag(ctx, 'include_links'),
       includeAttrs: flag(ctx, 'include_attrs'),
       alias: flag(ctx, 'getalias'),
+      createOrder: flag(ctx, 'CreateOrder'),
     });
     sendJson(ctx, 200, { ...g, hrefs: objectHrefs(h, 'groups', g.id, g.root) });
   }));
@@ -80,8 +84,8 @@ export function groupRoutes(d: Deps): Route[] {
     const id = ctx.params.id;
     const h = new Hrefs(ctx, d.config, ref);
     if (flag(ctx, 'follow_links')) {
-      const all = await d.store.listLinksDeep(ref.domain, id, { limit: limitParam(ctx), pattern: globParam(ctx) });
-      sendJson(ctx, 200, { links: all, hrefs: ownedHrefs(h, `/groups/${id}/links`, `/groups/${id}`) });
+      const all = await d.store.listLinksDeep(ref.domain, id, { limit: limitParam(ctx), pattern: globParam(ctx), createOrder: flag(ctx, 'CreateOrder') });
+      sendJson(ctx, 200, { links: await onlyReadable(ctx, d.store, ref.domain, all), hrefs: ownedHrefs(h, `/groups/${id}/links`, `/groups/${id}`) });
       return;
     }
     const items = await d.store.listLinks(ref.domain, id, {
@@ -99,45 +103,47 @@ export function groupRoutes(d: Deps): Route[] {
     sendJson(ctx, 200, { links, hrefs: ownedHrefs(h, `/groups/${id}/links`, `/groups/${id}`) }, { plain: true });
   }));
 
-  // POST /groups/:id/links: several links by title
+  // POST /groups/:id/links: links by title, of several groups (grp_ids), or of every group below (follow_links)
   routes.push(route('POST', '/groups/:id/links', { flag: 'read', on: 'object' }, async (ctx) => {
     const ref = refOf(ctx);
-    const body = await jsonObject(ctx, d.config, { required: true });
-    if (!Array.isArray(body.titles) || !body.titles.every((t) => typeof t === 'string')) {
-      throw badRequest('"titles" must be a list of link names');
+    const req = parseLinksPost(bodyOf(ctx));
+    const opts = { limit: limitParam(ctx), pattern: globParam(ctx), createOrder: flag(ctx, 'CreateOrder') };
+    if (flag(ctx, 'follow_links')) {
+      if (req.titles) throw badRequest('"titles" cannot be used with follow_links');
+      const all = await d.store.listLinksDeep(ref.domain, ctx.params.id, opts);
+      sendJson(ctx, 200, { links: await onlyReadable(ctx, d.store, ref.domain, all), hrefs: [] });
+      return;
     }
-    const out = [];
-    for (const t of body.titles as string[]) {
-      const { link, created } = await d.store.getLink(ref.domain, ctx.params.id, t);
-      out.push({ ...link, created });
+    if (req.groups) {
+      sendJson(ctx, 200, { links: await d.store.linksOfGroups(ref.domain, req.groups, opts), hrefs: [] });
+      return;
     }
-    sendJson(ctx, 200, { links: out, hrefs: [] });
-  }));
+    if (!req.titles) throw badRequest('Give "titles", "grp_ids", or follow_links=1');
+    sendJson(ctx, 200, { links: await d.store.linksByTitles(ref.domain, ctx.params.id, req.titles), hrefs: [] });
+  }, { jsonBody: true, targets: (ctx) => groupIdsIn(bodyOf(ctx)).map((id) => ({ id })) }));
 
-  // PUT /groups/:id/links: create several links {"links": {title: {id}|{h5path}|{h5path,h5domain}}}
+  // PUT /groups/:id/links: create several links {"links": {title: {id}|{h5path}|{h5path,h5domain}}}, optionally in several groups (grp_ids)
   routes.push(route('PUT', '/groups/:id/links', { flag: 'create', on: 'object' }, async (ctx) => {
     const ref = refOf(ctx);
-    const body = await jsonObject(ctx, d.config, { required: true });
-    const links = body.links;
-    if (!links || typeof links !== 'object' || Array.isArray(links)) throw badRequest('"links" must be an object {title: link}');
-    const specs = Object.entries(links as Record<string, unknown>).map(([t, b]) => [t, parseLinkSpec(b)] as [string, LinkSpec]);
-    const created = (await d.store.putLinks(ref.domain, ctx.params.id, specs)) === 'created';
-    sendJson(ctx, created ? 201 : 200, { hrefs: [] });
-  }));
+    const r = await d.store.putLinksBulk(ref.domain, parseLinksPut(bodyOf(ctx), ctx.params.id));
+    sendJson(ctx, r === 'created' ? 201 : 200, { hrefs: [] });
+  }, { jsonBody: true, targets: (ctx) => groupIdsIn(bodyOf(ctx)).map((id) => ({ id })) }));
 
-  // DELETE /groups/:id/links?titles=a/b
+  // DELETE /groups/:id/links?titles=a/b[&separator=|]: delete several links, all or nothing
   routes.push(route('DELETE', '/groups/:id/links', { flag: 'delete', on: 'object' }, async (ctx) => {
     const ref = refOf(ctx);
     const titles = param(ctx, 'titles');
     if (!titles) throw badRequest('"titles" is required');
-    await d.store.deleteLinks(ref.domain, ctx.params.id, titles.split(param(ctx, 'separator') ?? '/'));
+    const sep = param(ctx, 'separator') || '/';
+    await d.store.deleteLinks(ref.domain, ctx.params.id, titles.split(sep));
     sendJson(ctx, 200, { hrefs: [] });
   }));
 
   // GET /groups/:id/links/:name
   routes.push(route('GET', '/groups/:id/links/:name', { flag: 'read', on: 'object' }, async (ctx) => {
     const ref = refOf(ctx);
-    const { id, name } = ctx.params;
+    const { id } = ctx.params;
+    const name = linkNameFromPath(ctx.params.name);
     const r = await d.store.getLink(ref.domain, id, name);
     const h = new Hrefs(ctx, d.config, ref);
     const selfPath = `/groups/${id}/links/${encodeURIComponent(name)}`;
@@ -152,8 +158,9 @@ export function groupRoutes(d: Deps): Route[] {
   // PUT /groups/:id/links/:name
   routes.push(route('PUT', '/groups/:id/links/:name', { flag: 'create', on: 'object' }, async (ctx) => {
     const ref = refOf(ctx);
+    const name = linkNameFromPath(ctx.params.name);
     const spec = parseLinkSpec(await jsonObject(ctx, d.config, { required: true }));
-    const r = await d.store.putLink(ref.domain, ctx.params.id, ctx.params.name, spec);
+    const r = await d.store.putLink(ref.domain, ctx.params.id, name, spec);
     const h = new Hrefs(ctx, d.config, ref);
     sendJson(ctx, r === 'created' ? 201 : 200, {
       hrefs: [h.rel('self', `/groups/${ctx.params.id}/links/${encodeURIComponent(ctx.params.name)}`), h.rel('owner', `/groups/${ctx.params.id}`)],
@@ -163,7 +170,7 @@ export function groupRoutes(d: Deps): Route[] {
   // DELETE /groups/:id/links/:name
   routes.push(route('DELETE', '/groups/:id/links/:name', { flag: 'delete', on: 'object' }, async (ctx) => {
     const ref = refOf(ctx);
-    await d.store.deleteLink(ref.domain, ctx.params.id, ctx.params.name);
+    await d.store.deleteLink(ref.domain, ctx.params.id, linkNameFromPath(ctx.params.name));
     const h = new Hrefs(ctx, d.config, ref);
     sendJson(ctx, 200, { hrefs: [h.rel('owner', `/groups/${ctx.params.id}`)] });
   }));

@@ -3,6 +3,7 @@
  * credentials that are sent are still checked (a bad password is a 401 here too).
  */
 import os from 'node:os';
+import { H5STORE_VERSION } from '../../version.js';
 import type { Deps } from '../deps.js';
 import { Hrefs, sendJson } from '../present.js';
 import { type AuthState, type Route, route } from '../routeTable.js';
@@ -22,7 +23,7 @@ export function serviceRoutes(d: Deps): Route[] {
         name: 'h5store',
         greeting: 'Welcome to h5store!',
         about: 'h5store serves HDF5 files over the HDF REST API',
-        h5store_version: process.env.npm_package_version ?? '0.1.0',
+        h5store_version: H5STORE_VERSION,
         hdf5_version: d.store.libraryVersion,
         node_count: 1,
         dn_urls: [],

@@ -1,0 +1,37 @@
+/**
+ * Response headers every reply carries (wire-reference 0.6; issue #12): `Server` naming h5store,
+ * and the usual security headers of an API. They are set before the handler runs, so streamed
+ * replies (which write their head themselves) carry them too.
+ * - `X-Content-Type-Options: nosniff`: browsers never guess a type (a JSON or binary value is
+ *   never run as a script or page);
+ * - `X-XSS-Protection: 1; mode=block` as HSDS sends it;
+ * - `Referrer-Policy: no-referrer`: URLs (with domain paths) do not leak to other sites;
+ * - `X-Frame-Options: SAMEORIGIN`: other sites cannot frame the built-in viewer's pages;
+ * - `Content-Security-Policy: default-src 'none'; frame-ancestors 'none'` on everything that is
+ *   not an HTML page (API replies are data; the viewer's HTML pages keep their own rules).
+ */
+import type { Context, Next } from 'koa';
+
+/** The value of the `Server` header: `h5store/<version>`. */
+export function serverHeader(version: string): string {
+  return `h5store/${version}`;
+}
+
+/** Middleware setting the headers above. */
+export function securityHeaders(version: string) {
+  const server = serverHeader(version);
+  return async (ctx: Context, next: Next): Promise<void> => {
+    ctx.set('Server', server);
+    ctx.set('X-Content-Type-Options', 'nosniff');
+    ctx.set('X-XSS-Protection', '1; mode=block');
+    ctx.set('Referrer-Policy', 'no-referrer');
+    ctx.set('X-Frame-Options', 'SAMEORIGIN');
+    try {
+      await next();
+    } finally {
+      if (!ctx.headerSent && !/html/i.test(ctx.response.get('Content-Type'))) {
+        ctx.set('Content-Security-Policy', "default-src 'none'; frame-ancestors 'none'");
+      }
+    }
+  };
+}
