@@ -7,6 +7,7 @@ import { pino, type Logger } from 'pino';
 import { createApp } from './app.js';
 import type { Config } from './config.js';
 import { addPluginPath } from './hdf5/lib.js';
+import { HDF5_FILE_LOCKING_ENV } from './hdf5/vfd.js';
 import { ensureSamples } from './samples.js';
 import { Store } from './store/store.js';
 
@@ -32,7 +33,13 @@ export async function startServer(config: Config, logger: Logger = pino({ level:
     defaultOwner: config.defaultOwner,
     pageBytes: config.pageBytes,
     maxPoints: config.maxPoints,
+    lockWaitMs: config.lockWaitMs,
+    fsync: config.fsync,
+    log: logger,
   });
+  if (HDF5_FILE_LOCKING_ENV !== undefined) {
+    logger.info({ HDF5_USE_FILE_LOCKING: HDF5_FILE_LOCKING_ENV }, 'ignoring HDF5_USE_FILE_LOCKING: h5store locks served files itself, only while a request uses them');
+  }
   if (config.samples) {
     const written = await ensureSamples(store);
     if (written.length) logger.info({ domains: written }, 'wrote sample domains');
@@ -47,7 +54,13 @@ export async function startServer(config: Config, logger: Logger = pino({ level:
   const addr = server.address();
   const port = typeof addr === 'object' && addr ? addr.port : config.port;
   const url = `http://${config.host.includes(':') ? `[${config.host}]` : config.host}:${port}`;
-  logger.info({ url, root: store.paths.root, hdf5: store.libraryVersion }, 'h5store listening');
+  logger.info({ url, root: store.paths.root, hdf5: store.libraryVersion, fsync: config.fsync }, 'h5store listening');
+  // Writes interrupted by a crash are rolled back on first use of their file anyway; this scan
+  // repairs them (and logs it) for other programs too, without delaying the first request.
+  void store.recoverInterrupted().then(
+    (n) => n > 0 && logger.warn({ repaired: n }, 'repaired files whose writes a crash interrupted'),
+    (e: Error) => logger.warn({ err: e.message }, 'start-up scan for interrupted writes failed'),
+  );
   let closed = false;
   const close = async () => {
     if (closed) return;

@@ -68,6 +68,8 @@ function loadLibrary(): { lib: ReturnType<typeof koffi.load>; path: string } {
 
 const loaded = loadLibrary();
 const lib = loaded.lib;
+/** The loaded libhdf5 (for modules of src/hdf5 that bind functions of their own). */
+export const LIB = lib;
 
 // Debian's LZF plugin (hdf5-plugin-lzf) calls lzf_compress without linking liblzf: make liblzf's
 // symbols global before libhdf5 loads plugins, so the plugin resolves (h5py has its own copy).
@@ -357,7 +359,8 @@ const PROTOS = [
 
 type AnyFn = (...args: any[]) => any;
 
-function wrap(name: string, ret: string, fn: AnyFn): AnyFn {
+/** Wrap a bound libhdf5 function with the return-value checks above. */
+export function wrap(name: string, ret: string, fn: AnyFn): AnyFn {
   if (ret === 'hid_t' || ret === 'herr_t' || ret === 'ssize_t_' || ret === 'hssize_t') {
     return (...args: unknown[]) => {
       const r = fn(...args);
@@ -537,6 +540,8 @@ const libc = (() => {
   throw new Hdf5LoadError('cannot load the C library (libc) for strlen');
 })();
 const strlen = libc.func('size_t strlen(const void *s)');
+/** The C library (for modules of src/hdf5 that bind POSIX functions: locks, memory). */
+export const LIBC = libc;
 
 /** A copy of the bytes of a NUL-terminated C string at `ptr` (empty for NULL). */
 export function cStringBytes(ptr: bigint | null): Buffer {

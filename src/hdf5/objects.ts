@@ -6,6 +6,7 @@
  */
 import { H5StoreError, badRequest } from '../errors.js';
 import * as C from './constants.js';
+import { READ_FAPL } from './vfd.js';
 import {
   G,
   H5,
@@ -112,7 +113,7 @@ export function withObject<T>(fid: Hid, addr: bigint, fn: (oid: Hid) => T): T {
 // Files
 
 /** Why a file could not be opened, as an H5StoreError with the right code. */
-function openFailure(path: string, e: unknown, writable: boolean): H5StoreError {
+export function openFailure(path: string, e: unknown, writable: boolean): H5StoreError {
   if (e instanceof Hdf5Error) {
     if (e.mentions('unable to lock file') || e.mentions('file locking') || e.mentions('Resource temporarily unavailable')) {
       return new H5StoreError(
@@ -131,15 +132,9 @@ function openFailure(path: string, e: unknown, writable: boolean): H5StoreError 
   return e as H5StoreError;
 }
 
-let faplDefault: Hid | undefined;
+/** Read-only handles and new files: `sec2`, close degree strong, libhdf5's locking off (vfd.ts). */
 function fapl(): Hid {
-  if (faplDefault === undefined) {
-    const p: Hid = H5.H5Pcreate(G.P_FILE_ACCESS);
-    // Closing the file closes every object in it: no dangling ids after an idle close.
-    H5.H5Pset_fclose_degree(p, C.H5F_CLOSE_STRONG);
-    faplDefault = p;
-  }
-  return faplDefault;
+  return READ_FAPL;
 }
 
 /**

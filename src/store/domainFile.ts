@@ -16,7 +16,8 @@ import type { RefCodec } from '../hdf5/memory.js';
 import * as h5 from '../hdf5/objects.js';
 import type { LinkRecord, ObjectKind } from '../hdf5/objects.js';
 import { COLLECTION, domainKey, makeId, parseId } from './ids.js';
-import { RWLock } from './rwlock.js';
+import type { FileHandle } from './fileHandle.js';
+import type { RWLock } from './rwlock.js';
 
 /** Name of the group that holds REST-only state, in the root group (docs/storage-format.md). */
 export const RESERVED = '__h5store__';
@@ -69,14 +70,12 @@ export class DomainFile {
   readonly domain: string;
   readonly path: string;
   readonly key: string;
-  readonly lock = new RWLock();
   /** Ids deleted in this process (answer 410); survives reopening the file. */
   readonly goneIds: Set<string>;
-
-  fid: Hid | undefined;
-  writable = false;
-  stamp: FileStamp | undefined;
-  lastUsed = 0;
+  /** The open file behind this domain (shared by every domain name of the same file). */
+  readonly handle: FileHandle;
+  /** The handle's `epoch` this entry's state was learnt at (see `FileCache.syncEpoch`). */
+  seenEpoch = 0;
 
   private known = new Map<bigint, ObjectKind | undefined>();
   private fullyVisited = false;
@@ -93,11 +92,33 @@ export class DomainFile {
   /** Bytes of attribute values held in `attrFacts` (bounded by ATTR_CACHE_BYTES). */
   attrCacheBytes = 0;
 
-  constructor(domain: string, path: string, goneIds: Set<string>) {
+  constructor(domain: string, path: string, goneIds: Set<string>, handle: FileHandle) {
     this.domain = domain;
     this.path = path;
     this.key = domainKey(domain);
     this.goneIds = goneIds;
+    this.handle = handle;
+    this.seenEpoch = handle.epoch;
+  }
+
+  /** The domain's readers-writer lock (the file's, shared by its other domain names). */
+  get lock(): RWLock {
+    return this.handle.lock;
+  }
+
+  /** The libhdf5 file id while the file is open. */
+  get fid(): Hid | undefined {
+    return this.handle.fid;
+  }
+
+  /** True while the file is open read-write (inside a write). */
+  get writable(): boolean {
+    return this.handle.writable;
+  }
+
+  /** The file's size, times and inode when last seen. */
+  get stamp(): FileStamp | undefined {
+    return this.handle.stamp;
   }
 
   /** Forget everything learnt from the file (after it changed on disk or was reopened). */

@@ -1,229 +1,655 @@
 /**
- * The open-file cache, locks and the file-change check (DESIGN.md section 5).
+ * The open-file cache, locks, crash safety and the file-change check (DESIGN.md section 5;
+ * README "Working with files while the server runs"; docs/storage-format.md "Lock file and
+ * journal").
  *
- * - Files are opened read-only on first use and kept open; a write reopens them read-write.
- * - A handle idle for `idleCloseMs` is closed, so other programs (h5py) can open the file for
- *   writing: libhdf5's own file lock stays on (a writer excludes everyone, readers exclude
- *   writers), and the server never holds a file that nobody is using for more than about a second.
- * - Before every use the file's stamp (size, mtime, inode, ctime) is compared with the one seen
- *   last; a difference means another program changed it, and everything learnt is forgotten.
- * - Within the process each domain has a readers-writer lock; across processes a writer holds a
- *   `proper-lockfile` lock beside the file while it writes, and flushes before releasing it.
+ * - One `FileHandle` per file on disk (device + inode), shared by every domain name that leads
+ *   to it, so libhdf5 never has one file open twice.
+ * - Reads: the in-process shared lock, then a shared cross-process lock for the duration of the
+ *   request (xlock.ts), then the change check: the lock file's commit counter (writes of other
+ *   h5store processes) and the file's stamp (size, mtime, inode, ctime: other programs). A
+ *   change closes the read-only handle and drops what was learnt. The read-only handle stays
+ *   open between requests, without any lock, and is closed after `idleCloseMs`.
+ * - Writes: the in-process exclusive lock, the exclusive cross-process lock, then a transaction
+ *   of the journal (journal.ts) around a read-write handle opened through the journaling driver
+ *   (vfd.ts): `fn`, `H5Fflush`, commit (fsync per the policy), acknowledge. A failed request is
+ *   rolled back: nothing of it stays in the file. The read-write handle and the locks are kept
+ *   while more writes of this process wait for the file (a burst, at most `burstMs`, and never
+ *   while another process waits), then the handle is closed and the locks released, so h5py and
+ *   other processes can use the file at once.
+ * - A write found unfinished (its journal active while no process holds the file: the writer
+ *   died) is rolled back before the file is served, and logged; so are the repairs of files left
+ *   open by a crashed writer of another program (superblock status flags) or of an older h5store
+ *   (stale proper-lockfile directory).
  */
 import fs from 'node:fs';
-import path from 'node:path';
-import lockfile from 'proper-lockfile';
-import { H5StoreError, notFound } from '../errors.js';
+import { H5StoreError, internal, notFound } from '../errors.js';
+import { JournaledFile, applyRollback, readHeader, writeHeader, type JournalHeader } from '../hdf5/journal.js';
 import { Hdf5Error } from '../hdf5/lib.js';
 import * as h5 from '../hdf5/objects.js';
+import { handleIdentity, openJournaled, repairStatusAndEoa } from '../hdf5/vfd.js';
 import { DomainFile, sameStamp, stampOf } from './domainFile.js';
-import { LOCK_SUFFIX } from './paths.js';
+import { FileHandle } from './fileHandle.js';
+import { CrossProcessLock, legacyLockOf, legacyLockState, lockFileOf, syncDir } from './xlock.js';
+
+/** Where the cache reports what it repaired (pino's signature). */
+export interface FileLog {
+  warn(obj: object, msg: string): void;
+  info(obj: object, msg: string): void;
+  debug(obj: object, msg: string): void;
+}
+
+const silent: FileLog = { warn() {}, info() {}, debug() {} };
 
 export interface FileCacheOptions {
   /** Close a handle after this long without use (ms). */
   idleCloseMs: number;
   /** At most this many files open at once (least recently used idle ones are closed). */
   maxOpenFiles: number;
+  /** Longest wait for another process's lock before a request gets 503 (ms). */
+  lockWaitMs?: number;
+  /** `always`: fdatasync the journal and the file before a write is acknowledged. */
+  fsync?: 'always' | 'never';
+  /** Longest write burst holding the file across requests of this process (ms). */
+  burstMs?: number;
+  log?: FileLog;
 }
 
-/** The `proper-lockfile` lock path for a domain file: a hidden sibling directory. */
-export function lockPathFor(file: string): string {
-  return path.join(path.dirname(file), `.${path.basename(file)}${LOCK_SUFFIX}`);
+/** Why a file needs the exclusive lock before it can be served. */
+type Repair = 'journal' | 'legacy-lock' | 'status-flags';
+
+class NeedsRepair extends Error {
+  constructor(readonly why: Repair) {
+    super(why);
+  }
+}
+
+/** The HDF5 signature; the superblock is at 0, 512, 1024, 2048, ... (HDF5 format spec II.A). */
+const SIGNATURE = Buffer.from([0x89, 0x48, 0x44, 0x46, 0x0d, 0x0a, 0x1a, 0x0a]);
+
+/**
+ * The superblock's file consistency flags of a version-3 superblock (bit 0: open for writing,
+ * bit 2: open for SWMR writing), or 0 for other versions (libhdf5 1.10 ignores them there).
+ */
+export function superblockFlags(fd: number): number {
+  const size = fs.fstatSync(fd).size;
+  const b = Buffer.alloc(12);
+  for (let at = 0; at + 12 <= size; at = at === 0 ? 512 : at * 2) {
+    fs.readSync(fd, b, 0, 12, at);
+    if (b.subarray(0, 8).equals(SIGNATURE)) return b[8] >= 3 ? b[11] : 0;
+  }
+  return 0;
 }
 
 export class FileCache {
-  private readonly files = new Map<string, DomainFile>();
+  private readonly domains = new Map<string, DomainFile>();
+  private readonly handles = new Map<string, FileHandle>();
   private readonly goneIds = new Map<string, Set<string>>();
   private readonly sweeper: NodeJS.Timeout;
+  private readonly log: FileLog;
+  private readonly durable: boolean;
+  private readonly lockWaitMs: number;
+  private readonly burstMs: number;
 
   constructor(private readonly opts: FileCacheOptions) {
+    this.log = opts.log ?? silent;
+    this.durable = (opts.fsync ?? 'always') === 'always';
+    this.lockWaitMs = opts.lockWaitMs ?? 5000;
+    this.burstMs = opts.burstMs ?? 50;
     this.sweeper = setInterval(() => this.closeIdle(), Math.max(50, Math.floor(opts.idleCloseMs / 4)));
     this.sweeper.unref();
   }
 
-  /** The cached entry of a domain (no file access). */
-  entry(domain: string, fsPath: string): DomainFile {
-    let f = this.files.get(domain);
-    if (!f || f.path !== fsPath) {
-      let gone = this.goneIds.get(domain);
-      if (!gone) this.goneIds.set(domain, (gone = new Set()));
-      f = new DomainFile(domain, fsPath, gone);
-      this.files.set(domain, f);
-    }
-    return f;
+  /** The fsync policy in force. */
+  get fsyncPolicy(): 'always' | 'never' {
+    return this.durable ? 'always' : 'never';
   }
 
   /**
-   * Make sure the file is open (read-write when `writable`), reopening it when it changed on
-   * disk. Throws NotFound when the file does not exist.
+   * The entry of a domain whose file is at `fsPath`: one per domain name, sharing the
+   * `FileHandle` of the file (device + inode) with the file's other names.
+   * @throws H5StoreError NotFound when the file does not exist
    */
-  private ensureOpen(f: DomainFile, writable: boolean): void {
+  entry(domain: string, fsPath: string): DomainFile {
+    let st: fs.BigIntStats;
+    try {
+      st = fs.statSync(fsPath, { bigint: true });
+    } catch {
+      throw notFound(`Domain ${domain} not found`);
+    }
+    const key = `${st.dev}:${st.ino}`;
+    const f = this.domains.get(domain);
+    if (f && f.path === fsPath && f.handle.key === key) return f;
+    let h = this.handles.get(key);
+    if (!h) {
+      let real: string;
+      try {
+        real = fs.realpathSync(fsPath);
+      } catch {
+        throw notFound(`Domain ${domain} not found`);
+      }
+      h = new FileHandle(key, st.dev, st.ino, real, new CrossProcessLock(real, lockFileOf(real), st.ino, { waitMs: this.lockWaitMs, durable: this.durable }));
+      this.handles.set(key, h);
+    }
+    let gone = this.goneIds.get(domain);
+    if (!gone) this.goneIds.set(domain, (gone = new Set()));
+    const nf = new DomainFile(domain, fsPath, gone, h);
+    h.refs++;
+    if (f) this.unref(f.handle);
+    this.domains.set(domain, nf);
+    return nf;
+  }
+
+  private unref(h: FileHandle): void {
+    h.refs--;
+    if (h.refs <= 0 && h.idle) this.dropHandle(h);
+  }
+
+  private dropHandle(h: FileHandle): void {
+    this.closeHandle(h);
+    h.xl.close();
+    if (this.handles.get(h.key) === h) this.handles.delete(h.key);
+  }
+
+  // -------------------------------------------------------------------------------------------
+  // Reads
+
+  /**
+   * Run a read against a domain: shared locks, change check, file open, `fn` (synchronous
+   * HDF5 work).
+   * @throws H5StoreError NotFound when the file is missing; BadRequest when it is not HDF5;
+   *   Unavailable when another process holds the file for longer than `lockWaitMs`
+   */
+  async read<T>(f: DomainFile, fn: (f: DomainFile) => T): Promise<T> {
+    const release = await this.acquireRead(f);
+    try {
+      return fn(f);
+    } finally {
+      release();
+    }
+  }
+
+  /**
+   * Hold the read locks across asynchronous work (streaming). Call the returned release exactly
+   * once.
+   */
+  async acquireRead(f: DomainFile): Promise<() => void> {
+    for (let attempt = 0; ; attempt++) {
+      const h = f.handle;
+      if (!h.lock.tryRead()) await h.lock.read();
+      let shared = false;
+      let repair: Repair | undefined;
+      try {
+        try {
+          await h.xl.acquireShared();
+        } catch (e) {
+          if ((e as NodeJS.ErrnoException).code === 'ENOENT') throw notFound(`Domain ${f.domain} not found`);
+          throw e;
+        }
+        shared = true;
+        this.prepareRead(f);
+        let released = false;
+        return () => {
+          if (released) return;
+          released = true;
+          h.lastUsed = performance.now();
+          h.xl.releaseShared();
+          h.lock.releaseRead();
+        };
+      } catch (e) {
+        if (shared) h.xl.releaseShared();
+        h.lastUsed = performance.now();
+        h.lock.releaseRead();
+        if (!(e instanceof NeedsRepair) || attempt > 0) throw e instanceof NeedsRepair ? internal(`Domain ${f.domain} could not be repaired (${e.why})`) : e;
+        repair = e.why;
+      }
+      await this.repair(f, repair);
+    }
+  }
+
+  /** Check the file under the shared lock and open it read-only. @throws NeedsRepair */
+  private prepareRead(f: DomainFile): void {
+    const h = f.handle;
+    const st = this.statHandle(f);
+    const hdr = h.xl.header();
+    // Under the shared lock no live writer can be in a transaction: an active journal was left
+    // by a process that died while writing.
+    if (hdr.kind === 'ok' && hdr.header.active) throw new NeedsRepair('journal');
+    const counter = hdr.kind === 'ok' ? hdr.header.counter : hdr.kind === 'none' ? 0n : -2n;
+    const stamp = stampOf(st);
+    if (h.fid !== undefined && (counter !== h.counter || !sameStamp(h.stamp, stamp))) this.closeHandle(h);
+    if (h.fid === undefined) {
+      if (legacyLockState(h.realPath) === 'stale') throw new NeedsRepair('legacy-lock');
+      if (this.openCount() >= this.opts.maxOpenFiles) this.closeLeastRecent();
+      let fid;
+      try {
+        fid = h5.openFile(f.path, false);
+      } catch (e) {
+        if (e instanceof Hdf5Error && e.mentions('already open for write')) throw new NeedsRepair('status-flags');
+        throw e;
+      }
+      const id = handleIdentity(fid);
+      if (id.ino !== h.ino || id.dev !== h.dev) {
+        h5.closeFile(fid);
+        throw new H5StoreError('Unavailable', 'The domain file was replaced during the request; try again', { 'Retry-After': '1' });
+      }
+      h.fid = fid;
+      h.writable = false;
+      if (h.counter !== counter || !sameStamp(h.stamp, stamp)) h.epoch++;
+      h.counter = counter;
+      h.stamp = stamp;
+    }
+    this.syncEpoch(f);
+    h.lastUsed = performance.now();
+  }
+
+  /** stat the domain's path; it must still be this handle's file. */
+  private statHandle(f: DomainFile): fs.Stats {
     let st: fs.Stats;
     try {
       st = fs.statSync(f.path);
     } catch {
-      this.close(f);
-      f.resetState();
+      this.closeHandle(f.handle);
       throw notFound(`Domain ${f.domain} not found`);
     }
     if (!st.isFile()) throw notFound(`Domain ${f.domain} not found`);
-    const stamp = stampOf(st);
-    if (f.fid !== undefined && !sameStamp(f.stamp, stamp) && !f.writable) {
-      // Changed by someone else while open read-only: start afresh.
-      this.close(f);
+    if (st.ino !== Number(f.handle.ino)) {
+      throw new H5StoreError('Unavailable', 'The domain file was replaced during the request; try again', { 'Retry-After': '1' });
     }
-    if (f.fid !== undefined && writable && !f.writable) this.close(f);
-    if (f.fid === undefined) {
-      if (!sameStamp(f.stamp, stamp)) f.resetState();
-      if (this.openCount() >= this.opts.maxOpenFiles) this.closeLeastRecent();
-      f.fid = h5.openFile(f.path, writable);
-      f.writable = writable;
-      f.stamp = stamp;
-    }
-    f.lastUsed = performance.now();
+    return st;
   }
 
-  /**
-   * Run a read against a domain: shared lock, file open, `fn` (synchronous HDF5 work).
-   * @throws H5StoreError NotFound when the file is missing; BadRequest when it is not HDF5.
-   */
-  async read<T>(f: DomainFile, fn: (f: DomainFile) => T): Promise<T> {
-    if (!f.lock.tryRead()) await f.lock.read();
-    try {
-      this.ensureOpen(f, false);
-      return fn(f);
-    } finally {
-      f.lastUsed = performance.now();
-      f.lock.releaseRead();
+  /** Forget what a domain entry learnt when the file changed since (another name's write...). */
+  private syncEpoch(f: DomainFile): void {
+    if (f.seenEpoch !== f.handle.epoch) {
+      f.resetState();
+      f.seenEpoch = f.handle.epoch;
     }
   }
 
-  /**
-   * Hold a read lock across asynchronous work (streaming). Call the returned release exactly once.
-   */
-  async acquireRead(f: DomainFile): Promise<() => void> {
-    if (!f.lock.tryRead()) await f.lock.read();
-    try {
-      this.ensureOpen(f, false);
-    } catch (e) {
-      f.lock.releaseRead();
-      throw e;
-    }
-    let released = false;
-    return () => {
-      if (released) return;
-      released = true;
-      f.lastUsed = performance.now();
-      f.lock.releaseRead();
-    };
-  }
+  // -------------------------------------------------------------------------------------------
+  // Writes
 
   /**
-   * Run a write: exclusive lock in this process, `proper-lockfile` lock across processes, file
-   * open read-write, `fn`, then flush (even when `fn` failed part-way) and unlock.
+   * Run a write: exclusive locks, a journal transaction around a read-write handle, `fn`,
+   * `H5Fflush`, commit. When `fn` (or the flush or commit) fails, the transaction is rolled back
+   * and the error rethrown: a failed request leaves the file as it was.
+   * @throws H5StoreError NotFound when the file is missing; Unavailable (503, Retry-After) when
+   *   another process holds it for longer than `lockWaitMs`; Forbidden when it is read-only
    */
   async write<T>(f: DomainFile, fn: (f: DomainFile) => T | Promise<T>): Promise<T> {
-    await f.lock.write();
-    let release: (() => Promise<void>) | undefined;
-    let failed = false;
+    const h = f.handle;
+    await h.lock.write();
+    let keep = false;
     try {
-      if (!fs.existsSync(f.path)) throw notFound(`Domain ${f.domain} not found`);
-      release = await this.crossProcessLock(f.path);
-      this.ensureOpen(f, true);
-      try {
-        return await fn(f);
-      } catch (e) {
-        // After a libhdf5 failure its in-memory state of the file may be off: start afresh on
-        // the next request (the handle is flushed and closed below).
-        if (e instanceof Hdf5Error) failed = true;
-        throw e;
-      } finally {
-        f.invalidateCaches();
-        if (f.fid !== undefined) {
-          h5.flushFile(f.fid);
-          try {
-            f.stamp = stampOf(fs.statSync(f.path));
-          } catch {
-            /* deleted meanwhile */
-          }
-          if (failed) {
-            this.close(f);
-            f.resetState();
-          }
+      if (!h.xl.holdsExclusive) {
+        try {
+          await h.xl.acquireExclusive();
+        } catch (e) {
+          if ((e as NodeJS.ErrnoException).code === 'ENOENT') throw notFound(`Domain ${f.domain} not found`);
+          throw e;
         }
+        h.sessionStart = performance.now();
+      }
+      this.prepareWrite(f);
+      const jf = h.jf!;
+      let result: T;
+      try {
+        result = await fn(f);
+        h5.flushFile(h.fid!);
+        keep = h.lock.writerWaiting && performance.now() - h.sessionStart < this.burstMs && !h.xl.othersWaiting();
+        if (!keep) this.closeHandle(h);
+        h.counter = jf.commit();
+      } catch (e) {
+        keep = false;
+        this.rollbackFailed(f, e);
+        throw e;
+      }
+      h.epoch++;
+      f.seenEpoch = h.epoch;
+      f.invalidateCaches();
+      try {
+        h.stamp = stampOf(fs.statSync(f.path));
+      } catch {
+        h.stamp = undefined;
+      }
+      return result;
+    } finally {
+      h.lastUsed = performance.now();
+      if (!keep) this.endSession(h);
+      h.lock.releaseWrite();
+    }
+  }
+
+  /** Under the exclusive lock: repair what needs it, then begin a transaction and open RDWR. */
+  private prepareWrite(f: DomainFile): void {
+    const h = f.handle;
+    const st = this.statHandle(f);
+    if (!h.jf) {
+      const hdr = h.xl.header();
+      if (hdr.kind === 'ok' && hdr.header.active) this.repairLocked(f, 'journal');
+      if (legacyLockState(h.realPath) === 'stale') this.repairLocked(f, 'legacy-lock');
+      const after = h.xl.header();
+      const counter = after.kind === 'ok' ? after.header.counter : after.kind === 'none' ? 0n : -2n;
+      if (h.counter !== counter || !sameStamp(h.stamp, stampOf(st))) {
+        this.closeHandle(h);
+        if (h.counter !== -1n || h.stamp !== undefined) h.epoch++;
+        h.counter = counter;
+        h.stamp = stampOf(st);
+      }
+      if (h.fid !== undefined && !h.writable) this.closeHandle(h);
+      h.jf = new JournaledFile(h.xl.dataFd!, h.xl.lockFd!, { dev: h.dev, ino: h.ino }, this.durable, counter < 0n ? 0n : counter);
+    }
+    const jf = h.jf;
+    jf.begin();
+    if (h.fid === undefined) {
+      try {
+        h.fid = h5Open(f.path, jf);
+      } catch (e) {
+        if (!(e instanceof Hdf5Error && e.mentions('already open for write'))) {
+          jf.rollback();
+          throw e;
+        }
+        jf.rollback();
+        this.repairLocked(f, 'status-flags');
+        jf.begin();
+        h.fid = h5Open(f.path, jf);
+      }
+      h.writable = true;
+    }
+    this.syncEpoch(f);
+  }
+
+  /** After a failed write: close the handle (whatever libhdf5 flushes is journaled), roll back. */
+  private rollbackFailed(f: DomainFile, cause: unknown): void {
+    const h = f.handle;
+    try {
+      this.closeHandle(h);
+    } catch {
+      /* libhdf5's state may be off after the failure; the rollback restores the file */
+    }
+    const report = h.jf?.rollback();
+    if (h.jf) h.counter = h.jf.commitCounter;
+    h.epoch++;
+    f.resetState();
+    f.seenEpoch = h.epoch;
+    try {
+      h.stamp = stampOf(fs.statSync(f.path));
+    } catch {
+      h.stamp = undefined;
+    }
+    if (report) {
+      this.log.debug(
+        { domain: f.domain, reason: cause instanceof Error ? cause.message : String(cause), ...report },
+        'rolled back a failed write',
+      );
+    }
+  }
+
+  /** Close the read-write handle (if any) and release the exclusive locks. */
+  private endSession(h: FileHandle): void {
+    if (h.writable) {
+      try {
+        this.closeHandle(h);
+      } catch {
+        /* nothing more can be done here */
+      }
+    }
+    if (h.jf?.inTransaction) h.jf.rollback();
+    h.jf = undefined;
+    h.xl.releaseExclusive();
+  }
+
+  // -------------------------------------------------------------------------------------------
+  // Repairs
+
+  /** Take the file exclusively and repair it (from the read path). */
+  private async repair(f: DomainFile, why: Repair): Promise<void> {
+    const h = f.handle;
+    await h.lock.write();
+    try {
+      await h.xl.acquireExclusive();
+      try {
+        this.statHandle(f);
+        this.repairLocked(f, why);
+      } finally {
+        this.endSession(h);
       }
     } finally {
-      f.lastUsed = performance.now();
-      if (release) await release().catch(() => undefined);
-      f.lock.releaseWrite();
+      h.lock.releaseWrite();
     }
   }
 
-  /** Take the cross-process lock of a file (waits up to a few seconds, then 503). */
-  async crossProcessLock(file: string): Promise<() => Promise<void>> {
-    try {
-      return await lockfile.lock(file, {
-        lockfilePath: lockPathFor(file),
-        realpath: false,
-        stale: 10000,
-        retries: { retries: 40, factor: 1.3, minTimeout: 10, maxTimeout: 250 },
-      });
-    } catch (e) {
-      if ((e as NodeJS.ErrnoException).code === 'ELOCKED') {
-        throw new H5StoreError('Unavailable', 'The domain is being written by another server process; try again', {
-          'Retry-After': '1',
-        });
+  /**
+   * Repair a file held exclusively, closed first: roll back an interrupted transaction, or clear
+   * the superblock status flags and the EOA a crashed writer left (`h5clear -s --increment=0`).
+   * Logged at warn level. A no-op when the reason is gone (another process repaired it first).
+   */
+  private repairLocked(f: DomainFile, why: Repair): void {
+    const h = f.handle;
+    this.closeHandle(h);
+    h.jf = undefined;
+    const dataFd = h.xl.dataFd!;
+    const lockFd = h.xl.lockFd!;
+    if (why === 'journal') {
+      const hdr = h.xl.header();
+      if (hdr.kind !== 'ok' || !hdr.header.active) return;
+      const jh: JournalHeader = hdr.header;
+      if (jh.dev !== h.dev || jh.ino !== h.ino) {
+        writeHeader(lockFd, { ...jh, active: false, counter: jh.txn });
+        this.log.warn({ domain: f.domain, txn: jh.txn.toString(), pid: jh.pid }, 'discarded the journal of an interrupted write: it belongs to a file since replaced');
+      } else {
+        const report = applyRollback(dataFd, lockFd, jh, this.durable);
+        this.log.warn({ domain: f.domain, ...report }, `rolled back a write interrupted when process ${jh.pid} died`);
       }
+    } else {
+      const flags = superblockFlags(dataFd);
+      if (why === 'status-flags') {
+        if (flags & 4) {
+          throw new H5StoreError('Unavailable', 'The domain file is open for SWMR writing by another program (or was left so by a crashed one: h5clear -s clears it)', { 'Retry-After': '5' });
+        }
+        if (!(flags & 1)) return;
+      }
+      const hdr = h.xl.header();
+      const counter = hdr.kind === 'ok' ? hdr.header.counter : 0n;
+      const jf = new JournaledFile(dataFd, lockFd, { dev: h.dev, ino: h.ino }, this.durable, counter);
+      jf.begin();
+      let report;
+      try {
+        report = repairStatusAndEoa(f.path, jf);
+        jf.commit();
+      } catch (e) {
+        jf.rollback();
+        throw e;
+      }
+      if (why === 'legacy-lock') {
+        const legacy = legacyLockOf(h.realPath);
+        if (legacy) fs.rmSync(legacy, { recursive: true, force: true });
+      }
+      this.log.warn(
+        { domain: f.domain, statusFlags: flags, ...report },
+        why === 'legacy-lock'
+          ? 'repaired a file an older h5store process was writing when it died (EOA set to the end of file, stale lock removed)'
+          : 'repaired a file a crashed program left open for writing (superblock status flags cleared, EOA set to the end of file)',
+      );
+    }
+    const after = h.xl.header();
+    h.counter = after.kind === 'ok' ? after.header.counter : 0n;
+    h.stamp = undefined;
+    h.epoch++;
+  }
+
+  /**
+   * Repair a domain file at start-up if a write of it was interrupted (active journal) or an
+   * older h5store died holding its lock. Waits for nothing: a file another process holds is
+   * left to it. @returns true when something was repaired
+   */
+  async recoverIfInterrupted(domain: string, fsPath: string): Promise<boolean> {
+    let why: Repair | undefined;
+    let real: string;
+    try {
+      real = fs.realpathSync(fsPath);
+    } catch {
+      return false;
+    }
+    if (legacyLockState(real) === 'stale') why = 'legacy-lock';
+    else {
+      let fd: number | undefined;
+      try {
+        fd = fs.openSync(lockFileOf(real), 'r');
+        const hdr = readHeader(fd);
+        if (hdr.kind === 'ok' && hdr.header.active) why = 'journal';
+      } catch {
+        /* no lock file */
+      } finally {
+        if (fd !== undefined) fs.closeSync(fd);
+      }
+    }
+    if (!why) return false;
+    try {
+      await this.repair(this.entry(domain, fsPath), why);
+      return true;
+    } catch (e) {
+      this.log.warn({ domain, err: (e as Error).message }, 'could not repair an interrupted write at start-up (retried on first use)');
+      return false;
+    }
+  }
+
+  // -------------------------------------------------------------------------------------------
+  // Creating and deleting files
+
+  /**
+   * Create a new, empty HDF5 file at `fsPath` atomically: written under a hidden temporary
+   * name beside it, made durable, then hard-linked to its name (which fails when the name
+   * exists: no file is ever replaced) and the temporary name removed.
+   * @returns false when `fsPath` exists
+   */
+  createFile(fsPath: string, tmpPath: string, opts: { trackOrder?: boolean }): boolean {
+    try {
+      const fid = h5.createFile(tmpPath, opts);
+      h5.closeFile(fid);
+      if (this.durable) {
+        const fd = fs.openSync(tmpPath, 'r');
+        try {
+          fs.fdatasyncSync(fd);
+        } finally {
+          fs.closeSync(fd);
+        }
+      }
+      try {
+        fs.linkSync(tmpPath, fsPath);
+      } catch (e) {
+        if ((e as NodeJS.ErrnoException).code === 'EEXIST') return false;
+        throw e;
+      }
+      if (this.durable) syncDir(fsPath.slice(0, fsPath.lastIndexOf('/')) || '/');
+      return true;
+    } finally {
+      fs.rmSync(tmpPath, { force: true });
+    }
+  }
+
+  /**
+   * Delete a domain file: under the exclusive locks, close it, unlink it and its lock file
+   * (and a legacy lock directory).
+   */
+  async deleteFile(f: DomainFile): Promise<void> {
+    const h = f.handle;
+    await h.lock.write();
+    try {
+      await h.xl.acquireExclusive();
+      try {
+        this.closeHandle(h);
+        fs.unlinkSync(f.path);
+        fs.rmSync(h.xl.lockPath, { force: true });
+        const legacy = legacyLockOf(h.realPath);
+        if (legacy) fs.rmSync(legacy, { recursive: true, force: true });
+        if (this.durable) syncDir(f.path.slice(0, f.path.lastIndexOf('/')) || '/');
+      } finally {
+        this.endSession(h);
+      }
+    } finally {
+      h.lock.releaseWrite();
+    }
+  }
+
+  // -------------------------------------------------------------------------------------------
+  // Handles
+
+  /**
+   * Close a file's libhdf5 handle now (no-op when closed). A read-write handle kept open after
+   * a burst is closed in a transaction of its own (closing may still write: free space given
+   * back, the superblock's EOA).
+   */
+  private closeHandle(h: FileHandle): void {
+    if (h.fid === undefined) return;
+    const fid = h.fid;
+    const wasWritable = h.writable;
+    const jf = h.jf;
+    const ownTxn = wasWritable && jf !== undefined && !jf.inTransaction;
+    h.fid = undefined;
+    h.writable = false;
+    if (ownTxn) jf.begin();
+    try {
+      h5.closeFile(fid);
+      if (ownTxn) h.counter = jf.commit();
+    } catch (e) {
+      if (ownTxn) jf.rollback();
       throw e;
     }
+    if (!wasWritable) return;
+    try {
+      h.stamp = stampOf(fs.statSync(h.realPath));
+    } catch {
+      h.stamp = undefined;
+    }
   }
 
-  /** Close a domain's handle now (e.g. before deleting the file). */
+  /** Close a domain's handle now (e.g. before the file is replaced); waits for nothing. */
   close(f: DomainFile): void {
-    if (f.fid === undefined) return;
-    const fid = f.fid;
-    f.fid = undefined;
-    f.writable = false;
-    h5.closeFile(fid);
-    try {
-      f.stamp = stampOf(fs.statSync(f.path));
-    } catch {
-      f.stamp = undefined;
-    }
+    if (f.handle.idle) this.closeHandle(f.handle);
   }
 
   /** Forget a domain entirely (after DELETE /). */
   forget(domain: string): void {
-    const f = this.files.get(domain);
-    if (f) this.close(f);
-    this.files.delete(domain);
+    const f = this.domains.get(domain);
+    if (!f) return;
+    this.domains.delete(domain);
+    this.unref(f.handle);
   }
 
   private openCount(): number {
     let n = 0;
-    for (const f of this.files.values()) if (f.fid !== undefined) n++;
+    for (const h of this.handles.values()) if (h.fid !== undefined) n++;
     return n;
   }
 
   private closeLeastRecent(): void {
-    let oldest: DomainFile | undefined;
-    for (const f of this.files.values()) {
-      if (f.fid !== undefined && f.lock.idle && (!oldest || f.lastUsed < oldest.lastUsed)) oldest = f;
+    let oldest: FileHandle | undefined;
+    for (const h of this.handles.values()) {
+      if (h.fid !== undefined && h.idle && (!oldest || h.lastUsed < oldest.lastUsed)) oldest = h;
     }
-    if (oldest) this.close(oldest);
+    if (oldest) this.closeHandle(oldest);
   }
 
-  /** Close handles idle for longer than `idleCloseMs`. */
+  /** Close handles idle for longer than `idleCloseMs`, and the descriptors of unused files. */
   closeIdle(now = performance.now()): void {
-    for (const f of this.files.values()) {
-      if (f.fid !== undefined && f.lock.idle && now - f.lastUsed >= this.opts.idleCloseMs) this.close(f);
+    for (const h of [...this.handles.values()]) {
+      // A burst whose next writer never came (should not happen): end it.
+      if (h.jf && h.lock.idle && now - h.lastUsed >= this.burstMs) this.endSession(h);
+      if (!h.idle || now - h.lastUsed < this.opts.idleCloseMs) continue;
+      if (h.refs <= 0) this.dropHandle(h);
+      else {
+        this.closeHandle(h);
+        h.xl.close();
+      }
     }
   }
 
   /** Open object ids over all files, for leak checks. */
   openIdCount(): number {
     let n = 0;
-    for (const f of this.files.values()) n += f.openIds();
+    for (const h of this.handles.values()) if (h.fid !== undefined) n += h5.openIdCount(h.fid);
     return n;
   }
 
@@ -235,6 +661,23 @@ export class FileCache {
   /** Close everything (shutdown). */
   closeAll(): void {
     clearInterval(this.sweeper);
-    for (const f of this.files.values()) this.close(f);
+    for (const h of this.handles.values()) {
+      try {
+        if (h.jf) this.endSession(h);
+        this.closeHandle(h);
+      } catch {
+        /* shutting down */
+      }
+      h.xl.close();
+    }
+  }
+}
+
+/** Open read-write through the journaling driver; errors classified as for read-only opens. */
+function h5Open(path: string, jf: JournaledFile) {
+  try {
+    return openJournaled(path, jf);
+  } catch (e) {
+    throw h5.openFailure(path, e, true);
   }
 }

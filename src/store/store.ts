@@ -6,6 +6,7 @@
  * Koa or HTTP statuses. Reads run under the domain's shared lock, writes under its exclusive
  * lock plus the cross-process file lock, and are flushed before the lock is released.
  */
+import crypto from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 import { badRequest, conflict, gone, notFound } from '../errors.js';
@@ -16,11 +17,12 @@ import * as attrs from './attributes.js';
 import * as dsets from './datasets.js';
 import * as dtypes from './datatypes.js';
 import type { DomainFile } from './domainFile.js';
-import { FileCache, lockPathFor } from './files.js';
+import { FileCache, type FileLog } from './files.js';
 import * as groups from './groups.js';
 import * as links from './links.js';
 import { BufferPool, PagePool } from './pagepool.js';
 import { DomainPaths, FOLDER_META, LOCK_SUFFIX, parentDomain } from './paths.js';
+import { serviceName } from './xlock.js';
 import * as values from './values.js';
 
 export interface StoreOptions {
@@ -31,6 +33,12 @@ export interface StoreOptions {
   defaultOwner: string;
   pageBytes: number;
   maxPoints: number;
+  /** Longest wait for a file another process holds, then 503 (ms; default 5000). */
+  lockWaitMs?: number;
+  /** fsync policy of writes (default `always`). */
+  fsync?: 'always' | 'never';
+  /** Where repairs of crashed writes are reported. */
+  log?: FileLog;
 }
 
 /** Domain or folder record (GET /, wire-reference 1.3). */
@@ -59,7 +67,13 @@ export class Store {
 
   constructor(readonly opts: StoreOptions) {
     this.paths = new DomainPaths(opts.root);
-    this.files = new FileCache({ idleCloseMs: opts.idleCloseMs, maxOpenFiles: opts.maxOpenFiles });
+    this.files = new FileCache({
+      idleCloseMs: opts.idleCloseMs,
+      maxOpenFiles: opts.maxOpenFiles,
+      lockWaitMs: opts.lockWaitMs,
+      fsync: opts.fsync,
+      log: opts.log,
+    });
     this.limits = { pageBytes: opts.pageBytes, maxPoints: opts.maxPoints };
     this.pagePool = new PagePool(opts.pageBytes);
   }
@@ -67,6 +81,55 @@ export class Store {
   /** The HDF5 library in use. */
   get libraryVersion(): string {
     return LIB_INFO.version;
+  }
+
+  /**
+   * Start-up scan of the data directory: repair every domain file whose write a crash
+   * interrupted (an active journal in its lock file, or a stale lock directory of h5store
+   * before 0.2), and remove temporary files of domain creations a crash interrupted.
+   * Yields to the event loop between folders. @returns the number of files repaired
+   */
+  async recoverInterrupted(): Promise<number> {
+    let repaired = 0;
+    const walk = async (dir: string): Promise<void> => {
+      let names: string[];
+      try {
+        names = await fs.promises.readdir(dir);
+      } catch {
+        return;
+      }
+      const present = new Set(names);
+      for (const n of names) {
+        const full = path.join(dir, n);
+        if (n.endsWith(LOCK_SUFFIX)) {
+          if (n.endsWith(`.new${LOCK_SUFFIX}`)) {
+            try {
+              if (Date.now() - fs.statSync(full).mtimeMs > 60_000) fs.rmSync(full, { force: true });
+            } catch {
+              /* gone */
+            }
+          }
+          continue;
+        }
+        if (n === FOLDER_META) continue;
+        let st: fs.Stats;
+        try {
+          st = fs.lstatSync(full);
+        } catch {
+          continue;
+        }
+        if (st.isDirectory()) {
+          await walk(full);
+          continue;
+        }
+        if (!st.isFile()) continue;
+        if (!present.has(serviceName(n)) && !present.has(`.${n}${LOCK_SUFFIX}`)) continue;
+        if (await this.files.recoverIfInterrupted(this.paths.toDomain(full), full)) repaired++;
+      }
+      await new Promise((r) => setImmediate(r));
+    };
+    await walk(this.paths.resolve('/'));
+    return repaired;
   }
 
   /** Close every open file (shutdown). */
@@ -153,20 +216,8 @@ export class Store {
       this.goneDomains.delete(domain);
       return this.folderJson(p, fs.statSync(p));
     }
-    const release = await this.files.crossProcessLock(p);
-    try {
-      if (DomainPaths.exists(p)) throw conflict(`${domain} already exists`);
-      let fid;
-      try {
-        fid = h5.createFile(p, { trackOrder: opts.trackOrder });
-      } catch (e) {
-        if (DomainPaths.exists(p)) throw conflict(`${domain} already exists`);
-        throw e;
-      }
-      h5.closeFile(fid);
-    } finally {
-      await release();
-    }
+    const tmp = path.join(path.dirname(p), serviceName(path.basename(p), `.${crypto.randomBytes(6).toString('hex')}.new`));
+    if (!this.files.createFile(p, tmp, { trackOrder: opts.trackOrder })) throw conflict(`${domain} already exists`);
     this.goneDomains.delete(domain);
     this.files.forget(domain);
     return this.getDomain(domain);
@@ -179,25 +230,15 @@ export class Store {
   async deleteDomain(domain: string): Promise<void> {
     const { p, st } = this.statOf(domain);
     if (st.isDirectory()) {
-      const entries = fs.readdirSync(p).filter((n) => n !== FOLDER_META && !n.endsWith(LOCK_SUFFIX));
+      const all = fs.readdirSync(p);
+      const entries = all.filter((n) => n !== FOLDER_META && !n.endsWith(LOCK_SUFFIX));
       if (entries.length) throw conflict('folder has sub-items');
+      // Left-over service files: lock files of deleted domains, old lock directories.
+      for (const n of all) if (n.endsWith(LOCK_SUFFIX)) fs.rmSync(path.join(p, n), { recursive: true, force: true });
       fs.rmSync(path.join(p, FOLDER_META), { force: true });
       fs.rmdirSync(p);
     } else {
-      const f = this.files.entry(domain, p);
-      await f.lock.write();
-      try {
-        const release = await this.files.crossProcessLock(p);
-        try {
-          this.files.close(f);
-          fs.unlinkSync(p);
-        } finally {
-          await release().catch(() => undefined);
-          fs.rmSync(lockPathFor(p), { recursive: true, force: true });
-        }
-      } finally {
-        f.lock.releaseWrite();
-      }
+      await this.files.deleteFile(this.files.entry(domain, p));
       this.files.forget(domain);
     }
     this.goneDomains.add(domain);

@@ -1,0 +1,13 @@
+import { execFileSync } from 'node:child_process';
+import { LIB, H5, G } from '../src/hdf5/lib.ts';
+const H5Pset_file_locking = LIB.func('int H5Pset_file_locking(int64_t fapl, bool use, bool ignore)');
+const H5Fopen = LIB.func('int64_t H5Fopen(const char *n, unsigned int f, int64_t fapl)');
+const H5Fclose = LIB.func('int H5Fclose(int64_t f)');
+const mode = process.argv[2];
+if (mode === 'unset') delete process.env.HDF5_USE_FILE_LOCKING;
+const fapl = H5.H5Pcreate(G.P_FILE_ACCESS);
+H5Pset_file_locking(fapl, false, true);
+const fid = H5Fopen('/tmp/hb/proto/t.h5', 0, fapl);
+const out = execFileSync('/usr/bin/python3', ['-c', `import fcntl,os\nfd=os.open('/tmp/hb/proto/t.h5',os.O_RDONLY)\ntry:\n  fcntl.flock(fd, fcntl.LOCK_EX|fcntl.LOCK_NB); print('EX ok: not locked')\nexcept Exception as e: print('locked', e)`], { encoding: 'utf8' });
+console.log(mode, process.env.HDF5_USE_FILE_LOCKING, out.trim());
+H5Fclose(fid);

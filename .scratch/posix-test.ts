@@ -1,0 +1,10 @@
+import fs from 'node:fs';
+import { tryFlock, unflock, tryRangeLock, rangeLockedByOthers } from '../src/hdf5/posix.ts';
+const p = '/tmp/hb/lk';
+fs.writeFileSync(p, '');
+const a = fs.openSync(p, 'r+'), b = fs.openSync(p, 'r+');
+console.log('flock a EX', tryFlock(a, true), 'b SH', tryFlock(b, false), 'b EX', tryFlock(b, true));
+unflock(a); console.log('after unlock b EX', tryFlock(b, true)); unflock(b);
+console.log('a ofd EX 0', tryRangeLock(a, 'exclusive', 0), 'b ofd EX 0', tryRangeLock(b, 'exclusive', 0), 'b sees a', rangeLockedByOthers(b, 'exclusive', 0), 'a sees self', rangeLockedByOthers(a, 'exclusive', 0));
+console.log('b SH 1', tryRangeLock(b, 'shared', 1), 'a sees waiter', rangeLockedByOthers(a, 'exclusive', 1));
+tryRangeLock(a, 'unlock', 0); console.log('b EX 0 after', tryRangeLock(b, 'exclusive', 0));

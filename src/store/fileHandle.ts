@@ -1,0 +1,49 @@
+/**
+ * One open file of the store: a file on disk (device + inode), whatever domain names lead to it
+ * (a symlink, a hard link or a symlinked folder give one file several domains). Its libhdf5
+ * handle, its locks and its journal belong here, so that two domains of one file never hold two
+ * libhdf5 handles (libhdf5 refuses a read-write open of a file it has open read-only:
+ * "file is already open for read-only").
+ */
+import type { JournaledFile } from '../hdf5/journal.js';
+import type { Hid } from '../hdf5/lib.js';
+import type { FileStamp } from './domainFile.js';
+import { RWLock } from './rwlock.js';
+import type { CrossProcessLock } from './xlock.js';
+
+export class FileHandle {
+  /** Readers-writer lock of the file inside this process. */
+  readonly lock = new RWLock();
+  /** The libhdf5 file id while open. */
+  fid: Hid | undefined;
+  /** True while `fid` is the read-write handle (only inside a write session). */
+  writable = false;
+  /** The file's stamp when last seen by this process (after its own writes too). */
+  stamp: FileStamp | undefined;
+  /** The lock file's commit counter when last seen (-1: never read). */
+  counter = -1n;
+  /** Bumped whenever the file's content changed other than through a DomainFile's own write. */
+  epoch = 0;
+  lastUsed = 0;
+  /** The journaled view of the file while a write session holds it. */
+  jf: JournaledFile | undefined;
+  /** performance.now() when the current write session took the exclusive lock. */
+  sessionStart = 0;
+  /** DomainFile entries that use this handle. */
+  refs = 0;
+
+  constructor(
+    /** `dev:ino` */
+    readonly key: string,
+    readonly dev: bigint,
+    readonly ino: bigint,
+    /** The file's real path (symlinks resolved): where its lock file lives. */
+    readonly realPath: string,
+    readonly xl: CrossProcessLock,
+  ) {}
+
+  /** True when nothing in this process uses or waits for the file. */
+  get idle(): boolean {
+    return this.lock.idle && this.xl.idle && this.jf === undefined;
+  }
+}
