@@ -33,6 +33,8 @@ import zlib from 'node:zlib';
 export const HEADER_BYTES = 64;
 /** Held overwrites beyond this many bytes are checkpointed before the commit. */
 export const CHECKPOINT_BYTES = 32 * 1024 * 1024;
+/** A journal larger than this is truncated when the next transaction starts. */
+const JOURNAL_KEEP_BYTES = 1024 * 1024;
 const MAGIC = Buffer.from('H5SJRNL1', 'latin1');
 const RECORD_HEAD = 16;
 
@@ -229,6 +231,13 @@ export class JournaledFile {
   private journalEnd = HEADER_BYTES;
   /** Statistics of the current transaction (bytes journaled, checkpoints). */
   stats = { journaled: 0, checkpoints: 0, fsyncs: 0 };
+  /**
+   * Writes libhdf5 made outside a transaction, dropped. After `H5Fflush` and the commit the file
+   * is complete; what `H5Fclose` still writes (giving back the unused part of its allocation
+   * blocks: a smaller EOA) is not needed, so a handle is closed without a lock or a transaction
+   * by dropping those writes.
+   */
+  dropped = 0;
 
   constructor(
     readonly dataFd: number,
@@ -250,9 +259,15 @@ export class JournaledFile {
     return this.txn !== undefined;
   }
 
-  /** Start a transaction (nothing is written until the first write reaches the driver). */
-  begin(): void {
+  /**
+   * Start a transaction (nothing is written until the first write reaches the driver).
+   * @param counter the commit counter in the lock file now (another process may have committed
+   *   since): transaction ids only grow, so a record of an older transaction never passes for one
+   *   of this transaction
+   */
+  begin(counter = this.counter): void {
     if (this.txn !== undefined) throw new Error('transaction already open');
+    if (counter > this.counter) this.counter = counter;
     this.txn = this.counter + 1n;
     this.active = false;
     this.baseEof = fs.fstatSync(this.dataFd).size;
@@ -267,13 +282,14 @@ export class JournaledFile {
   /** Mark the transaction active in the header before the first byte of the file changes. */
   private activate(): void {
     if (this.active) return;
-    if (this.txn === undefined) throw new Error('write outside a transaction');
-    fs.ftruncateSync(this.lockFd, HEADER_BYTES);
+    // Records of older transactions may stay after the header (their checksums name their
+    // transaction); the journal is cut back only when it grew large.
+    if (fs.fstatSync(this.lockFd).size > JOURNAL_KEEP_BYTES) fs.ftruncateSync(this.lockFd, HEADER_BYTES);
     writeHeader(this.lockFd, {
       counter: this.counter,
       active: true,
       pid: process.pid,
-      txn: this.txn,
+      txn: this.txn!,
       baseEof: this.baseEof,
       dev: this.id.dev,
       ino: this.id.ino,
@@ -298,6 +314,10 @@ export class JournaledFile {
 
   /** libhdf5 write of `src` (a view of libhdf5's memory: copied when held) at `addr`. */
   write(src: Buffer, addr: number): void {
+    if (this.txn === undefined) {
+      this.dropped++;
+      return;
+    }
     this.activate();
     const end = addr + src.length;
     if (addr < this.baseEof) {
@@ -315,6 +335,10 @@ export class JournaledFile {
 
   /** libhdf5 truncate (to its EOA): journal the original bytes cut away first. */
   truncate(size: number): void {
+    if (this.txn === undefined) {
+      this.dropped++;
+      return;
+    }
     this.activate();
     if (size < this.baseEof) {
       this.checkpoint();

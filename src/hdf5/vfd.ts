@@ -225,7 +225,7 @@ const callbacks = {
       const f = fileOf(p);
       if (!f.jf) throw new Error('file opened read-only by the journaling driver');
       const n = Number(size);
-      if (n === 0) return 0;
+      if (n === 0 || exiting) return 0;
       f.jf.write(Buffer.from(koffi.view(buf, n) as ArrayBuffer), Number(addr));
       return 0;
     } catch (e) {
@@ -236,7 +236,7 @@ const callbacks = {
   truncate: register((p: unknown) => {
     try {
       const f = fileOf(p);
-      if (!f.jf) return 0;
+      if (!f.jf || exiting) return 0;
       if (f.eoa !== f.jf.eof) f.jf.truncate(f.eoa);
       return 0;
     } catch (e) {
@@ -310,6 +310,20 @@ H5Pset_driver(JOURNAL_FAPL, driverId, null);
 // or its lock descriptor and libhdf5's would exclude each other.
 export const HDF5_FILE_LOCKING_ENV = process.env.HDF5_USE_FILE_LOCKING;
 delete process.env.HDF5_USE_FILE_LOCKING;
+
+const H5close = LIB.func('int H5close()');
+let exiting = false;
+// libhdf5 closes files still open at exit from its own atexit handler, after JavaScript is gone:
+// the driver's callbacks would crash. Close them while it still runs, writing nothing more
+// (an open transaction is rolled back by the next process).
+process.on('exit', () => {
+  exiting = true;
+  try {
+    H5close();
+  } catch {
+    /* exiting anyway */
+  }
+});
 
 /** The last error the driver met (its callbacks cannot throw into C), then forgotten. */
 export function takeDriverError(): string | undefined {

@@ -25,8 +25,10 @@ export class FileHandle {
   /** Bumped whenever the file's content changed other than through a DomainFile's own write. */
   epoch = 0;
   lastUsed = 0;
-  /** The journaled view of the file while a write session holds it. */
+  /** The journaled view of the file while `fid` is the read-write handle. */
   jf: JournaledFile | undefined;
+  /** Superblock version of the file opened read-write (3+: status flags, closed after writes). */
+  sbVersion = 0;
   /** performance.now() when the current write session took the exclusive lock. */
   sessionStart = 0;
   /** DomainFile entries that use this handle. */
@@ -44,6 +46,6 @@ export class FileHandle {
 
   /** True when nothing in this process uses or waits for the file. */
   get idle(): boolean {
-    return this.lock.idle && this.xl.idle && this.jf === undefined;
+    return this.lock.idle && this.xl.idle && !this.jf?.inTransaction;
   }
 }

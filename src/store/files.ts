@@ -68,17 +68,18 @@ class NeedsRepair extends Error {
 const SIGNATURE = Buffer.from([0x89, 0x48, 0x44, 0x46, 0x0d, 0x0a, 0x1a, 0x0a]);
 
 /**
- * The superblock's file consistency flags of a version-3 superblock (bit 0: open for writing,
- * bit 2: open for SWMR writing), or 0 for other versions (libhdf5 1.10 ignores them there).
+ * Version and file consistency flags of a file's superblock: the flags of a version-3
+ * superblock (bit 0: open for writing, bit 2: open for SWMR writing), 0 for older versions
+ * (libhdf5 1.10 keeps no flags there). HDF5 file format spec, section II.A.
  */
-export function superblockFlags(fd: number): number {
+export function superblockInfo(fd: number): { version: number; flags: number } {
   const size = fs.fstatSync(fd).size;
   const b = Buffer.alloc(12);
   for (let at = 0; at + 12 <= size; at = at === 0 ? 512 : at * 2) {
     fs.readSync(fd, b, 0, 12, at);
-    if (b.subarray(0, 8).equals(SIGNATURE)) return b[8] >= 3 ? b[11] : 0;
+    if (b.subarray(0, 8).equals(SIGNATURE)) return { version: b[8], flags: b[8] >= 3 ? b[11] : 0 };
   }
-  return 0;
+  return { version: 0, flags: 0 };
 }
 
 export class FileCache {
@@ -282,7 +283,8 @@ export class FileCache {
     await h.lock.write();
     let keep = false;
     try {
-      if (!h.xl.holdsExclusive) {
+      const fresh = !h.xl.holdsExclusive;
+      if (fresh) {
         try {
           await h.xl.acquireExclusive();
         } catch (e) {
@@ -291,15 +293,18 @@ export class FileCache {
         }
         h.sessionStart = performance.now();
       }
-      this.prepareWrite(f);
+      this.prepareWrite(f, fresh);
       const jf = h.jf!;
       let result: T;
       try {
         result = await fn(f);
         h5.flushFile(h.fid!);
-        keep = h.lock.writerWaiting && performance.now() - h.sessionStart < this.burstMs && !h.xl.othersWaiting();
-        if (!keep) this.closeHandle(h);
+        // Files with a version-3 superblock carry "open for writing" flags while open read-write:
+        // they are closed (in the transaction) after every write.
+        keep = h.sbVersion < 3 && h.lock.writerWaiting && performance.now() - h.sessionStart < this.burstMs && !h.xl.othersWaiting();
+        if (!keep && h.sbVersion >= 3) this.closeHandle(h);
         h.counter = jf.commit();
+        if (h.fid === undefined) h.jf = undefined;
       } catch (e) {
         keep = false;
         this.rollbackFailed(f, e);
@@ -321,41 +326,49 @@ export class FileCache {
     }
   }
 
-  /** Under the exclusive lock: repair what needs it, then begin a transaction and open RDWR. */
-  private prepareWrite(f: DomainFile): void {
+  /**
+   * Under the exclusive lock: at the start of a session repair what needs it and notice changes
+   * made by others; then begin a transaction on the read-write handle (reused when still
+   * current, else opened through the journaling driver).
+   */
+  private prepareWrite(f: DomainFile, fresh: boolean): void {
     const h = f.handle;
     const st = this.statHandle(f);
-    if (!h.jf) {
+    if (fresh) {
       const hdr = h.xl.header();
       if (hdr.kind === 'ok' && hdr.header.active) this.repairLocked(f, 'journal');
       if (legacyLockState(h.realPath) === 'stale') this.repairLocked(f, 'legacy-lock');
       const after = h.xl.header();
       const counter = after.kind === 'ok' ? after.header.counter : after.kind === 'none' ? 0n : -2n;
-      if (h.counter !== counter || !sameStamp(h.stamp, stampOf(st))) {
+      const stamp = stampOf(st);
+      if (h.counter !== counter || !sameStamp(h.stamp, stamp)) {
+        // Written by someone else since this process last saw it: a handle open on it has a
+        // stale view (closed writing nothing), and what was learnt is forgotten.
         this.closeHandle(h);
         if (h.counter !== -1n || h.stamp !== undefined) h.epoch++;
         h.counter = counter;
-        h.stamp = stampOf(st);
+        h.stamp = stamp;
       }
       if (h.fid !== undefined && !h.writable) this.closeHandle(h);
-      h.jf = new JournaledFile(h.xl.dataFd!, h.xl.lockFd!, { dev: h.dev, ino: h.ino }, this.durable, counter < 0n ? 0n : counter);
     }
-    const jf = h.jf;
-    jf.begin();
+    const counter = h.counter < 0n ? 0n : h.counter;
     if (h.fid === undefined) {
+      const jf = new JournaledFile(h.xl.dataFd!, h.xl.lockFd!, { dev: h.dev, ino: h.ino }, this.durable, counter);
+      jf.begin(counter);
       try {
         h.fid = h5Open(f.path, jf);
       } catch (e) {
-        if (!(e instanceof Hdf5Error && e.mentions('already open for write'))) {
-          jf.rollback();
-          throw e;
-        }
         jf.rollback();
+        if (!(e instanceof Hdf5Error && e.mentions('already open for write'))) throw e;
         this.repairLocked(f, 'status-flags');
-        jf.begin();
+        jf.begin(h.counter < 0n ? 0n : h.counter);
         h.fid = h5Open(f.path, jf);
       }
+      h.jf = jf;
       h.writable = true;
+      h.sbVersion = superblockInfo(h.xl.dataFd!).version;
+    } else {
+      h.jf!.begin(counter);
     }
     this.syncEpoch(f);
   }
@@ -370,6 +383,7 @@ export class FileCache {
     }
     const report = h.jf?.rollback();
     if (h.jf) h.counter = h.jf.commitCounter;
+    h.jf = undefined;
     h.epoch++;
     f.resetState();
     f.seenEpoch = h.epoch;
@@ -386,17 +400,20 @@ export class FileCache {
     }
   }
 
-  /** Close the read-write handle (if any) and release the exclusive locks. */
+  /**
+   * End a write session: release the exclusive locks. The read-write handle stays open (it
+   * serves the next requests while the file does not change; closing it later writes nothing).
+   */
   private endSession(h: FileHandle): void {
-    if (h.writable) {
+    if (h.jf?.inTransaction) {
       try {
         this.closeHandle(h);
       } catch {
-        /* nothing more can be done here */
+        /* the rollback restores the file */
       }
+      h.jf?.rollback();
+      h.jf = undefined;
     }
-    if (h.jf?.inTransaction) h.jf.rollback();
-    h.jf = undefined;
     h.xl.releaseExclusive();
   }
 
@@ -428,7 +445,6 @@ export class FileCache {
   private repairLocked(f: DomainFile, why: Repair): void {
     const h = f.handle;
     this.closeHandle(h);
-    h.jf = undefined;
     const dataFd = h.xl.dataFd!;
     const lockFd = h.xl.lockFd!;
     if (why === 'journal') {
@@ -443,7 +459,7 @@ export class FileCache {
         this.log.warn({ domain: f.domain, ...report }, `rolled back a write interrupted when process ${jh.pid} died`);
       }
     } else {
-      const flags = superblockFlags(dataFd);
+      const flags = superblockInfo(dataFd).flags;
       if (why === 'status-flags') {
         if (flags & 4) {
           throw new H5StoreError('Unavailable', 'The domain file is open for SWMR writing by another program (or was left so by a crashed one: h5clear -s clears it)', { 'Retry-After': '5' });
@@ -577,25 +593,29 @@ export class FileCache {
   // Handles
 
   /**
-   * Close a file's libhdf5 handle now (no-op when closed). A read-write handle kept open after
-   * a burst is closed in a transaction of its own (closing may still write: free space given
-   * back, the superblock's EOA).
+   * Close a file's libhdf5 handle now (no-op when closed). A read-write handle closed outside a
+   * transaction writes nothing (the journaling driver drops what `H5Fclose` would still write:
+   * see `JournaledFile.dropped`), so it needs no lock; inside one, the close is journaled.
    */
   private closeHandle(h: FileHandle): void {
     if (h.fid === undefined) return;
     const fid = h.fid;
     const wasWritable = h.writable;
-    const jf = h.jf;
-    const ownTxn = wasWritable && jf !== undefined && !jf.inTransaction;
     h.fid = undefined;
     h.writable = false;
-    if (ownTxn) jf.begin();
+    const inTxn = !!h.jf?.inTransaction;
     try {
       h5.closeFile(fid);
-      if (ownTxn) h.counter = jf.commit();
     } catch (e) {
-      if (ownTxn) jf.rollback();
-      throw e;
+      // Outside a transaction nothing is written: a failing close (libhdf5 reading a file
+      // another program changed meanwhile) loses nothing. Inside one, the caller rolls back.
+      if (inTxn) throw e;
+      this.log.debug({ file: h.realPath, err: (e as Error).message }, 'closing a stale handle failed');
+    } finally {
+      if (h.jf && !h.jf.inTransaction) {
+        if (h.jf.dropped) this.log.debug({ file: h.realPath, writes: h.jf.dropped }, 'closed a read-write handle without writing');
+        h.jf = undefined;
+      }
     }
     if (!wasWritable) return;
     try {
@@ -636,7 +656,7 @@ export class FileCache {
   closeIdle(now = performance.now()): void {
     for (const h of [...this.handles.values()]) {
       // A burst whose next writer never came (should not happen): end it.
-      if (h.jf && h.lock.idle && now - h.lastUsed >= this.burstMs) this.endSession(h);
+      if (h.xl.holdsExclusive && h.lock.idle && now - h.lastUsed >= this.burstMs) this.endSession(h);
       if (!h.idle || now - h.lastUsed < this.opts.idleCloseMs) continue;
       if (h.refs <= 0) this.dropHandle(h);
       else {
@@ -663,7 +683,7 @@ export class FileCache {
     clearInterval(this.sweeper);
     for (const h of this.handles.values()) {
       try {
-        if (h.jf) this.endSession(h);
+        if (h.xl.holdsExclusive) this.endSession(h);
         this.closeHandle(h);
       } catch {
         /* shutting down */

@@ -1,0 +1,25 @@
+import fs from 'node:fs';
+import { JournaledFile } from '../src/hdf5/journal.ts';
+import { openJournaled } from '../src/hdf5/vfd.ts';
+import { H5, LIB } from '../src/hdf5/lib.ts';
+import { execFileSync } from 'node:child_process';
+const H5Gcreate2 = LIB.func('int64_t H5Gcreate2(int64_t loc, const char *n, int64_t a, int64_t b, int64_t c)');
+const H5Gclose = LIB.func('int H5Gclose(int64_t g)');
+const H5Fget_eoa = LIB.func('int H5Fget_eoa(int64_t fid, _Out_ uint64_t *eoa)');
+const p = '/tmp/hb/proto/disc.h5';
+fs.copyFileSync('/work/shared/fixtures/hdf5/tall.h5', p);
+const dataFd = fs.openSync(p, 'r+');
+const lockFd = fs.openSync('/tmp/hb/proto/disc.lock', 'w+');
+const st = fs.fstatSync(dataFd, { bigint: true });
+const jf = new JournaledFile(dataFd, lockFd, { dev: st.dev, ino: st.ino }, false, 0n);
+jf.begin(); const fid = openJournaled(p, jf);
+for (let i = 0; i < 3; i++) H5Gclose(H5Gcreate2(fid, `k${i}`, 0, 0, 0));
+H5.H5Fflush(fid, 1);
+const eoa = [0n]; H5Fget_eoa(fid, eoa);
+jf.commit();
+console.log('after flush: eoa', eoa[0], 'eof', fs.fstatSync(dataFd).size);
+const before = fs.readFileSync(p);
+try { H5.H5Fclose(fid); } catch (e) { console.log('close error', (e as Error).message); }
+console.log('discard close changed file?', !fs.readFileSync(p).equals(before));
+console.log(execFileSync('h5dump', ['-n', p], { encoding: 'utf8' }).split('\n').slice(-6).join('\n'));
+console.log(execFileSync('/usr/bin/python3', ['-c', `import h5py; print(list(h5py.File('${p}','r').keys()))`], { encoding: 'utf8' }));
