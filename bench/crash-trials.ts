@@ -53,6 +53,8 @@ export interface CrashResult {
   restartToWriteMs: { median: number; p95: number; max: number };
   /** Server "listening" until the first write is acknowledged, ms. */
   listeningToWriteMs: { median: number; p95: number; max: number };
+  /** Reference in the same run: spawn until the first write after a clean stop (SIGTERM), ms. */
+  cleanRestartToWriteMs: { median: number; p95: number; max: number };
   repairsLogged: number;
   problems: string[];
 }
@@ -342,6 +344,29 @@ function verify(expects: DomainExpect[]): Array<{ domain: string; ok: boolean; m
   return out;
 }
 
+/** Reference: time from spawn to the first acknowledged write after a clean stop. */
+async function cleanRestarts(opts: CrashOptions, n: number): Promise<number[]> {
+  const root = fs.mkdtempSync(path.join(os.tmpdir(), 'h5store-clean-'));
+  const out: number[] = [];
+  try {
+    let s = await startServer(root, opts);
+    await req(`${s.url}/?domain=/ref.h5`, 'PUT');
+    const rootId = (await req(`${s.url}/?domain=/ref.h5`, 'GET')).json.root as string;
+    for (let i = 0; i <= n; i++) {
+      const exited = new Promise((r) => s.proc.once('exit', r));
+      s.proc.kill('SIGTERM');
+      await exited;
+      s = await startServer(root, opts);
+      const at = await timeToFirstWrite(s.url, '/ref.h5', rootId, `a${i}`);
+      if (i > 0) out.push(at - s.spawnedAt); // the first start warms the OS caches
+    }
+    await kill9(s);
+  } finally {
+    fs.rmSync(root, { recursive: true, force: true });
+  }
+  return out;
+}
+
 /** Run the trials. */
 export async function runCrashTrials(opts: CrashOptions): Promise<CrashResult> {
   const log = opts.log ?? ((l: string) => process.stdout.write(l + '\n'));
@@ -358,11 +383,13 @@ export async function runCrashTrials(opts: CrashOptions): Promise<CrashResult> {
     filesChecked: 0,
     restartToWriteMs: { median: 0, p95: 0, max: 0 },
     listeningToWriteMs: { median: 0, p95: 0, max: 0 },
+    cleanRestartToWriteMs: { median: 0, p95: 0, max: 0 },
     repairsLogged: 0,
     problems: [],
   };
   const restart: number[] = [];
   const listening: number[] = [];
+  result.cleanRestartToWriteMs = stats(await cleanRestarts(opts, 3));
   let expects = new Map<string, DomainExpect>();
   let states: WriterState[] = [];
   let set = 0;
