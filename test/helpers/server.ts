@@ -39,6 +39,8 @@ export interface TestServer {
   root: string;
   proc: ChildProcess;
   stop(): Promise<void>;
+  /** Everything the server printed so far (pino log lines on stdout, stderr). */
+  output(): string;
 }
 
 /** A fresh temporary data directory. */
@@ -70,7 +72,12 @@ export async function startServer(opts: { root?: string; env?: Record<string, st
     { cwd: REPO, env: { ...process.env, ...opts.env }, stdio: ['pipe', 'pipe', 'pipe'] },
   );
   let stderr = '';
-  proc.stderr!.on('data', (b) => (stderr += b.toString()));
+  let all = '';
+  proc.stderr!.on('data', (b) => {
+    stderr += b.toString();
+    all += b.toString();
+  });
+  proc.stdout!.on('data', (b) => (all += b.toString()));
   const url = await new Promise<string>((resolve, reject) => {
     let out = '';
     const timer = setTimeout(() => reject(new Error(`server did not start: ${stderr}`)), 30000);
@@ -91,6 +98,7 @@ export async function startServer(opts: { root?: string; env?: Record<string, st
     url,
     root,
     proc,
+    output: () => all,
     async stop() {
       if (proc.exitCode !== null) return;
       const exited = new Promise((r) => proc.once('exit', r));
