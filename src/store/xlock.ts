@@ -247,7 +247,7 @@ export class CrossProcessLock {
         const err = this.busy(writer ? 'h5store' : 'program', deadline);
         if (err) throw err;
         await sleep(jitter(delay));
-        delay = Math.min(delay * 1.6, 20);
+        delay = Math.min(delay * 1.6, 5);
       }
       this.busySince = undefined;
       this.shared = 1;
@@ -298,7 +298,7 @@ export class CrossProcessLock {
         const err = this.busy('h5store', deadline);
         if (err) throw err;
         await sleep(jitter(delay));
-        delay = Math.min(delay * 1.6, 20);
+        delay = Math.min(delay * 1.6, 5);
       }
     } finally {
       if (waiting && this.lockFd !== undefined) tryRangeLock(this.lockFd, 'unlock', WAITER_BYTE);
@@ -310,7 +310,7 @@ export class CrossProcessLock {
         const err = this.busy(legacy === 'live' ? 'legacy' : 'program', deadline);
         if (err) throw err;
         await sleep(jitter(delay));
-        delay = Math.min(delay * 1.6, 20);
+        delay = Math.min(delay * 1.6, 5);
       }
     } catch (e) {
       this.dropWriterByte(this.lockFd!);
