@@ -389,7 +389,7 @@ export async function runCrashTrials(opts: CrashOptions): Promise<CrashResult> {
   };
   const restart: number[] = [];
   const listening: number[] = [];
-  result.cleanRestartToWriteMs = stats(await cleanRestarts(opts, 3));
+  const clean: number[] = await cleanRestarts(opts, 2);
   let expects = new Map<string, DomainExpect>();
   let states: WriterState[] = [];
   let set = 0;
@@ -426,6 +426,18 @@ export async function runCrashTrials(opts: CrashOptions): Promise<CrashResult> {
           fs.cpSync(root, path.join(opts.keep, `trial-${t}`), { recursive: true });
         }
       }
+      // Reference, every 10th trial: a clean stop (SIGTERM) and restart of the same server on the
+      // same files, timed the same way, so that crash restarts compare with it under the same load.
+      if (t % 10 === 5 && expects.size > 0) {
+        const exited = new Promise((r) => server!.proc.once('exit', r));
+        server.proc.kill('SIGTERM');
+        await exited;
+        server = await startServer(root, opts);
+        const [d, e] = [...expects.entries()][0];
+        const at = await timeToFirstWrite(server.url, d, states[0].ids.get(d)!.group, `clean${t}`);
+        clean.push(at - server.spawnedAt);
+        e.attrs.push(['/w0', `clean${t}`, 1]);
+      }
       // 3. New domains every `rotate` trials (old files are deleted after their last check).
       if (t % opts.rotate === 0) {
         for (const e of expects.values()) await req(`${server.url}/?domain=${encodeURIComponent(e.domain)}`, 'DELETE');
@@ -447,7 +459,7 @@ export async function runCrashTrials(opts: CrashOptions): Promise<CrashResult> {
       result.trials++;
       if ((t + 1) % 10 === 0 || t === opts.trials - 1) {
         log(
-          `trial ${t + 1}/${opts.trials}: acked ${result.acknowledgedWrites}, kills mid-write ${result.killsWithWritesInFlight}, lost ${result.lostWrites}, corrupted ${result.corruptedFiles}/${result.filesChecked}, restart->write median ${stats(restart).median} ms max ${stats(restart).max} ms, repairs ${result.repairsLogged}`,
+          `trial ${t + 1}/${opts.trials}: acked ${result.acknowledgedWrites}, kills mid-write ${result.killsWithWritesInFlight}, lost ${result.lostWrites}, corrupted ${result.corruptedFiles}/${result.filesChecked}, restart->write median ${stats(restart).median} ms (clean restart ${stats(clean).median} ms, listening->write ${stats(listening).median} ms), repairs ${result.repairsLogged}`,
         );
       }
     }
@@ -478,6 +490,7 @@ export async function runCrashTrials(opts: CrashOptions): Promise<CrashResult> {
   }
   result.restartToWriteMs = stats(restart);
   result.listeningToWriteMs = stats(listening);
+  result.cleanRestartToWriteMs = stats(clean);
   return result;
 }
 

@@ -421,14 +421,14 @@ export class FileCache {
   // Repairs
 
   /** Take the file exclusively and repair it (from the read path). */
-  private async repair(f: DomainFile, why: Repair): Promise<void> {
+  private async repair(f: DomainFile, why: Repair): Promise<boolean> {
     const h = f.handle;
     await h.lock.write();
     try {
       await h.xl.acquireExclusive();
       try {
         this.statHandle(f);
-        this.repairLocked(f, why);
+        return this.repairLocked(f, why);
       } finally {
         this.endSession(h);
       }
@@ -441,15 +441,16 @@ export class FileCache {
    * Repair a file held exclusively, closed first: roll back an interrupted transaction, or clear
    * the superblock status flags and the EOA a crashed writer left (`h5clear -s --increment=0`).
    * Logged at warn level. A no-op when the reason is gone (another process repaired it first).
+   * @returns true when the file was changed
    */
-  private repairLocked(f: DomainFile, why: Repair): void {
+  private repairLocked(f: DomainFile, why: Repair): boolean {
     const h = f.handle;
     this.closeHandle(h);
     const dataFd = h.xl.dataFd!;
     const lockFd = h.xl.lockFd!;
     if (why === 'journal') {
       const hdr = h.xl.header();
-      if (hdr.kind !== 'ok' || !hdr.header.active) return;
+      if (hdr.kind !== 'ok' || !hdr.header.active) return false;
       const jh: JournalHeader = hdr.header;
       if (jh.dev !== h.dev || jh.ino !== h.ino) {
         writeHeader(lockFd, { ...jh, active: false, counter: jh.txn });
@@ -464,7 +465,7 @@ export class FileCache {
         if (flags & 4) {
           throw new H5StoreError('Unavailable', 'The domain file is open for SWMR writing by another program (or was left so by a crashed one: h5clear -s clears it)', { 'Retry-After': '5' });
         }
-        if (!(flags & 1)) return;
+        if (!(flags & 1)) return false;
       }
       const hdr = h.xl.header();
       const counter = hdr.kind === 'ok' ? hdr.header.counter : 0n;
@@ -493,6 +494,7 @@ export class FileCache {
     h.counter = after.kind === 'ok' ? after.header.counter : 0n;
     h.stamp = undefined;
     h.epoch++;
+    return true;
   }
 
   /**
@@ -523,8 +525,7 @@ export class FileCache {
     }
     if (!why) return false;
     try {
-      await this.repair(this.entry(domain, fsPath), why);
-      return true;
+      return await this.repair(this.entry(domain, fsPath), why);
     } catch (e) {
       this.log.warn({ domain, err: (e as Error).message }, 'could not repair an interrupted write at start-up (retried on first use)');
       return false;
@@ -623,11 +624,6 @@ export class FileCache {
     } catch {
       h.stamp = undefined;
     }
-  }
-
-  /** Close a domain's handle now (e.g. before the file is replaced); waits for nothing. */
-  close(f: DomainFile): void {
-    if (f.handle.idle) this.closeHandle(f.handle);
   }
 
   /** Forget a domain entirely (after DELETE /). */
