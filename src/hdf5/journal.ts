@@ -29,6 +29,11 @@
 import fs from 'node:fs';
 import zlib from 'node:zlib';
 
+/** fdatasync on the thread pool (looked up at each call). */
+function fdatasync(fd: number): Promise<void> {
+  return new Promise((resolve, reject) => fs.fdatasync(fd, (e) => (e ? reject(e) : resolve())));
+}
+
 /** Bytes of the lock-file header; journal records follow it. */
 export const HEADER_BYTES = 64;
 /** Held overwrites beyond this many bytes are checkpointed before the commit. */
@@ -344,14 +349,17 @@ export class JournaledFile {
       this.checkpoint();
       const phys = fs.fstatSync(this.dataFd).size;
       const end = Math.min(phys, this.baseEof);
-      if (size < end) this.saveOriginals([[size, end]]);
+      if (size < end && this.saveOriginals([[size, end]])) this.syncSync(this.lockFd);
     }
     fs.ftruncateSync(this.dataFd, size);
     this.eof = size;
   }
 
-  /** Append the original bytes of the not yet saved parts of `ranges` to the journal. */
-  private saveOriginals(ranges: Array<[number, number]>): void {
+  /**
+   * Append the original bytes of the not yet saved parts of `ranges` to the journal (not yet
+   * durable). @returns true when records were written
+   */
+  private saveOriginals(ranges: Array<[number, number]>): boolean {
     const parts: Buffer[] = [];
     for (const [s0, e0] of ranges) {
       for (const [s, e] of this.saved.gaps(s0, Math.min(e0, this.baseEof))) {
@@ -366,51 +374,87 @@ export class JournaledFile {
         this.saved.add(s, e);
       }
     }
-    if (parts.length === 0) return;
+    if (parts.length === 0) return false;
     const all = Buffer.concat(parts);
     pwriteFull(this.lockFd, all, this.journalEnd);
     this.journalEnd += all.length;
     this.stats.journaled += all.length;
-    if (this.durable) {
-      fs.fdatasyncSync(this.lockFd);
-      this.stats.fsyncs++;
-    }
+    return true;
   }
 
-  /** Save the originals of every held overwrite, then write the held bytes to the file. */
+  private syncSync(fd: number): void {
+    if (!this.durable) return;
+    fs.fdatasyncSync(fd);
+    this.stats.fsyncs++;
+  }
+
+  private async syncAsync(fd: number): Promise<void> {
+    if (!this.durable) return;
+    await fdatasync(fd);
+    this.stats.fsyncs++;
+  }
+
+  /**
+   * Save the originals of every held overwrite (durable first under `always`), then write the
+   * held bytes to the file. Synchronous: called from libhdf5's callbacks.
+   */
   checkpoint(): void {
     if (this.pending.length === 0) return;
     this.stats.checkpoints++;
-    this.saveOriginals(this.pending.map((p) => [p.addr, p.addr + p.data.length]));
+    if (this.saveOriginals(this.pending.map((p) => [p.addr, p.addr + p.data.length]))) this.syncSync(this.lockFd);
+    this.applyPending();
+  }
+
+  private applyPending(): void {
     for (const p of this.pending) pwriteFull(this.dataFd, p.data, p.addr);
     this.pending = [];
     this.pendingBytes = 0;
   }
 
-  /**
-   * Commit: checkpoint, make the file durable, mark the journal idle (the commit point).
-   * @returns the new commit counter (unchanged when the transaction wrote nothing)
-   */
-  commit(): bigint {
-    if (this.txn === undefined) throw new Error('no transaction');
-    if (this.active) {
-      this.checkpoint();
-      if (this.durable) {
-        fs.fdatasyncSync(this.dataFd);
-        this.stats.fsyncs++;
-      }
-      writeHeader(this.lockFd, { counter: this.txn, active: false, pid: process.pid, txn: this.txn, baseEof: this.baseEof, dev: this.id.dev, ino: this.id.ino });
-      if (this.durable) {
-        fs.fdatasyncSync(this.lockFd);
-        this.stats.fsyncs++;
-      }
-      this.counter = this.txn;
-    }
+  private finish(): bigint {
     this.txn = undefined;
     this.active = false;
     this.pending = [];
     this.pendingBytes = 0;
     return this.counter;
+  }
+
+  private idleHeader(): void {
+    writeHeader(this.lockFd, { counter: this.txn!, active: false, pid: process.pid, txn: this.txn!, baseEof: this.baseEof, dev: this.id.dev, ino: this.id.ino });
+  }
+
+  /**
+   * Commit: checkpoint, make the file durable, mark the journal idle (the commit point), make
+   * that durable. The fsyncs run off the event loop (the file stays locked meanwhile).
+   * @returns the new commit counter (unchanged when the transaction wrote nothing)
+   */
+  async commit(): Promise<bigint> {
+    if (this.txn === undefined) throw new Error('no transaction');
+    if (this.active) {
+      if (this.pending.length) {
+        this.stats.checkpoints++;
+        if (this.saveOriginals(this.pending.map((p) => [p.addr, p.addr + p.data.length]))) await this.syncAsync(this.lockFd);
+        this.applyPending();
+      }
+      await this.syncAsync(this.dataFd);
+      this.idleHeader();
+      await this.syncAsync(this.lockFd);
+      this.counter = this.txn;
+    }
+    return this.finish();
+  }
+
+  /** `commit`, synchronously (repairs). */
+  commitSync(): bigint {
+    if (this.txn === undefined) throw new Error('no transaction');
+    if (this.active) {
+      this.checkpoint();
+      this.syncSync(this.dataFd);
+      this.idleHeader();
+      this.syncSync(this.lockFd);
+      this.counter = this.txn;
+    }
+    return this.finish();
   }
 
   /** Undo the transaction: held bytes are dropped, written ones restored from the journal. */

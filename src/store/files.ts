@@ -303,7 +303,7 @@ export class FileCache {
         // they are closed (in the transaction) after every write.
         keep = h.sbVersion < 3 && h.lock.writerWaiting && performance.now() - h.sessionStart < this.burstMs && !h.xl.othersWaiting();
         if (!keep && h.sbVersion >= 3) this.closeHandle(h);
-        h.counter = jf.commit();
+        h.counter = await jf.commit();
         if (h.fid === undefined) h.jf = undefined;
       } catch (e) {
         keep = false;
@@ -474,7 +474,7 @@ export class FileCache {
       let report;
       try {
         report = repairStatusAndEoa(f.path, jf);
-        jf.commit();
+        jf.commitSync();
       } catch (e) {
         jf.rollback();
         throw e;

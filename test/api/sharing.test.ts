@@ -203,20 +203,23 @@ describe('sharing files with other processes', function () {
       const c = api.with('/h5pyd.h5');
       expect((await c.put('/')).status).to.equal(201);
       const file = path.join(root, 'h5pyd.h5');
+      // h5pyd is imported first (slow), then told to go once h5py holds the file.
+      const client = spawn(
+        PYTHON,
+        ['-u', '-c', `import h5pyd, sys, time\nprint('IMPORTED', flush=True)\nsys.stdin.readline()\nt = time.time()\nf = h5pyd.File('/h5pyd.h5', 'a')\nf.attrs['from_h5pyd'] = 5\nf.create_group('g_h5pyd')\nprint(round(time.time() - t, 2))`],
+        { env: { ...process.env, PYTHONPATH: H5PYD, HS_ENDPOINT: a.url, HS_USERNAME: 'u', HS_PASSWORD: 'p' }, stdio: ['pipe', 'pipe', 'pipe'] },
+      );
+      let o = '';
+      let e = '';
+      client.stdout!.on('data', (b) => (o += b));
+      client.stderr!.on('data', (b) => (e += b));
+      const finished = new Promise<number | null>((r) => client.once('exit', r));
+      for (let i = 0; i < 3000 && !o.includes('IMPORTED'); i++) await sleep(10);
       const py = pythonHolding(HOLD, [file, 'from_h5py', '2000']);
       await py.ready;
-      const out = await new Promise<string>((resolve, reject) => {
-        const p = spawn(
-          PYTHON,
-          ['-c', `import h5pyd, time\nt = time.time()\nf = h5pyd.File('/h5pyd.h5', 'a')\nf.attrs['from_h5pyd'] = 5\nf.create_group('g_h5pyd')\nprint(round(time.time() - t, 2))`],
-          { env: { ...process.env, PYTHONPATH: H5PYD, HS_ENDPOINT: a.url, HS_USERNAME: 'u', HS_PASSWORD: 'p' }, stdio: ['ignore', 'pipe', 'pipe'] },
-        );
-        let o = '';
-        let e = '';
-        p.stdout!.on('data', (b) => (o += b));
-        p.stderr!.on('data', (b) => (e += b));
-        p.once('exit', (code) => (code === 0 ? resolve(o) : reject(new Error(`h5pyd failed: ${e}`))));
-      });
+      client.stdin!.end('go\n');
+      expect(await finished, e).to.equal(0);
+      const out = o.replace('IMPORTED', '');
       expect(Number(out.trim())).to.be.above(0.5);
       expect(await py.done).to.equal(0);
       const keys = pythonJson(`import h5py, sys, json\nf = h5py.File(sys.argv[1], 'r')\nprint(json.dumps([sorted(f.keys()), int(f.attrs['from_h5pyd'])]))`, [file]);

@@ -48,10 +48,13 @@ function pattern(n: number, seed: number): Buffer {
 
 class Crash extends Error {}
 
-/** Make the `budget`-th mutating fs call (write, truncate, fdatasync) fail; torn: write half first. */
-function withCrashAt(budget: number, torn: boolean, fn: () => void): boolean {
-  const names = ['writeSync', 'ftruncateSync', 'fdatasyncSync'] as const;
-  const saved = names.map((n) => fs[n]);
+/**
+ * Make the `budget`-th mutating fs call (write, truncate, fdatasync, sync or not) fail;
+ * torn: a write writes its first half first.
+ */
+async function withCrashAt(budget: number, torn: boolean, fn: () => Promise<void>): Promise<boolean> {
+  const names = ['writeSync', 'ftruncateSync', 'fdatasyncSync', 'fdatasync'] as const;
+  const saved = names.map((n) => (fs as any)[n]);
   let calls = 0;
   const hook =
     (name: (typeof names)[number], orig: (...a: any[]) => any) =>
@@ -65,9 +68,9 @@ function withCrashAt(budget: number, torn: boolean, fn: () => void): boolean {
       }
       return orig(...args);
     };
-  names.forEach((n, i) => ((fs as any)[n] = hook(n, saved[i] as any)));
+  names.forEach((n, i) => ((fs as any)[n] = hook(n, saved[i])));
   try {
-    fn();
+    await fn();
     return false;
   } catch (e) {
     if (e instanceof Crash) return true;
@@ -85,7 +88,7 @@ describe('journal: a transaction killed at any write is undone exactly', functio
   const original = pattern(BASE, 1);
 
   /** The transaction: what libhdf5 might do during one request. */
-  function transaction(jf: JournaledFile, durable: boolean, bigCheckpoint: boolean): void {
+  async function transaction(jf: JournaledFile, durable: boolean, bigCheckpoint: boolean): Promise<void> {
     jf.begin();
     jf.write(pattern(100, 2), 0); // superblock-like overwrite
     jf.write(pattern(5000, 3), 10_000);
@@ -96,11 +99,11 @@ describe('journal: a transaction killed at any write is undone exactly', functio
     jf.truncate(BASE - 4096); // cut below the old end (like H5FD truncate to a smaller EOA)
     jf.write(pattern(6000, 7), BASE - 5000); // and grow again over it
     jf.write(pattern(50, 8), 30_000);
-    jf.commit();
+    await jf.commit();
     void durable;
   }
 
-  function finalImage(durable: boolean, bigCheckpoint: boolean): Buffer {
+  async function finalImage(durable: boolean, bigCheckpoint: boolean): Promise<Buffer> {
     const data = path.join(dir, `final-${durable}-${bigCheckpoint}.bin`);
     const lock = data + '.lock';
     fs.writeFileSync(data, original);
@@ -108,7 +111,7 @@ describe('journal: a transaction killed at any write is undone exactly', functio
     const d = fs.openSync(data, 'r+');
     const l = fs.openSync(lock, 'r+');
     const st = fs.fstatSync(d, { bigint: true });
-    transaction(new JournaledFile(d, l, { dev: st.dev, ino: st.ino }, durable, 0n), durable, bigCheckpoint);
+    await transaction(new JournaledFile(d, l, { dev: st.dev, ino: st.ino }, durable, 0n), durable, bigCheckpoint);
     fs.closeSync(d);
     fs.closeSync(l);
     return fs.readFileSync(data);
@@ -117,8 +120,8 @@ describe('journal: a transaction killed at any write is undone exactly', functio
   for (const durable of [true, false]) {
     for (const bigCheckpoint of [false, true]) {
       for (const torn of [false, true]) {
-        it(`fsync ${durable ? 'always' : 'never'}${bigCheckpoint ? ', with an early checkpoint' : ''}${torn ? ', writes torn in half' : ''}`, () => {
-          const final = finalImage(durable, bigCheckpoint);
+        it(`fsync ${durable ? 'always' : 'never'}${bigCheckpoint ? ', with an early checkpoint' : ''}${torn ? ', writes torn in half' : ''}`, async () => {
+          const final = await finalImage(durable, bigCheckpoint);
           expect(final.equals(original)).to.equal(false);
           let committedSeen = 0;
           let rolledBack = 0;
@@ -130,7 +133,7 @@ describe('journal: a transaction killed at any write is undone exactly', functio
             const d = fs.openSync(data, 'r+');
             const l = fs.openSync(lock, 'r+');
             const st = fs.fstatSync(d, { bigint: true });
-            const crashed = withCrashAt(k, torn, () => transaction(new JournaledFile(d, l, { dev: st.dev, ino: st.ino }, durable, 0n), durable, bigCheckpoint));
+            const crashed = await withCrashAt(k, torn, () => transaction(new JournaledFile(d, l, { dev: st.dev, ino: st.ino }, durable, 0n), durable, bigCheckpoint));
             // "Restart": recover from the files alone.
             const h = readHeader(l);
             if (h.kind === 'ok' && h.header.active) {
@@ -177,7 +180,7 @@ describe('journal: a transaction killed at any write is undone exactly', functio
     // Transaction ids only grow, also when another process committed meanwhile.
     jf.begin(41n);
     jf.write(pattern(10, 12), 0);
-    expect(jf.commit()).to.equal(42n);
+    expect(jf.commitSync()).to.equal(42n);
     expect(fs.statSync(data + '.lock').size).to.be.at.least(HEADER_BYTES);
     fs.closeSync(d);
     fs.closeSync(l);
