@@ -36,8 +36,11 @@ function fdatasync(fd: number): Promise<void> {
 
 /** Bytes of the lock-file header; journal records follow it. */
 export const HEADER_BYTES = 64;
-/** Held overwrites beyond this many bytes are checkpointed before the commit. */
-export const CHECKPOINT_BYTES = 32 * 1024 * 1024;
+/**
+ * Held overwrites beyond this many bytes are checkpointed before the commit (inside a libhdf5
+ * call, so the fsync of a checkpoint blocks the event loop: kept small).
+ */
+export const CHECKPOINT_BYTES = 8 * 1024 * 1024;
 /** A journal larger than this is truncated when the next transaction starts. */
 const JOURNAL_KEEP_BYTES = 1024 * 1024;
 const MAGIC = Buffer.from('H5SJRNL1', 'latin1');
@@ -440,8 +443,15 @@ export class JournaledFile {
       this.idleHeader();
       await this.syncAsync(this.lockFd);
       this.counter = this.txn;
+      this.trimJournal();
     }
     return this.finish();
+  }
+
+  /** After a commit, a journal grown large (a big overwrite) gives its space back. */
+  private trimJournal(): void {
+    if (this.journalEnd > JOURNAL_KEEP_BYTES) fs.ftruncateSync(this.lockFd, HEADER_BYTES);
+    this.journalEnd = HEADER_BYTES;
   }
 
   /** `commit`, synchronously (repairs). */
@@ -453,6 +463,7 @@ export class JournaledFile {
       this.idleHeader();
       this.syncSync(this.lockFd);
       this.counter = this.txn;
+      this.trimJournal();
     }
     return this.finish();
   }

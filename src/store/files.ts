@@ -30,7 +30,8 @@ import * as h5 from '../hdf5/objects.js';
 import { handleIdentity, openJournaled, repairStatusAndEoa } from '../hdf5/vfd.js';
 import { DomainFile, sameStamp, stampOf } from './domainFile.js';
 import { FileHandle } from './fileHandle.js';
-import { CrossProcessLock, legacyLockOf, legacyLockState, lockFileOf, syncDir } from './xlock.js';
+import { legacyLockOf, legacyLockState, lockFileOf } from './servicefiles.js';
+import { CrossProcessLock, syncDir } from './xlock.js';
 
 /** Where the cache reports what it repaired (pino's signature). */
 export interface FileLog {
@@ -181,14 +182,15 @@ export class FileCache {
       let shared = false;
       let repair: Repair | undefined;
       try {
+        let first: boolean;
         try {
-          await h.xl.acquireShared();
+          first = await h.xl.acquireShared();
         } catch (e) {
           if ((e as NodeJS.ErrnoException).code === 'ENOENT') throw notFound(`Domain ${f.domain} not found`);
           throw e;
         }
         shared = true;
-        this.prepareRead(f);
+        this.prepareRead(f, first);
         let released = false;
         return () => {
           if (released) return;
@@ -208,10 +210,20 @@ export class FileCache {
     }
   }
 
-  /** Check the file under the shared lock and open it read-only. @throws NeedsRepair */
-  private prepareRead(f: DomainFile): void {
+  /**
+   * Check the file under the shared lock and open it read-only. Only the read that took the
+   * shared lock (`first`) checks for changes: while other reads of this process hold it, no
+   * writer that locks can have changed the file, and their handle must stay open.
+   * @throws NeedsRepair
+   */
+  private prepareRead(f: DomainFile, first: boolean): void {
     const h = f.handle;
     const st = this.statHandle(f);
+    if (!first && h.fid !== undefined) {
+      this.syncEpoch(f);
+      h.lastUsed = performance.now();
+      return;
+    }
     const hdr = h.xl.header();
     // Under the shared lock no live writer can be in a transaction: an active journal was left
     // by a process that died while writing.
@@ -307,8 +319,13 @@ export class FileCache {
         if (h.fid === undefined) h.jf = undefined;
       } catch (e) {
         keep = false;
-        this.rollbackFailed(f, e);
-        throw e;
+        try {
+          this.rollbackFailed(f, e);
+        } catch (e2) {
+          // The journal stays active on disk: the next request repairs the file.
+          this.log.warn({ domain: f.domain, err: (e2 as Error).message }, 'rolling back a failed write failed; retried on next use');
+        }
+        throw asStoreError(e);
       }
       h.epoch++;
       f.seenEpoch = h.epoch;
@@ -687,6 +704,18 @@ export class FileCache {
       h.xl.close();
     }
   }
+}
+
+/**
+ * A file-system failure while writing (ENOSPC, EIO, ...) as an H5StoreError; anything else as is.
+ */
+function asStoreError(e: unknown): unknown {
+  if (e instanceof H5StoreError) return e;
+  const code = (e as NodeJS.ErrnoException)?.code;
+  if (typeof code === 'string' && /^E[A-Z]+$/.test(code)) {
+    return new H5StoreError('Internal', `The file system failed while writing (${code}); the write was rolled back`);
+  }
+  return e;
 }
 
 /** Open read-write through the journaling driver; errors classified as for read-only opens. */

@@ -22,7 +22,7 @@ import * as groups from './groups.js';
 import * as links from './links.js';
 import { BufferPool, PagePool } from './pagepool.js';
 import { DomainPaths, FOLDER_META, LOCK_SUFFIX, parentDomain } from './paths.js';
-import { serviceName } from './xlock.js';
+import { serviceName } from './servicefiles.js';
 import * as values from './values.js';
 
 export interface StoreOptions {
@@ -85,8 +85,8 @@ export class Store {
 
   /**
    * Start-up scan of the data directory: repair every domain file whose write a crash
-   * interrupted (an active journal in its lock file, or a stale lock directory of h5store
-   * before 0.2), and remove temporary files of domain creations a crash interrupted.
+   * interrupted (an active journal in its lock file, or a stale lock directory of an earlier
+   * version of h5store), and remove temporary files of domain creations a crash interrupted.
    * Yields to the event loop between folders. @returns the number of files repaired
    */
   async recoverInterrupted(): Promise<number> {

@@ -17,6 +17,12 @@ function entries(dir: string): { name: string; bytes: number; dir: boolean }[] {
   return fs.readdirSync(dir).map((n) => ({ name: n, bytes: Buffer.byteLength(n), dir: fs.lstatSync(path.join(dir, n)).isDirectory() }));
 }
 
+/** Wait until the server has logged a line matching `re` (pino writes asynchronously). */
+async function logged(srv: TestServer, re: RegExp): Promise<void> {
+  for (let i = 0; i < 200 && !re.test(srv.output()); i++) await sleep(10);
+  expect(srv.output()).to.match(re);
+}
+
 async function rootOf(c: Client): Promise<string> {
   const r = await c.get('/');
   expect(r.status, r.text).to.equal(200);
@@ -166,8 +172,7 @@ describe('file handling: names, handles, crashes', function () {
         const ms = performance.now() - t0;
         expect(w.status, w.text).to.equal(201);
         expect(ms, 'first write after the restart (ms)').to.be.below(1000);
-        await sleep(100);
-        expect(s.output()).to.match(/rolled back a write interrupted when process \d+ died/);
+        await logged(s, /rolled back a write interrupted when process \d+ died/);
         // The values are the old ones, the file is whole.
         const sample = pythonJson(`import h5py, sys, json\nf = h5py.File(sys.argv[1], 'r')\nd = f['d']\nprint(json.dumps([float(d[0]), float(d[12345678 % ${N}]), float(d[-1]), int(f.attrs['after'])]))`, [file]);
         expect(sample).to.deep.equal([0, 12345678 % N, N - 1, 1]);
@@ -191,7 +196,7 @@ describe('file handling: names, handles, crashes', function () {
       const rid = await rootOf(c);
       const l = await c.get(`/groups/${rid}/links`);
       expect(l.json.links.map((x: { title: string }) => x.title)).to.deep.equal(['d', 'kept']);
-      expect(srv.output()).to.match(/repaired a file a crashed program left open for writing/);
+      await logged(srv, /repaired a file a crashed program left open for writing/);
       // Writable again, and h5py opens it.
       expect((await c.post('/groups', { link: { id: rid, name: 'new' } })).status).to.equal(201);
       const keys = pythonJson(`import h5py, sys, json\nprint(json.dumps(sorted(h5py.File(sys.argv[1], 'r').keys())))`, [file]);
@@ -219,7 +224,7 @@ describe('file handling: names, handles, crashes', function () {
       expect(w.status, w.text).to.equal(201);
       expect(performance.now() - t0).to.be.below(1000);
       expect(fs.existsSync(legacy)).to.equal(false);
-      expect(srv.output()).to.match(/repaired a file an older h5store process was writing when it died/);
+      await logged(srv, /repaired a file an older h5store process was writing when it died/);
       const attrs = pythonJson(`import h5py, sys, json\nf = h5py.File(sys.argv[1], 'r')\nprint(json.dumps([sorted(f.keys()), int(f['b'].attrs['x'])]))`, [file]);
       expect(attrs).to.deep.equal([['a', 'b'], 1]);
       h5dump(file);

@@ -5,7 +5,7 @@
 import { expect } from 'chai';
 import { loadConfig } from '../../src/config.js';
 import { LOCK_SUFFIX, normalizeDomain } from '../../src/store/paths.js';
-import { legacyLockOf, lockFileOf, serviceName } from '../../src/store/xlock.js';
+import { legacyLockOf, lockFileOf, serviceName } from '../../src/store/servicefiles.js';
 
 describe('config: fsync policy and lock waits', () => {
   const cases: Array<[Record<string, string>, { fsync?: string; lockWaitMs?: number } | 'error']> = [
@@ -49,7 +49,7 @@ describe('service file names', () => {
     const b = 'p'.repeat(100) + 'b.h5';
     expect(serviceName(a)).to.not.equal(serviceName(b));
   });
-  it('the lock directory of h5store before 0.2 is only looked for where it could exist', () => {
+  it('the lock directory of earlier versions of h5store is only looked for where it could exist', () => {
     expect(legacyLockOf('/d/a.h5')).to.equal(`/d/.a.h5${LOCK_SUFFIX}`);
     expect(legacyLockOf('/d/' + 'x'.repeat(250))).to.equal(undefined);
   });
