@@ -22,6 +22,17 @@ export const ConfigSchema = z
     /** Close a file handle after this many ms without requests (lets h5py open it for writing). */
     idleCloseMs: z.coerce.number().int().min(10).default(800),
     maxOpenFiles: z.coerce.number().int().min(1).default(256),
+    /**
+     * Longest wait (ms) for a file that another process holds (another h5store process writing
+     * it, h5py having it open for writing) before a request gets 503 with Retry-After.
+     */
+    lockWaitMs: z.coerce.number().int().min(0).default(5000),
+    /**
+     * `always`: a write is acknowledged only once the journal and the file are on stable storage
+     * (fdatasync), so it survives a power loss. `never`: no fsync; writes still survive the death
+     * of the process (kill -9) but the OS may lose the last seconds on a power loss.
+     */
+    fsync: z.enum(['always', 'never']).default('always'),
     /** Bytes per libhdf5 read/write page; the event loop runs between pages. */
     pageBytes: z.coerce.number().int().min(4096).default(4 * MiB),
     /** Largest JSON value response, counted in binary bytes of the selection (413 above). */

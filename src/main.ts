@@ -11,6 +11,7 @@ import { addPluginPath } from './hdf5/lib.js';
 import { type Ops, createOps, startMetricsServer } from './http/ops.js';
 import { fileLockingWarning, hdf5FileLocking } from './ops/filelocking.js';
 import { Metrics } from './ops/metrics.js';
+import { HDF5_FILE_LOCKING_ENV } from './hdf5/vfd.js';
 import { ensureSamples } from './samples.js';
 import { S3Mount, parseMountSpec } from './store/s3mount.js';
 import { Store } from './store/store.js';
@@ -34,8 +35,9 @@ export interface Running {
  */
 export async function startServer(config: Config, logger: Logger = pino({ level: config.logLevel })): Promise<Running> {
   if (config.pluginPath) addPluginPath(config.pluginPath);
-  const locking = fileLockingWarning(hdf5FileLocking());
-  if (locking) logger.warn({ HDF5_USE_FILE_LOCKING: process.env.HDF5_USE_FILE_LOCKING }, locking);
+  // vfd.ts took HDF5_USE_FILE_LOCKING out of the environment (the store locks files itself).
+  const locking = fileLockingWarning(hdf5FileLocking({ HDF5_USE_FILE_LOCKING: HDF5_FILE_LOCKING_ENV }));
+  if (locking) logger.warn({ HDF5_USE_FILE_LOCKING: HDF5_FILE_LOCKING_ENV }, locking);
   const mounts = config.mounts.map(
     (m) =>
       new S3Mount(parseMountSpec(m), {
@@ -63,6 +65,9 @@ export async function startServer(config: Config, logger: Logger = pino({ level:
     maxSelectionBytes: config.maxSelectionBytes,
     maxAttributeBytes: config.maxAttributeBytes,
     maxBroadcastBytes: config.maxBroadcastBytes,
+    lockWaitMs: config.lockWaitMs,
+    fsync: config.fsync,
+    log: logger,
     observer: metrics.storeObserver,
     mounts,
   });
@@ -91,8 +96,14 @@ export async function startServer(config: Config, logger: Logger = pino({ level:
   const url = `http://${config.host.includes(':') ? `[${config.host}]` : config.host}:${port}`;
   const metricsServer = config.metricsPort !== undefined ? await startMetricsServer(ops, config, logger, store.paths.root) : undefined;
   logger.info(
-    { url, root: store.paths.root, hdf5: store.libraryVersion, metricsUrl: metricsServer?.url, mounts: store.mounts.map((m) => `${m.at}=${m.source}`) },
+    { url, root: store.paths.root, hdf5: store.libraryVersion, fsync: config.fsync, metricsUrl: metricsServer?.url, mounts: store.mounts.map((m) => `${m.at}=${m.source}`) },
     'h5store listening',
+  );
+  // Writes interrupted by a crash are rolled back on first use of their file anyway; this scan
+  // repairs them (and logs it) for other programs too, without delaying the first request.
+  void store.recoverInterrupted().then(
+    (n) => n > 0 && logger.warn({ repaired: n }, 'repaired files whose writes a crash interrupted'),
+    (e: Error) => logger.warn({ err: e.message }, 'start-up scan for interrupted writes failed'),
   );
   let closed = false;
   const close = async () => {

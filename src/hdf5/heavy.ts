@@ -11,14 +11,19 @@
  *   event loop go on;
  * - as a safety net every checked libhdf5 call of the main thread (`src/hdf5/lib.ts`) that comes
  *   while the worker runs blocks until it is done (`waitIdleSync`), so two threads are never in
- *   libhdf5 at once.
+ *   libhdf5 at once; except when the worker's call is on a file of the journaling driver
+ *   (vfd.ts): its callbacks are JavaScript that koffi runs on the main thread, so blocking it
+ *   would deadlock, and the request gets a 503 instead. The store re-checks after every `await`
+ *   that precedes libhdf5 work (`while (hdf5Busy()) await whenIdle()`), and the worker's caller
+ *   resumes before other waiters, so the net is hardly ever met.
  * Ids (`hid_t`) and memory addresses are the process's: the worker calls `H5Dwrite` on the same
  * dataset and dataspace ids with the address of the caller's buffer, which the caller keeps alive
  * until the promise settles.
  */
 import { createRequire } from 'node:module';
 import { Worker } from 'node:worker_threads';
-import { BUSY, Hdf5Error, LIB_INFO, type Hid, addressOf } from './lib.js';
+import { BUSY, H5, Hdf5Error, LIB_INFO, type Hid, addressOf } from './lib.js';
+import { onJournalingDriver } from './vfd.js';
 
 const WORKER_SOURCE = `
 const { parentPort, workerData } = require('node:worker_threads');
@@ -57,7 +62,7 @@ parentPort.on('message', (m) => {
       stack = walked;
     }
   } finally {
-    Atomics.store(busy, 0, 0);
+    Atomics.store(busy, 0, 3); // out of libhdf5; the main thread sets 0 when it takes the result
     Atomics.notify(busy, 0);
     parentPort.postMessage({ id: m.id, ret, stack });
   }
@@ -77,6 +82,9 @@ function theWorker(): Worker {
     });
     w.unref();
     w.on('message', (m: { id: number; ret: number; stack: string[] }) => {
+      // idle again; the caller's continuation (a microtask) runs before the tasks of waiters
+      Atomics.store(BUSY, 0, 0);
+      Atomics.notify(BUSY, 0);
       pending.get(m.id)?.resolve(m);
       pending.delete(m.id);
     });
@@ -92,17 +100,37 @@ function theWorker(): Worker {
   return worker;
 }
 
+let sections = 0;
+
+/**
+ * Count a section of main-thread work that may call libhdf5 across `await`s (a store read or
+ * write, from its locks to their release; src/store/files.ts opens them). A call on a file of
+ * the journaling driver goes to the worker only when it is the one section: a section that
+ * starts later waits (`whenIdle`) before its first libhdf5 call.
+ * @returns the section's end (call it once; later calls do nothing)
+ */
+export function openSection(): () => void {
+  sections++;
+  let open = true;
+  return () => {
+    if (open) {
+      open = false;
+      sections--;
+    }
+  };
+}
+
 /** True while a libhdf5 call runs on the worker thread. */
 export function hdf5Busy(): boolean {
-  return Atomics.load(BUSY, 0) === 1;
+  return Atomics.load(BUSY, 0) !== 0;
 }
 
 /** Resolves when no libhdf5 call runs on the worker thread. */
 export async function whenIdle(): Promise<void> {
   // Atomics.waitAsync (Node 16+; not in TypeScript's ES2022 lib)
   const waitAsync = (Atomics as unknown as { waitAsync(a: Int32Array, i: number, v: number): { async: boolean; value: Promise<unknown> } }).waitAsync;
-  while (Atomics.load(BUSY, 0) === 1) {
-    const w = waitAsync(BUSY, 0, 1);
+  for (let v = Atomics.load(BUSY, 0); v !== 0; v = Atomics.load(BUSY, 0)) {
+    const w = waitAsync(BUSY, 0, v);
     if (w.async) await w.value;
   }
 }
@@ -113,11 +141,21 @@ export async function whenIdle(): Promise<void> {
  * @throws Hdf5Error with libhdf5's error stack on a negative return.
  */
 export async function datasetIoOnWorker(op: 'write' | 'read', did: Hid, memType: Hid, memSpace: Hid, fileSpace: Hid, xfer: Hid, buf: Buffer): Promise<void> {
-  await whenIdle();
+  while (hdf5Busy()) await whenIdle();
+  // The journaling driver's callbacks run on this thread (lib.ts BUSY): while they may be
+  // needed, no other work of this thread may call libhdf5. Other sections that could resume
+  // into libhdf5 at any `await`: the call runs here instead (blocking, but never deadlocking).
+  const journaled = onJournalingDriver(did);
+  if (journaled && sections > 1) {
+    if (op === 'write') H5.H5Dwrite(did, memType, memSpace, fileSpace, xfer, buf);
+    else H5.H5Dread(did, memType, memSpace, fileSpace, xfer, buf);
+    return;
+  }
+  const state = journaled ? 2 : 1;
   const w = theWorker();
   const id = nextId++;
   const done = new Promise<{ ret: number; stack: string[] }>((resolve, reject) => pending.set(id, { resolve, reject }));
-  Atomics.store(BUSY, 0, 1);
+  Atomics.store(BUSY, 0, state);
   w.postMessage({ id, op, did: BigInt(did), mt: BigInt(memType), ms: BigInt(memSpace), fs: BigInt(fileSpace), xfer: BigInt(xfer), buf: addressOf(buf) });
   const r = await done;
   if (r.ret < 0) throw new Hdf5Error(op === 'write' ? 'H5Dwrite' : 'H5Dread', r.stack);

@@ -100,6 +100,8 @@ process.env.HDF5_VDS_PREFIX = FILE_PREFIX;
 
 const loaded = loadLibrary();
 const lib = loaded.lib;
+/** The loaded libhdf5 (for modules of src/hdf5 that bind functions of their own). */
+export const LIB = lib;
 
 // Debian's LZF plugin (hdf5-plugin-lzf) calls lzf_compress without linking liblzf: make liblzf's
 // symbols global before libhdf5 loads plugins, so the plugin resolves (h5py has its own copy).
@@ -420,20 +422,38 @@ const PROTOS = [
 type AnyFn = (...args: any[]) => any;
 
 /**
- * 1 while a libhdf5 call runs on the worker thread of `heavy.ts`. Every checked call below
- * first waits for it to be 0: two threads must never be in libhdf5 at once.
+ * What the worker thread of `heavy.ts` is doing: 0 nothing; 1 a libhdf5 call whose file uses a
+ * native driver (`sec2`); 2 a libhdf5 call on a file of the journaling driver (vfd.ts), whose
+ * callbacks are JavaScript of this thread: koffi runs them here, from the event loop, while the
+ * worker waits; 3 the call is done and its result not yet taken by this thread (the worker is out
+ * of libhdf5; the caller's continuation goes before other waiting work). Every checked call
+ * below waits while it is 1 or 2: two threads must never be in libhdf5 at once.
  */
 export const BUSY = new Int32Array(new SharedArrayBuffer(4));
 
-/** Block this thread until the worker's libhdf5 call is done (the safety net of heavy.ts). */
+/**
+ * The safety net of heavy.ts, for a libhdf5 call of this thread while the worker runs one (the
+ * store waits asynchronously before its libhdf5 work, so this is rare): block until the worker
+ * is out of libhdf5 (state 1). In state 2 blocking would deadlock (the worker waits for this
+ * thread to run the journaling driver's callbacks), so the request is refused instead; a write it
+ * was part of is rolled back.
+ * @throws H5StoreError Unavailable (503, Retry-After: 1) in state 2
+ */
 export function waitIdleSync(): void {
-  while (Atomics.load(BUSY, 0) === 1) Atomics.wait(BUSY, 0, 1, 1000);
+  for (let v = Atomics.load(BUSY, 0); v === 1 || v === 2; v = Atomics.load(BUSY, 0)) {
+    if (v === 2) {
+      throw new H5StoreError('Unavailable', 'A long write into another file is running on the HDF5 worker thread; try again', { 'Retry-After': '1' });
+    }
+    Atomics.wait(BUSY, 0, v, 1000);
+  }
 }
 
-function wrap(name: string, ret: string, fn: AnyFn): AnyFn {
+/** Wrap a bound libhdf5 function with the worker gate and the return-value checks above. */
+export function wrap(name: string, ret: string, fn: AnyFn): AnyFn {
   const inner = fn;
   fn = (...args: unknown[]) => {
-    if (Atomics.load(BUSY, 0) === 1) waitIdleSync();
+    const v = Atomics.load(BUSY, 0);
+    if (v === 1 || v === 2) waitIdleSync();
     return inner(...args);
   };
   if (ret === 'hid_t' || ret === 'herr_t' || ret === 'ssize_t_' || ret === 'hssize_t') {
@@ -673,6 +693,8 @@ const libc = (() => {
   throw new Hdf5LoadError('cannot load the C library (libc) for strlen');
 })();
 const strlen = libc.func('size_t strlen(const void *s)');
+/** The C library (for modules of src/hdf5 that bind POSIX functions: locks, memory). */
+export const LIBC = libc;
 
 /** A copy of the bytes of a NUL-terminated C string at `ptr` (empty for NULL). */
 export function cStringBytes(ptr: bigint | null): Buffer {

@@ -6,6 +6,7 @@
  */
 import { H5StoreError, badRequest } from '../errors.js';
 import * as C from './constants.js';
+import { READ_FAPL } from './vfd.js';
 import {
   G,
   H5,
@@ -137,20 +138,9 @@ export function openFailure(path: string, e: unknown, writable: boolean): H5Stor
   return e as H5StoreError;
 }
 
-let faplDefault: Hid | undefined;
+/** Read-only handles and new files: `sec2`, close degree strong, libhdf5's locking off (vfd.ts). */
 function fapl(): Hid {
-  if (faplDefault === undefined) {
-    const p: Hid = H5.H5Pcreate(G.P_FILE_ACCESS);
-    // WEAK, the degree libhdf5 itself uses when it opens the source files of a virtual dataset:
-    // a file open in two places of this process must be opened with one degree, otherwise the
-    // second open fails ("file close degree doesn't match") and a virtual dataset silently reads
-    // fill values for a source that the server also has open (or the server cannot open a file
-    // while a virtual dataset holds it). Every id is closed in a `finally` (and a test counts
-    // open ids), so closing the file still releases it.
-    H5.H5Pset_fclose_degree(p, C.H5F_CLOSE_WEAK);
-    faplDefault = p;
-  }
-  return faplDefault;
+  return READ_FAPL;
 }
 
 /**

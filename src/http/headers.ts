@@ -8,7 +8,8 @@
  * - `Referrer-Policy: no-referrer`: URLs (with domain paths) do not leak to other sites;
  * - `X-Frame-Options: SAMEORIGIN`: other sites cannot frame the built-in viewer's pages;
  * - `Content-Security-Policy: default-src 'none'; frame-ancestors 'none'` on everything that is
- *   not an HTML page (API replies are data; the viewer's HTML pages keep their own rules).
+ *   not an HTML page and sets no policy of its own (API replies are data; the viewer's pages
+ *   keep their own rules).
  */
 import type { Context, Next } from 'koa';
 
@@ -29,7 +30,9 @@ export function securityHeaders(version: string) {
     try {
       await next();
     } finally {
-      if (!ctx.headerSent && !/html/i.test(ctx.response.get('Content-Type'))) {
+      // A reply that set its own policy keeps it: the viewer's pages, also when they answer 304
+      // (a 304 has no Content-Type, and browsers merge its headers into the cached page's).
+      if (!ctx.headerSent && !ctx.response.get('Content-Security-Policy') && !/html/i.test(ctx.response.get('Content-Type'))) {
         ctx.set('Content-Security-Policy', "default-src 'none'; frame-ancestors 'none'");
       }
     }

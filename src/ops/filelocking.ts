@@ -20,16 +20,16 @@ export function hdf5FileLocking(env: NodeJS.ProcessEnv = process.env): FileLocki
 export function fileLockingWarning(mode: FileLockingMode): string | undefined {
   if (mode === 'off') {
     return (
-      'HDF5 file locking is disabled (HDF5_USE_FILE_LOCKING=FALSE): libhdf5 takes no lock on the files it opens, so h5py or any ' +
-      'other program can open a served file for writing while this server reads or writes it, and two writers corrupt an HDF5 ' +
-      'file. h5store processes still serialise their own writes with lock directories beside each file; other programs are ' +
-      'not kept out. Unset it unless the file system has no working locks (see docs/deploy.md, "Shared file systems").'
+      'HDF5 file locking is disabled (HDF5_USE_FILE_LOCKING=FALSE) in this environment. h5store ignores it for its own handles ' +
+      'and still locks each served file (flock, as libhdf5 does) while a request uses it, but h5py or any other program run ' +
+      'with this setting takes no lock: it can open a served file for writing while this server writes it, and two writers ' +
+      'corrupt an HDF5 file. Unset it unless the file system has no working locks (see docs/deploy.md, "Shared file systems").'
     );
   }
   if (mode === 'best-effort') {
     return (
-      'HDF5_USE_FILE_LOCKING=BEST_EFFORT: on a file system without working locks libhdf5 opens files without them and says ' +
-      'nothing, so other programs are not kept out of files this server writes (see docs/deploy.md, "Shared file systems").'
+      'HDF5_USE_FILE_LOCKING=BEST_EFFORT: programs run with it open files without locks where the file system has none, and ' +
+      'say nothing, so they are not kept out of files this server writes (see docs/deploy.md, "Shared file systems").'
     );
   }
   return undefined;

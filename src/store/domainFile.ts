@@ -20,7 +20,8 @@ import type { LinkRecord, ObjectKind } from '../hdf5/objects.js';
 import { COLLECTION, domainKey, domainOfKey, fileIdentity, makeId, noteDomainKey, parseId } from './ids.js';
 import type { ReachContext, StorageKind } from './reach.js';
 import { regionFromJson, regionToJson } from './regionRefs.js';
-import { RWLock } from './rwlock.js';
+import type { FileHandle } from './fileHandle.js';
+import type { RWLock } from './rwlock.js';
 
 /** Name of the group that holds REST-only state, in the root group (docs/storage-format.md). */
 export const RESERVED = '__h5store__';
@@ -99,16 +100,12 @@ export class DomainFile {
   readonly path: string;
   /** The domain key of the file now at `path` (ids.ts); computed from `stamp` on first use. */
   private key_: string | undefined;
-  readonly lock = new RWLock();
   /** Ids deleted in this process (answer 410); survives reopening the file. */
   readonly goneIds: Set<string>;
-
-  fid: Hid | undefined;
-  writable = false;
-  /** Set for files that are not local (read-only mounts). */
-  source: FileSource | undefined;
-  stamp: FileStamp | undefined;
-  lastUsed = 0;
+  /** The open file behind this domain (shared by every domain name of the same file). */
+  readonly handle: FileHandle;
+  /** The handle's `epoch` this entry's state was learnt at (see `FileCache.syncEpoch`). */
+  seenEpoch = 0;
 
   private known = new Map<bigint, ObjectKind | undefined>();
   private fullyVisited = false;
@@ -137,10 +134,42 @@ export class DomainFile {
   /** What clients gave that the file cannot express (given.ts): undefined = not read yet. */
   givenState: GivenState | undefined;
 
-  constructor(domain: string, path: string, goneIds: Set<string>) {
+  constructor(domain: string, path: string, goneIds: Set<string>, handle: FileHandle) {
     this.domain = domain;
     this.path = path;
     this.goneIds = goneIds;
+    this.handle = handle;
+    this.seenEpoch = handle.epoch;
+  }
+
+  /** The domain's readers-writer lock (the file's, shared by its other domain names). */
+  get lock(): RWLock {
+    return this.handle.lock;
+  }
+
+  /** The libhdf5 file id while the file is open. */
+  get fid(): Hid | undefined {
+    return this.handle.fid;
+  }
+
+  /** True while the file is open read-write (inside a write). */
+  get writable(): boolean {
+    return this.handle.writable;
+  }
+
+  /** The file's size, times and inode when last seen. */
+  get stamp(): FileStamp | undefined {
+    return this.handle.stamp;
+  }
+
+  /** Where the bytes come from when the file is not local (read-only mounts), else undefined. */
+  get source(): FileSource | undefined {
+    return this.handle.source;
+  }
+
+  /** When the file was last used (performance.now() ms). */
+  get lastUsed(): number {
+    return this.handle.lastUsed;
   }
 
   /**
@@ -150,8 +179,11 @@ export class DomainFile {
    */
   get key(): string {
     if (this.key_ === undefined) {
-      this.key_ = domainKey(this.domain, this.stamp ? fileIdentity(this.stamp) : '');
-      noteDomainKey(this.key_, this.domain);
+      const st = this.stamp;
+      const key = domainKey(this.domain, st ? fileIdentity(st) : '');
+      if (!st) return key; // not open: not kept (the identity is not known yet)
+      this.key_ = key;
+      noteDomainKey(key, this.domain);
     }
     return this.key_;
   }

@@ -1,30 +1,60 @@
 /**
- * The open-file cache, locks and the file-change check (DESIGN.md section 5).
+ * The open-file cache, locks, crash safety and the file-change check (DESIGN.md section 5;
+ * README "Working with files while the server runs"; docs/storage-format.md "Lock file and
+ * journal").
  *
- * - Files are opened read-only on first use and kept open; a write reopens them read-write.
- * - A handle idle for `idleCloseMs` is closed, so other programs (h5py) can open the file for
- *   writing: libhdf5's own file lock stays on (a writer excludes everyone, readers exclude
- *   writers), and the server never holds a file that nobody is using for more than about a second.
- * - Before every use the file's stamp (size, mtime, inode, ctime) is compared with the one seen
- *   last; a difference means another program changed it, and everything learnt is forgotten.
- * - Within the process each domain has a readers-writer lock; across processes a writer holds a
- *   `proper-lockfile` lock beside the file while it writes, and flushes before releasing it.
+ * - One `FileHandle` per file on disk (device + inode), shared by every domain name that leads
+ *   to it, so libhdf5 never has one file open twice.
+ * - Reads: the in-process shared lock, then a shared cross-process lock for the duration of the
+ *   request (xlock.ts), then the change check: the lock file's commit counter (writes of other
+ *   h5store processes) and the file's stamp (size, mtime, inode, ctime: other programs). A
+ *   change closes the read-only handle and drops what was learnt. The read-only handle stays
+ *   open between requests, without any lock, and is closed after `idleCloseMs`.
+ * - Writes: the in-process exclusive lock, the exclusive cross-process lock, then a transaction
+ *   of the journal (journal.ts) around a read-write handle opened through the journaling driver
+ *   (vfd.ts): `fn`, `H5Fflush`, commit (fsync per the policy), acknowledge. A failed request is
+ *   rolled back: nothing of it stays in the file. The read-write handle and the locks are kept
+ *   while more writes of this process wait for the file (a burst, at most `burstMs`, and never
+ *   while another process waits), then the handle is closed and the locks released, so h5py and
+ *   other processes can use the file at once.
+ * - A write found unfinished (its journal active while no process holds the file: the writer
+ *   died) is rolled back before the file is served, and logged; so are the repairs of files left
+ *   open by a crashed writer of another program (superblock status flags) or of an older h5store
+ *   (stale proper-lockfile directory).
  */
 import fs from 'node:fs';
-import path from 'node:path';
-import lockfile from 'proper-lockfile';
-import { H5StoreError, forbidden, notFound } from '../errors.js';
-import { hdf5Busy } from '../hdf5/heavy.js';
-import { Hdf5Error, type Hid } from '../hdf5/lib.js';
+import { H5StoreError, forbidden, internal, notFound } from '../errors.js';
+import { hdf5Busy, openSection, whenIdle } from '../hdf5/heavy.js';
+import { JournaledFile, applyRollback, readHeader, writeHeader, type JournalHeader } from '../hdf5/journal.js';
+import { Hdf5Error } from '../hdf5/lib.js';
 import * as h5 from '../hdf5/objects.js';
+import { allowDirectWrites, handleIdentity, openJournaled, repairStatusAndEoa, setDirectWriteDurability } from '../hdf5/vfd.js';
 import { DomainFile, type FileSource, sameStamp, stampOf } from './domainFile.js';
-import { LOCK_SUFFIX } from './paths.js';
+import { FileHandle } from './fileHandle.js';
+import { legacyLockOf, legacyLockState, lockFileOf } from './servicefiles.js';
+import { CrossProcessLock, syncDir } from './xlock.js';
+
+/** Where the cache reports what it repaired (pino's signature). */
+export interface FileLog {
+  warn(obj: object, msg: string): void;
+  info(obj: object, msg: string): void;
+  debug(obj: object, msg: string): void;
+}
+
+const silent: FileLog = { warn() {}, info() {}, debug() {} };
 
 export interface FileCacheOptions {
   /** Close a handle after this long without use (ms). */
   idleCloseMs: number;
   /** At most this many files open at once (least recently used idle ones are closed). */
   maxOpenFiles: number;
+  /** Longest wait for another process's lock before a request gets 503 (ms). */
+  lockWaitMs?: number;
+  /** `always`: fdatasync the journal and the file before a write is acknowledged. */
+  fsync?: 'always' | 'never';
+  /** Longest write burst holding the file across requests of this process (ms). */
+  burstMs?: number;
+  log?: FileLog;
   /** Told about lock waits and refusals (metrics). */
   observer?: StoreObserver;
 }
@@ -35,261 +65,792 @@ export interface FileCacheOptions {
  */
 export interface StoreObserver {
   /**
-   * A lock was waited for: `domain` = this process's readers-writer lock of a domain (only when
-   * it was held by someone else), `file` = the cross-process lock beside a file (every write).
+   * A lock was waited for: `domain` = this process's readers-writer lock of a file (only when
+   * it was held by someone else), `file` = the cross-process lock of a file (every write session).
    */
   lockWait(lock: 'domain' | 'file', seconds: number): void;
   /**
-   * A lock could not be had (the request then answers 503 unless it can do without, as the ACL
-   * lookup does): `file` = another h5store process held the cross-process lock too long, `hdf5` =
-   * another program holds libhdf5's file lock.
+   * A lock could not be had within `lockWaitMs` (the request then answers 503 unless it can do
+   * without, as the ACL lookup does): `file` = another h5store process held the file, `hdf5` =
+   * another program (h5py...) has it open for writing.
    */
   lockRefused(lock: 'file' | 'hdf5'): void;
 }
 
-/** The `proper-lockfile` lock path for a domain file: a hidden sibling directory. */
-export function lockPathFor(file: string): string {
-  return path.join(path.dirname(file), `.${path.basename(file)}${LOCK_SUFFIX}`);
+/** Why a file needs the exclusive lock before it can be served. */
+type Repair = 'journal' | 'legacy-lock' | 'status-flags';
+
+class NeedsRepair extends Error {
+  constructor(readonly why: Repair) {
+    super(why);
+  }
 }
 
+/** The HDF5 signature; the superblock is at 0, 512, 1024, 2048, ... (HDF5 format spec II.A). */
+const SIGNATURE = Buffer.from([0x89, 0x48, 0x44, 0x46, 0x0d, 0x0a, 0x1a, 0x0a]);
+
+/**
+ * Version and file consistency flags of a file's superblock: the flags of a version-3
+ * superblock (bit 0: open for writing, bit 2: open for SWMR writing), 0 for older versions
+ * (libhdf5 1.10 keeps no flags there). HDF5 file format spec, section II.A.
+ */
+export function superblockInfo(fd: number): { version: number; flags: number } {
+  const size = fs.fstatSync(fd).size;
+  const b = Buffer.alloc(12);
+  for (let at = 0; at + 12 <= size; at = at === 0 ? 512 : at * 2) {
+    fs.readSync(fd, b, 0, 12, at);
+    if (b.subarray(0, 8).equals(SIGNATURE)) return { version: b[8], flags: b[8] >= 3 ? b[11] : 0 };
+  }
+  return { version: 0, flags: 0 };
+}
+
+
 export class FileCache {
-  private readonly files = new Map<string, DomainFile>();
+  private readonly domains = new Map<string, DomainFile>();
+  private readonly handles = new Map<string, FileHandle>();
   private readonly goneIds = new Map<string, Set<string>>();
   private readonly sweeper: NodeJS.Timeout;
+  private readonly log: FileLog;
+  private readonly durable: boolean;
+  private readonly lockWaitMs: number;
+  private readonly burstMs: number;
 
   constructor(private readonly opts: FileCacheOptions) {
+    this.log = opts.log ?? silent;
+    this.durable = (opts.fsync ?? 'always') === 'always';
+    this.lockWaitMs = opts.lockWaitMs ?? 5000;
+    this.burstMs = opts.burstMs ?? 50;
+    setDirectWriteDurability(this.durable);
     this.sweeper = setInterval(() => this.closeIdle(), Math.max(50, Math.floor(opts.idleCloseMs / 4)));
     this.sweeper.unref();
   }
 
-  /** The cached entry of a domain (no file access). */
-  entry(domain: string, fsPath: string): DomainFile {
-    let f = this.files.get(domain);
-    if (!f || f.path !== fsPath) {
-      let gone = this.goneIds.get(domain);
-      if (!gone) this.goneIds.set(domain, (gone = new Set()));
-      f = new DomainFile(domain, fsPath, gone);
-      this.files.set(domain, f);
-    }
-    return f;
+  /** The fsync policy in force. */
+  get fsyncPolicy(): 'always' | 'never' {
+    return this.durable ? 'always' : 'never';
   }
 
   /**
-   * Make sure the file is open (read-write when `writable`), reopening it when it changed on
-   * disk. Throws NotFound when the file does not exist.
+   * The entry of a domain whose file is at `fsPath`: one per domain name, sharing the
+   * `FileHandle` of the file (device + inode) with the file's other names.
+   * @throws H5StoreError NotFound when the file does not exist
    */
-  private ensureOpen(f: DomainFile, writable: boolean): void {
-    if (f.source) return this.ensureOpenSource(f, f.source, writable);
-    let st: fs.Stats;
+  entry(domain: string, fsPath: string): DomainFile {
+    let st: fs.BigIntStats;
     try {
-      st = fs.statSync(f.path);
+      st = fs.statSync(fsPath, { bigint: true });
     } catch {
-      this.close(f);
-      f.resetState();
-      throw notFound(`Domain ${f.domain} not found`);
+      throw notFound(`Domain ${domain} not found`);
     }
-    if (!st.isFile()) throw notFound(`Domain ${f.domain} not found`);
-    const stamp = stampOf(st);
-    if (f.fid !== undefined && !sameStamp(f.stamp, stamp) && !f.writable) {
-      // Changed by someone else while open read-only: start afresh.
-      this.close(f);
+    const key = `${st.dev}:${st.ino}`;
+    const f = this.domains.get(domain);
+    if (f && f.path === fsPath && f.handle.key === key) return f;
+    let h = this.handles.get(key);
+    if (!h) {
+      let real: string;
+      try {
+        real = fs.realpathSync(fsPath);
+      } catch {
+        throw notFound(`Domain ${domain} not found`);
+      }
+      h = new FileHandle(key, st.dev, st.ino, real, new CrossProcessLock(real, lockFileOf(real), st.ino, { waitMs: this.lockWaitMs, durable: this.durable }));
+      this.handles.set(key, h);
     }
-    if (f.fid !== undefined && writable && !f.writable) this.close(f);
-    if (f.fid === undefined) {
-      if (!sameStamp(f.stamp, stamp)) f.resetState();
-      if (this.openCount() >= this.opts.maxOpenFiles) this.closeLeastRecent();
-      f.fid = this.observeRefusal(() => h5.openFile(f.path, writable));
-      f.writable = writable;
-      f.stamp = stamp;
-    }
-    f.lastUsed = performance.now();
-  }
-
-  /** `ensureOpen` for a file that is not local: its source says the version and opens it. */
-  private ensureOpenSource(f: DomainFile, src: FileSource, writable: boolean): void {
-    if (writable) throw forbidden(src.readOnlyMessage);
-    const stamp = src.stamp;
-    if (f.fid !== undefined && !sameStamp(f.stamp, stamp)) this.close(f);
-    if (f.fid === undefined) {
-      if (!sameStamp(f.stamp, stamp)) f.resetState();
-      if (this.openCount() >= this.opts.maxOpenFiles) this.closeLeastRecent();
-      f.fid = src.open();
-      f.writable = false;
-      f.stamp = stamp;
-    }
-    f.lastUsed = performance.now();
-  }
-
-  /** Run an open, reporting a 503 for libhdf5's file lock to the observer. */
-  private observeRefusal(open: () => Hid): Hid {
-    try {
-      return open();
-    } catch (e) {
-      if (e instanceof H5StoreError && e.code === 'Unavailable') this.opts.observer?.lockRefused('hdf5');
-      throw e;
-    }
+    let gone = this.goneIds.get(domain);
+    if (!gone) this.goneIds.set(domain, (gone = new Set()));
+    const nf = new DomainFile(domain, fsPath, gone, h);
+    h.refs++;
+    if (f) this.unref(f.handle);
+    this.domains.set(domain, nf);
+    return nf;
   }
 
   /**
-   * Run a read against a domain: shared lock, file open, `fn` (synchronous HDF5 work).
-   * @throws H5StoreError NotFound when the file is missing; BadRequest when it is not HDF5.
+   * The entry of a domain served from a read-only mount (s3mount.ts): its handle is keyed by
+   * `url`, opened with `source.open()`, never written, and takes no cross-process lock.
+   */
+  mountedEntry(domain: string, url: string, source: FileSource): DomainFile {
+    const f = this.domains.get(domain);
+    let h = this.handles.get(url);
+    if (!h) {
+      h = new FileHandle(url, 0n, 0n, url, undefined);
+      this.handles.set(url, h);
+    }
+    h.source = source;
+    if (f && f.handle === h) return f;
+    let gone = this.goneIds.get(domain);
+    if (!gone) this.goneIds.set(domain, (gone = new Set()));
+    const nf = new DomainFile(domain, url, gone, h);
+    h.refs++;
+    if (f) this.unref(f.handle);
+    this.domains.set(domain, nf);
+    return nf;
+  }
+
+  private unref(h: FileHandle): void {
+    h.refs--;
+    if (h.refs <= 0 && h.idle) this.dropHandle(h);
+  }
+
+  private dropHandle(h: FileHandle): void {
+    this.closeHandle(h);
+    if (h.local) h.xl.close();
+    if (this.handles.get(h.key) === h) this.handles.delete(h.key);
+  }
+
+  // -------------------------------------------------------------------------------------------
+  // Reads
+
+  /**
+   * Run a read against a domain: shared locks, change check, file open, `fn` (synchronous
+   * HDF5 work).
+   * @throws H5StoreError NotFound when the file is missing; BadRequest when it is not HDF5;
+   *   Unavailable when another process holds the file for longer than `lockWaitMs`
    */
   async read<T>(f: DomainFile, fn: (f: DomainFile) => T): Promise<T> {
-    if (!f.lock.tryRead()) await this.waitRead(f);
+    const release = await this.acquireRead(f);
     try {
-      this.ensureOpen(f, false);
+      while (hdf5Busy()) await whenIdle(); // libhdf5 free until the next await (heavy.ts)
       return fn(f);
     } finally {
-      f.lastUsed = performance.now();
-      f.lock.releaseRead();
+      release();
     }
   }
 
   /**
-   * Hold a read lock across asynchronous work (streaming). Call the returned release exactly once.
+   * Hold the read locks across asynchronous work (streaming). Call the returned release exactly
+   * once.
    */
   async acquireRead(f: DomainFile): Promise<() => void> {
-    if (!f.lock.tryRead()) await this.waitRead(f);
+    if (!f.handle.local) return this.acquireReadMounted(f);
+    for (let attempt = 0; ; attempt++) {
+      const h = f.handle;
+      if (!h.lock.tryRead()) await this.waitRead(h);
+      let shared = false;
+      let endSection: (() => void) | undefined;
+      let repair: Repair | undefined;
+      try {
+        let first: boolean;
+        try {
+          first = await h.xl.acquireShared();
+        } catch (e) {
+          if ((e as NodeJS.ErrnoException).code === 'ENOENT') throw notFound(`Domain ${f.domain} not found`);
+          throw this.refused(e);
+        }
+        shared = true;
+        const end = (endSection = openSection());
+        while (hdf5Busy()) await whenIdle(); // libhdf5 free until the next await (heavy.ts)
+        this.prepareRead(f, first);
+        let released = false;
+        return () => {
+          if (released) return;
+          released = true;
+          end();
+          h.lastUsed = performance.now();
+          h.xl.releaseShared();
+          h.lock.releaseRead();
+        };
+      } catch (e) {
+        endSection?.();
+        if (shared) h.xl.releaseShared();
+        h.lastUsed = performance.now();
+        h.lock.releaseRead();
+        if (!(e instanceof NeedsRepair) || attempt > 0) throw e instanceof NeedsRepair ? internal(`Domain ${f.domain} could not be repaired (${e.why})`) : e;
+        repair = e.why;
+      }
+      await this.repair(f, repair);
+    }
+  }
+
+  /** `acquireRead` of a mounted object: the in-process lock, then its current version opened. */
+  private async acquireReadMounted(f: DomainFile): Promise<() => void> {
+    const h = f.handle;
+    if (!h.lock.tryRead()) await this.waitRead(h);
+    const endSection = openSection();
     try {
-      this.ensureOpen(f, false);
+      while (hdf5Busy()) await whenIdle(); // libhdf5 free until the next await (heavy.ts)
+      const src = h.source!;
+      const stamp = src.stamp;
+      if (h.fid !== undefined && !sameStamp(h.stamp, stamp)) this.closeHandle(h);
+      if (h.fid === undefined) {
+        if (this.openCount() >= this.opts.maxOpenFiles) this.closeLeastRecent();
+        h.fid = src.open();
+        h.writable = false;
+        if (h.stamp !== undefined && !sameStamp(h.stamp, stamp)) h.epoch++;
+        h.stamp = stamp;
+      }
+      this.syncEpoch(f);
+      h.lastUsed = performance.now();
     } catch (e) {
-      f.lock.releaseRead();
+      endSection();
+      h.lock.releaseRead();
       throw e;
     }
     let released = false;
     return () => {
       if (released) return;
       released = true;
-      f.lastUsed = performance.now();
-      f.lock.releaseRead();
+      endSection();
+      h.lastUsed = performance.now();
+      h.lock.releaseRead();
     };
   }
 
-  /**
-   * Run a write: exclusive lock in this process, `proper-lockfile` lock across processes, file
-   * open read-write, `fn`, then flush (even when `fn` failed part-way) and unlock.
-   */
-  async write<T>(f: DomainFile, fn: (f: DomainFile) => T | Promise<T>): Promise<T> {
-    if (f.source) throw forbidden(f.source.readOnlyMessage);
-    if (f.lock.idle) await f.lock.write();
-    else {
-      const t0 = performance.now();
-      await f.lock.write();
-      this.opts.observer?.lockWait('domain', (performance.now() - t0) / 1000);
-    }
-    let release: (() => Promise<void>) | undefined;
-    let failed = false;
-    try {
-      if (!fs.existsSync(f.path)) throw notFound(`Domain ${f.domain} not found`);
-      release = await this.crossProcessLock(f.path);
-      this.ensureOpen(f, true);
-      try {
-        return await fn(f);
-      } catch (e) {
-        // After a libhdf5 failure its in-memory state of the file may be off: start afresh on
-        // the next request (the handle is flushed and closed below).
-        if (e instanceof Hdf5Error) failed = true;
-        throw e;
-      } finally {
-        f.invalidateCaches();
-        if (f.fid !== undefined) {
-          h5.flushFile(f.fid);
-          try {
-            f.stamp = stampOf(fs.statSync(f.path));
-          } catch {
-            /* deleted meanwhile */
-          }
-          if (failed) {
-            this.close(f);
-            f.resetState();
-          }
-        }
-      }
-    } finally {
-      f.lastUsed = performance.now();
-      if (release) await release().catch(() => undefined);
-      f.lock.releaseWrite();
-    }
-  }
-
-  /** Wait for a read lock held or wanted by a writer (reported as a lock wait). */
-  private async waitRead(f: DomainFile): Promise<void> {
+  /** Wait for the in-process read lock (held or wanted by a writer), reported as a lock wait. */
+  private async waitRead(h: FileHandle): Promise<void> {
     const t0 = performance.now();
-    await f.lock.read();
+    await h.lock.read();
     this.opts.observer?.lockWait('domain', (performance.now() - t0) / 1000);
   }
 
-  /** Take the cross-process lock of a file (waits up to a few seconds, then 503). */
-  async crossProcessLock(file: string): Promise<() => Promise<void>> {
-    const t0 = performance.now();
-    try {
-      const release = await lockfile.lock(file, {
-        lockfilePath: lockPathFor(file),
-        realpath: false,
-        stale: 10000,
-        retries: { retries: 40, factor: 1.3, minTimeout: 10, maxTimeout: 250 },
-      });
-      this.opts.observer?.lockWait('file', (performance.now() - t0) / 1000);
-      return release;
-    } catch (e) {
-      if ((e as NodeJS.ErrnoException).code === 'ELOCKED') {
-        this.opts.observer?.lockRefused('file');
-        throw new H5StoreError('Unavailable', 'The domain is being written by another server process; try again', {
-          'Retry-After': '1',
-        });
+  /** A lock refusal (503) reported to the observer; other errors as they are. */
+  private refused(e: unknown): unknown {
+    if (e instanceof H5StoreError && e.code === 'Unavailable') {
+      this.opts.observer?.lockRefused(/another program/.test(e.message) ? 'hdf5' : 'file');
+    }
+    return e;
+  }
+
+  /**
+   * Check the file under the shared lock and open it read-only. Only the read that took the
+   * shared lock (`first`) checks for changes: while other reads of this process hold it, no
+   * writer that locks can have changed the file, and their handle must stay open.
+   * @throws NeedsRepair
+   */
+  private prepareRead(f: DomainFile, first: boolean): void {
+    const h = f.handle;
+    const st = this.statHandle(f);
+    if (!first && h.fid !== undefined) {
+      this.syncEpoch(f);
+      h.lastUsed = performance.now();
+      return;
+    }
+    const hdr = h.xl.header();
+    // Under the shared lock no live writer can be in a transaction: an active journal was left
+    // by a process that died while writing.
+    if (hdr.kind === 'ok' && hdr.header.active) throw new NeedsRepair('journal');
+    const counter = hdr.kind === 'ok' ? hdr.header.counter : hdr.kind === 'none' ? 0n : -2n;
+    const stamp = stampOf(st);
+    if (h.fid !== undefined && (counter !== h.counter || !sameStamp(h.stamp, stamp))) this.closeHandle(h);
+    if (h.fid === undefined) {
+      if (legacyLockState(h.realPath) === 'stale') throw new NeedsRepair('legacy-lock');
+      if (this.openCount() >= this.opts.maxOpenFiles) this.closeLeastRecent();
+      let fid;
+      try {
+        fid = h5.openFile(f.path, false);
+      } catch (e) {
+        if (e instanceof Hdf5Error && e.mentions('already open for write')) throw new NeedsRepair('status-flags');
+        throw e;
       }
-      throw e;
+      const id = handleIdentity(fid);
+      if (id.ino !== h.ino || id.dev !== h.dev) {
+        h5.closeFile(fid);
+        throw new H5StoreError('Unavailable', 'The domain file was replaced during the request; try again', { 'Retry-After': '1' });
+      }
+      h.fid = fid;
+      h.writable = false;
+      if (h.counter !== counter || !sameStamp(h.stamp, stamp)) h.epoch++;
+      h.counter = counter;
+      h.stamp = stamp;
+    }
+    this.syncEpoch(f);
+    h.lastUsed = performance.now();
+  }
+
+  /** stat the domain's path; it must still be this handle's file. */
+  private statHandle(f: DomainFile): fs.Stats {
+    let st: fs.Stats;
+    try {
+      st = fs.statSync(f.path);
+    } catch {
+      this.closeHandle(f.handle);
+      throw notFound(`Domain ${f.domain} not found`);
+    }
+    if (!st.isFile()) throw notFound(`Domain ${f.domain} not found`);
+    if (st.ino !== Number(f.handle.ino)) {
+      throw new H5StoreError('Unavailable', 'The domain file was replaced during the request; try again', { 'Retry-After': '1' });
+    }
+    return st;
+  }
+
+  /** Forget what a domain entry learnt when the file changed since (another name's write...). */
+  private syncEpoch(f: DomainFile): void {
+    if (f.seenEpoch !== f.handle.epoch) {
+      f.resetState();
+      f.seenEpoch = f.handle.epoch;
     }
   }
 
-  /** Close a domain's handle now (e.g. before deleting the file). */
-  close(f: DomainFile): void {
-    if (f.fid === undefined) return;
-    const fid = f.fid;
-    f.fid = undefined;
-    f.writable = false;
-    h5.closeFile(fid);
-    if (f.source) return; // keeps the stamp it was opened at
+  // -------------------------------------------------------------------------------------------
+  // Writes
+
+  /**
+   * Run a write: exclusive locks, a journal transaction around a read-write handle, `fn`,
+   * `H5Fflush`, commit. When `fn` (or the flush or commit) fails, the transaction is rolled back
+   * and the error rethrown: a failed request leaves the file as it was.
+   * @throws H5StoreError NotFound when the file is missing; Unavailable (503, Retry-After) when
+   *   another process holds it for longer than `lockWaitMs`; Forbidden when it is read-only
+   */
+  async write<T>(f: DomainFile, fn: (f: DomainFile) => T | Promise<T>): Promise<T> {
+    const h = f.handle;
+    if (!h.local) throw forbidden(h.source!.readOnlyMessage);
+    if (h.lock.idle) await h.lock.write();
+    else {
+      const t0 = performance.now();
+      await h.lock.write();
+      this.opts.observer?.lockWait('domain', (performance.now() - t0) / 1000);
+    }
+    let keep = false;
+    let endSection: (() => void) | undefined;
     try {
-      f.stamp = stampOf(fs.statSync(f.path));
+      const fresh = !h.xl.holdsExclusive;
+      if (fresh) {
+        const t0 = performance.now();
+        try {
+          await h.xl.acquireExclusive();
+        } catch (e) {
+          if ((e as NodeJS.ErrnoException).code === 'ENOENT') throw notFound(`Domain ${f.domain} not found`);
+          throw this.refused(e);
+        }
+        this.opts.observer?.lockWait('file', (performance.now() - t0) / 1000);
+        h.sessionStart = performance.now();
+      }
+      endSection = openSection();
+      while (hdf5Busy()) await whenIdle(); // libhdf5 free until the next await (heavy.ts)
+      this.prepareWrite(f, fresh);
+      const jf = h.jf!;
+      let result: T;
+      try {
+        result = await fn(f);
+        while (hdf5Busy()) await whenIdle(); // libhdf5 free until the next await (heavy.ts)
+        h5.flushFile(h.fid!);
+        // Files with a version-3 superblock carry "open for writing" flags while open read-write:
+        // they are closed (in the transaction) after every write.
+        keep = h.sbVersion < 3 && h.lock.writerWaiting && performance.now() - h.sessionStart < this.burstMs && !h.xl.othersWaiting();
+        if (!keep && h.sbVersion >= 3) this.closeHandle(h);
+        h.counter = await jf.commit();
+        if (h.fid === undefined) h.jf = undefined;
+      } catch (e) {
+        keep = false;
+        try {
+          while (hdf5Busy()) await whenIdle(); // libhdf5 free until the next await (heavy.ts)
+          this.rollbackFailed(f, e);
+        } catch (e2) {
+          // The journal stays active on disk: the next request repairs the file.
+          this.log.warn({ domain: f.domain, err: (e2 as Error).message }, 'rolling back a failed write failed; retried on next use');
+        }
+        throw asStoreError(e);
+      }
+      h.epoch++;
+      f.seenEpoch = h.epoch;
+      f.invalidateCaches();
+      try {
+        h.stamp = stampOf(fs.statSync(f.path));
+      } catch {
+        h.stamp = undefined;
+      }
+      return result;
+    } finally {
+      h.lastUsed = performance.now();
+      if (!keep) {
+        while (hdf5Busy()) await whenIdle();
+        this.endSession(h);
+      }
+      endSection?.();
+      h.lock.releaseWrite();
+    }
+  }
+
+  /**
+   * Under the exclusive lock: at the start of a session repair what needs it and notice changes
+   * made by others; then begin a transaction on the read-write handle (reused when still
+   * current, else opened through the journaling driver).
+   */
+  private prepareWrite(f: DomainFile, fresh: boolean): void {
+    const h = f.handle;
+    const st = this.statHandle(f);
+    if (fresh) {
+      const hdr = h.xl.header();
+      if (hdr.kind === 'ok' && hdr.header.active) this.repairLocked(f, 'journal');
+      if (legacyLockState(h.realPath) === 'stale') this.repairLocked(f, 'legacy-lock');
+      const after = h.xl.header();
+      const counter = after.kind === 'ok' ? after.header.counter : after.kind === 'none' ? 0n : -2n;
+      const stamp = stampOf(st);
+      if (h.counter !== counter || !sameStamp(h.stamp, stamp)) {
+        // Written by someone else since this process last saw it: a handle open on it has a
+        // stale view (closed writing nothing), and what was learnt is forgotten.
+        this.closeHandle(h);
+        if (h.counter !== -1n || h.stamp !== undefined) h.epoch++;
+        h.counter = counter;
+        h.stamp = stamp;
+      }
+      if (h.fid !== undefined && !h.writable) this.closeHandle(h);
+    }
+    const counter = h.counter < 0n ? 0n : h.counter;
+    if (h.fid === undefined) {
+      const jf = new JournaledFile(h.xl.dataFd!, h.xl.lockFd!, { dev: h.dev, ino: h.ino }, this.durable, counter);
+      jf.begin(counter);
+      try {
+        h.fid = h5Open(f.path, jf);
+      } catch (e) {
+        jf.rollback();
+        if (!(e instanceof Hdf5Error && e.mentions('already open for write'))) throw e;
+        this.repairLocked(f, 'status-flags');
+        jf.begin(h.counter < 0n ? 0n : h.counter);
+        h.fid = h5Open(f.path, jf);
+      }
+      h.jf = jf;
+      h.writable = true;
+      h.sbVersion = superblockInfo(h.xl.dataFd!).version;
+    } else {
+      h.jf!.begin(counter);
+    }
+    this.syncEpoch(f);
+  }
+
+  /** After a failed write: close the handle (whatever libhdf5 flushes is journaled), roll back. */
+  private rollbackFailed(f: DomainFile, cause: unknown): void {
+    const h = f.handle;
+    try {
+      this.closeHandle(h);
     } catch {
-      f.stamp = undefined;
+      /* libhdf5's state may be off after the failure; the rollback restores the file */
+    }
+    const report = h.jf?.rollback();
+    if (h.jf) h.counter = h.jf.commitCounter;
+    h.jf = undefined;
+    h.epoch++;
+    f.resetState();
+    f.seenEpoch = h.epoch;
+    try {
+      h.stamp = stampOf(fs.statSync(f.path));
+    } catch {
+      h.stamp = undefined;
+    }
+    if (report) {
+      this.log.debug(
+        { domain: f.domain, reason: cause instanceof Error ? cause.message : String(cause), ...report },
+        'rolled back a failed write',
+      );
+    }
+  }
+
+  /**
+   * End a write session: release the exclusive locks. The read-write handle stays open (it
+   * serves the next requests while the file does not change; closing it later writes nothing).
+   */
+  private endSession(h: FileHandle): void {
+    if (h.jf?.inTransaction) {
+      try {
+        this.closeHandle(h);
+      } catch {
+        /* the rollback restores the file */
+      }
+      h.jf?.rollback();
+      h.jf = undefined;
+    }
+    h.xl.releaseExclusive();
+  }
+
+  /**
+   * Hold a file (in-process write lock already taken by the caller) for libhdf5 to write in
+   * place while it writes another file's virtual dataset: the exclusive cross-process lock, our
+   * handle closed, the journaling driver allowed to open it read-write (vfd.ts
+   * `allowDirectWrites`). Such writes are not journaled (docs/storage-format.md).
+   * @returns the release (call once, after the write)
+   * @throws H5StoreError Unavailable when another process holds the file past `lockWaitMs`
+   */
+  async holdForDirectWrite(f: DomainFile): Promise<() => void> {
+    const h = f.handle;
+    if (!h.local) throw forbidden(h.source!.readOnlyMessage);
+    const fresh = !h.xl.holdsExclusive;
+    if (fresh) {
+      try {
+        await h.xl.acquireExclusive();
+      } catch (e) {
+        throw this.refused(e);
+      }
+    }
+    let withdraw: (() => void) | undefined;
+    // a section: libhdf5 writes this file on the main thread meanwhile (heavy.ts)
+    const endSection = openSection();
+    try {
+      while (hdf5Busy()) await whenIdle(); // libhdf5 free until the next await (heavy.ts)
+      this.closeHandle(h);
+      withdraw = allowDirectWrites(h.dev, h.ino);
+    } catch (e) {
+      endSection();
+      if (fresh) this.endSession(h);
+      throw e;
+    }
+    return () => {
+      endSection();
+      withdraw?.();
+      h.epoch++; // written behind the handle's back: what was learnt is forgotten
+      h.stamp = undefined;
+      h.lastUsed = performance.now();
+      if (fresh) this.endSession(h);
+    };
+  }
+
+  // -------------------------------------------------------------------------------------------
+  // Repairs
+
+  /** Take the file exclusively and repair it (from the read path). */
+  private async repair(f: DomainFile, why: Repair): Promise<boolean> {
+    const h = f.handle;
+    await h.lock.write();
+    try {
+      await h.xl.acquireExclusive();
+      try {
+        while (hdf5Busy()) await whenIdle(); // libhdf5 free until the next await (heavy.ts)
+        this.statHandle(f);
+        return this.repairLocked(f, why);
+      } finally {
+        this.endSession(h);
+      }
+    } finally {
+      h.lock.releaseWrite();
+    }
+  }
+
+  /**
+   * Repair a file held exclusively, closed first: roll back an interrupted transaction, or clear
+   * the superblock status flags and the EOA a crashed writer left (`h5clear -s --increment=0`).
+   * Logged at warn level. A no-op when the reason is gone (another process repaired it first).
+   * @returns true when the file was changed
+   */
+  private repairLocked(f: DomainFile, why: Repair): boolean {
+    const h = f.handle;
+    this.closeHandle(h);
+    const dataFd = h.xl.dataFd!;
+    const lockFd = h.xl.lockFd!;
+    if (why === 'journal') {
+      const hdr = h.xl.header();
+      if (hdr.kind !== 'ok' || !hdr.header.active) return false;
+      const jh: JournalHeader = hdr.header;
+      if (jh.dev !== h.dev || jh.ino !== h.ino) {
+        writeHeader(lockFd, { ...jh, active: false, counter: jh.txn });
+        this.log.warn({ domain: f.domain, txn: jh.txn.toString(), pid: jh.pid }, 'discarded the journal of an interrupted write: it belongs to a file since replaced');
+      } else {
+        const report = applyRollback(dataFd, lockFd, jh, this.durable);
+        this.log.warn({ domain: f.domain, ...report }, `rolled back a write interrupted when process ${jh.pid} died`);
+      }
+    } else {
+      const flags = superblockInfo(dataFd).flags;
+      if (why === 'status-flags') {
+        if (flags & 4) {
+          throw new H5StoreError('Unavailable', 'The domain file is open for SWMR writing by another program (or was left so by a crashed one: h5clear -s clears it)', { 'Retry-After': '5' });
+        }
+        if (!(flags & 1)) return false;
+      }
+      const hdr = h.xl.header();
+      const counter = hdr.kind === 'ok' ? hdr.header.counter : 0n;
+      const jf = new JournaledFile(dataFd, lockFd, { dev: h.dev, ino: h.ino }, this.durable, counter);
+      jf.begin();
+      let report;
+      try {
+        report = repairStatusAndEoa(f.path, jf);
+        jf.commitSync();
+      } catch (e) {
+        jf.rollback();
+        throw e;
+      }
+      if (why === 'legacy-lock') {
+        const legacy = legacyLockOf(h.realPath);
+        if (legacy) fs.rmSync(legacy, { recursive: true, force: true });
+      }
+      this.log.warn(
+        { domain: f.domain, statusFlags: flags, ...report },
+        why === 'legacy-lock'
+          ? 'repaired a file an older h5store process was writing when it died (EOA set to the end of file, stale lock removed)'
+          : 'repaired a file a crashed program left open for writing (superblock status flags cleared, EOA set to the end of file)',
+      );
+    }
+    const after = h.xl.header();
+    h.counter = after.kind === 'ok' ? after.header.counter : 0n;
+    h.stamp = undefined;
+    h.epoch++;
+    return true;
+  }
+
+  /**
+   * Repair a domain file at start-up if a write of it was interrupted (active journal) or an
+   * older h5store died holding its lock. Waits for nothing: a file another process holds is
+   * left to it. @returns true when something was repaired
+   */
+  async recoverIfInterrupted(domain: string, fsPath: string): Promise<boolean> {
+    let why: Repair | undefined;
+    let real: string;
+    try {
+      real = fs.realpathSync(fsPath);
+    } catch {
+      return false;
+    }
+    if (legacyLockState(real) === 'stale') why = 'legacy-lock';
+    else {
+      let fd: number | undefined;
+      try {
+        fd = fs.openSync(lockFileOf(real), 'r');
+        const hdr = readHeader(fd);
+        if (hdr.kind === 'ok' && hdr.header.active) why = 'journal';
+      } catch {
+        /* no lock file */
+      } finally {
+        if (fd !== undefined) fs.closeSync(fd);
+      }
+    }
+    if (!why) return false;
+    try {
+      return await this.repair(this.entry(domain, fsPath), why);
+    } catch (e) {
+      this.log.warn({ domain, err: (e as Error).message }, 'could not repair an interrupted write at start-up (retried on first use)');
+      return false;
+    }
+  }
+
+  // -------------------------------------------------------------------------------------------
+  // Creating and deleting files
+
+  /**
+   * Create a new, empty HDF5 file at `fsPath` atomically: written under a hidden temporary
+   * name beside it, made durable, then hard-linked to its name (which fails when the name
+   * exists: no file is ever replaced) and the temporary name removed.
+   * @returns false when `fsPath` exists
+   */
+  createFile(fsPath: string, tmpPath: string, opts: { trackOrder?: boolean }): boolean {
+    try {
+      const fid = h5.createFile(tmpPath, opts);
+      h5.closeFile(fid);
+      if (this.durable) {
+        const fd = fs.openSync(tmpPath, 'r');
+        try {
+          fs.fdatasyncSync(fd);
+        } finally {
+          fs.closeSync(fd);
+        }
+      }
+      try {
+        fs.linkSync(tmpPath, fsPath);
+      } catch (e) {
+        if ((e as NodeJS.ErrnoException).code === 'EEXIST') return false;
+        throw e;
+      }
+      if (this.durable) syncDir(fsPath.slice(0, fsPath.lastIndexOf('/')) || '/');
+      return true;
+    } finally {
+      fs.rmSync(tmpPath, { force: true });
+    }
+  }
+
+  /**
+   * Delete a domain file: under the exclusive locks, close it, unlink it and its lock file
+   * (and a legacy lock directory). When the domain is a symbolic link (`linkPath`), only the
+   * link is removed.
+   */
+  async deleteFile(f: DomainFile, linkPath = f.path): Promise<void> {
+    const h = f.handle;
+    if (!h.local) throw forbidden(h.source!.readOnlyMessage);
+    await h.lock.write();
+    try {
+      await h.xl.acquireExclusive();
+      try {
+        while (hdf5Busy()) await whenIdle(); // libhdf5 free until the next await (heavy.ts)
+        this.closeHandle(h);
+        if (linkPath !== f.path && fs.lstatSync(linkPath).isSymbolicLink()) {
+          fs.unlinkSync(linkPath); // the file stays, under its other names
+          return;
+        }
+        fs.unlinkSync(f.path);
+        fs.rmSync(h.xl.lockPath, { force: true });
+        const legacy = legacyLockOf(h.realPath);
+        if (legacy) fs.rmSync(legacy, { recursive: true, force: true });
+        if (this.durable) syncDir(f.path.slice(0, f.path.lastIndexOf('/')) || '/');
+      } finally {
+        this.endSession(h);
+      }
+    } finally {
+      h.lock.releaseWrite();
+    }
+  }
+
+  // -------------------------------------------------------------------------------------------
+  // Handles
+
+  /**
+   * Close a file's libhdf5 handle now (no-op when closed). A read-write handle closed outside a
+   * transaction writes nothing (the journaling driver drops what `H5Fclose` would still write:
+   * see `JournaledFile.dropped`), so it needs no lock; inside one, the close is journaled.
+   */
+  private closeHandle(h: FileHandle): void {
+    if (h.fid === undefined) return;
+    const fid = h.fid;
+    const wasWritable = h.writable;
+    h.fid = undefined;
+    h.writable = false;
+    const inTxn = !!h.jf?.inTransaction;
+    try {
+      h5.closeFile(fid);
+    } catch (e) {
+      // Outside a transaction nothing is written: a failing close (libhdf5 reading a file
+      // another program changed meanwhile) loses nothing. Inside one, the caller rolls back.
+      if (inTxn) throw e;
+      this.log.debug({ file: h.realPath, err: (e as Error).message }, 'closing a stale handle failed');
+    } finally {
+      if (h.jf && !h.jf.inTransaction) {
+        if (h.jf.dropped) this.log.debug({ file: h.realPath, writes: h.jf.dropped }, 'closed a read-write handle without writing');
+        h.jf = undefined;
+      }
+    }
+    if (!wasWritable) return;
+    try {
+      h.stamp = stampOf(fs.statSync(h.realPath));
+    } catch {
+      h.stamp = undefined;
     }
   }
 
   /** Forget a domain entirely (after DELETE /). */
   forget(domain: string): void {
-    const f = this.files.get(domain);
-    if (f) this.close(f);
-    this.files.delete(domain);
+    const f = this.domains.get(domain);
+    if (!f) return;
+    this.domains.delete(domain);
+    this.unref(f.handle);
   }
 
   private openCount(): number {
     let n = 0;
-    for (const f of this.files.values()) if (f.fid !== undefined) n++;
+    for (const h of this.handles.values()) if (h.fid !== undefined) n++;
     return n;
   }
 
   private closeLeastRecent(): void {
-    let oldest: DomainFile | undefined;
-    for (const f of this.files.values()) {
-      if (f.fid !== undefined && f.lock.idle && (!oldest || f.lastUsed < oldest.lastUsed)) oldest = f;
+    let oldest: FileHandle | undefined;
+    for (const h of this.handles.values()) {
+      if (h.fid !== undefined && h.idle && (!oldest || h.lastUsed < oldest.lastUsed)) oldest = h;
     }
-    if (oldest) this.close(oldest);
+    if (oldest) this.closeHandle(oldest);
   }
 
-  /** Close handles idle for longer than `idleCloseMs`. */
+  /** Close handles idle for longer than `idleCloseMs`, and the descriptors of unused files. */
   closeIdle(now = performance.now()): void {
     if (hdf5Busy()) return; // a long libhdf5 call runs on the worker thread: next sweep
-    for (const f of this.files.values()) {
-      if (f.fid !== undefined && f.lock.idle && now - f.lastUsed >= (f.source?.idleCloseMs ?? this.opts.idleCloseMs)) this.close(f);
+    for (const h of [...this.handles.values()]) {
+      // A burst whose next writer never came (should not happen): end it.
+      if (h.local && h.xl.holdsExclusive && h.lock.idle && now - h.lastUsed >= this.burstMs) this.endSession(h);
+      if (!h.idle || now - h.lastUsed < (h.source?.idleCloseMs ?? this.opts.idleCloseMs)) continue;
+      if (h.refs <= 0) this.dropHandle(h);
+      else {
+        this.closeHandle(h);
+        if (h.local) h.xl.close();
+      }
     }
   }
 
   /** Open object ids over all files, for leak checks. */
   openIdCount(): number {
     let n = 0;
-    for (const f of this.files.values()) n += f.openIds();
+    for (const h of this.handles.values()) if (h.fid !== undefined) n += h5.openIdCount(h.fid);
     return n;
   }
 
@@ -301,6 +862,35 @@ export class FileCache {
   /** Close everything (shutdown). */
   closeAll(): void {
     clearInterval(this.sweeper);
-    for (const f of this.files.values()) this.close(f);
+    for (const h of this.handles.values()) {
+      try {
+        if (h.local && h.xl.holdsExclusive) this.endSession(h);
+        this.closeHandle(h);
+      } catch {
+        /* shutting down */
+      }
+      if (h.local) h.xl.close();
+    }
+  }
+}
+
+/**
+ * A file-system failure while writing (ENOSPC, EIO, ...) as an H5StoreError; anything else as is.
+ */
+function asStoreError(e: unknown): unknown {
+  if (e instanceof H5StoreError) return e;
+  const code = (e as NodeJS.ErrnoException)?.code;
+  if (typeof code === 'string' && /^E[A-Z]+$/.test(code)) {
+    return new H5StoreError('Internal', `The file system failed while writing (${code}); the write was rolled back`);
+  }
+  return e;
+}
+
+/** Open read-write through the journaling driver; errors classified as for read-only opens. */
+function h5Open(path: string, jf: JournaledFile) {
+  try {
+    return openJournaled(path, jf);
+  } catch (e) {
+    throw h5.openFailure(path, e, true);
   }
 }

@@ -51,6 +51,11 @@ export class RWLock {
     this.drain();
   }
 
+  /** True when the next in line is a writer (a write burst can go on). */
+  get writerWaiting(): boolean {
+    return this.queue.length > 0 && this.queue[0].write;
+  }
+
   /** True when nobody holds or waits for the lock. */
   get idle(): boolean {
     return !this.writer && this.readers === 0 && this.queue.length === 0;

@@ -197,11 +197,10 @@ export class S3Mount implements Mount {
       if ((await this.stat(domain)).kind === 'folder') throw badRequest(`${domain} is a folder, not a domain`);
     }
     const obj = await this.fresh(key);
-    const f = cache.entry(domain, `s3://${this.bucket}/${key}`);
-    f.source = obj;
+    const f = cache.mountedEntry(domain, `s3://${this.bucket}/${key}`, obj);
     // Keep the sweeper away while this request gets to the file (it closes files idle longer
     // than idleCloseMs), then make sure a whole-object copy is ready if the file must be opened.
-    f.lastUsed = performance.now();
+    f.handle.lastUsed = performance.now();
     if (obj.whole && (f.fid === undefined || !sameStamp(f.stamp, obj.stamp))) await this.fetchWhole(obj);
     return f;
   }

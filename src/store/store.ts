@@ -6,6 +6,7 @@
  * Koa or HTTP statuses. Reads run under the domain's shared lock, writes under its exclusive
  * lock plus the cross-process file lock, and are flushed before the lock is released.
  */
+import crypto from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 import type { Acl } from '../auth/acl.js';
@@ -19,13 +20,14 @@ import * as attrs from './attributes.js';
 import * as dsets from './datasets.js';
 import * as dtypes from './datatypes.js';
 import { type DomainFile, sameStamp, stampOf } from './domainFile.js';
-import { FileCache, lockPathFor, type StoreObserver } from './files.js';
+import { FileCache, type FileLog, type StoreObserver } from './files.js';
 import * as groups from './groups.js';
 import * as links from './links.js';
 import { type Mount, isUnder, readOnly } from './mount.js';
 import { isHdf5Name } from './mountspec.js';
 import { BufferPool, PagePool } from './pagepool.js';
-import { DomainPaths, isServiceName, normalizeDomain, parentDomain } from './paths.js';
+import { DomainPaths, FOLDER_META, LOCK_SUFFIX, isServiceName, normalizeDomain, parentDomain } from './paths.js';
+import { serviceName } from './servicefiles.js';
 import { type AccessMode, type DomainAccess, allowAllDomains } from './access.js';
 import { DEFAULT_LIMITS, type Limits } from './limits.js';
 import { type ReachedFile } from './reach.js';
@@ -55,6 +57,12 @@ export interface StoreOptions {
   maxSelectionBytes?: number;
   maxAttributeBytes?: number;
   maxBroadcastBytes?: number;
+  /** Longest wait for a file another process holds, then 503 (ms; default 5000). */
+  lockWaitMs?: number;
+  /** fsync policy of writes (default `always`). */
+  fsync?: 'always' | 'never';
+  /** Where repairs of crashed writes are reported. */
+  log?: FileLog;
 }
 
 /** Domain or folder record (GET /, wire-reference 1.3). */
@@ -126,7 +134,14 @@ export class Store {
   constructor(readonly opts: StoreOptions) {
     this.paths = new DomainPaths(opts.root);
     this.folders = new FolderAcls(this.paths.realRoot);
-    this.files = new FileCache({ idleCloseMs: opts.idleCloseMs, maxOpenFiles: opts.maxOpenFiles, observer: opts.observer });
+    this.files = new FileCache({
+      idleCloseMs: opts.idleCloseMs,
+      maxOpenFiles: opts.maxOpenFiles,
+      lockWaitMs: opts.lockWaitMs,
+      fsync: opts.fsync,
+      log: opts.log,
+      observer: opts.observer,
+    });
     this.mounts = opts.mounts ?? [];
     this.limits = {
       pageBytes: opts.pageBytes,
@@ -149,6 +164,55 @@ export class Store {
   checkLibrary(): string {
     openObjectCount();
     return LIB_INFO.version;
+  }
+
+  /**
+   * Start-up scan of the data directory: repair every domain file whose write a crash
+   * interrupted (an active journal in its lock file, or a stale lock directory of an earlier
+   * version of h5store), and remove temporary files of domain creations a crash interrupted.
+   * Yields to the event loop between folders. @returns the number of files repaired
+   */
+  async recoverInterrupted(): Promise<number> {
+    let repaired = 0;
+    const walk = async (dir: string): Promise<void> => {
+      let names: string[];
+      try {
+        names = await fs.promises.readdir(dir);
+      } catch {
+        return;
+      }
+      const present = new Set(names);
+      for (const n of names) {
+        const full = path.join(dir, n);
+        if (n.endsWith(LOCK_SUFFIX)) {
+          if (n.endsWith(`.new${LOCK_SUFFIX}`)) {
+            try {
+              if (Date.now() - fs.statSync(full).mtimeMs > 60_000) fs.rmSync(full, { force: true });
+            } catch {
+              /* gone */
+            }
+          }
+          continue;
+        }
+        if (n === FOLDER_META) continue;
+        let st: fs.Stats;
+        try {
+          st = fs.lstatSync(full);
+        } catch {
+          continue;
+        }
+        if (st.isDirectory()) {
+          await walk(full);
+          continue;
+        }
+        if (!st.isFile()) continue;
+        if (!present.has(serviceName(n)) && !present.has(`.${n}${LOCK_SUFFIX}`)) continue;
+        if (await this.files.recoverIfInterrupted(this.paths.toDomain(full), full)) repaired++;
+      }
+      await new Promise((r) => setImmediate(r));
+    };
+    await walk(this.paths.resolve('/'));
+    return repaired;
   }
 
   /** Close every open file (shutdown). */
@@ -220,7 +284,7 @@ export class Store {
    */
   async read<T>(domain: string, fn: (f: DomainFile) => T): Promise<T> {
     const f = await this.fileFor(domain);
-    if (hdf5Busy()) await whenIdle();
+    while (hdf5Busy()) await whenIdle();
     return this.files.read(f, fn);
   }
 
@@ -231,7 +295,7 @@ export class Store {
   async write<T>(domain: string, fn: (f: DomainFile) => T | Promise<T>): Promise<T> {
     const m = this.mountOf(domain);
     if (m) throw readOnly(m, domain);
-    if (hdf5Busy()) await whenIdle();
+    while (hdf5Busy()) await whenIdle();
     return this.files.write(this.fileOf(domain), fn);
   }
 
@@ -296,7 +360,10 @@ export class Store {
     try {
       return await this.files.read(f, (ff) => readFileAcl(ff));
     } catch (e) {
-      if (e instanceof H5StoreError) return null;
+      // Gone, or not an HDF5 file: the folder governs (the operation answers 404/400 itself).
+      // Anything else (a file busy past the lock wait, an I/O error) must not hand the decision
+      // to the folder's rules: the file's own ACL may be stricter.
+      if (e instanceof H5StoreError && (e.code === 'NotFound' || e.code === 'BadRequest')) return null;
       throw e;
     }
   }
@@ -446,20 +513,8 @@ export class Store {
       if (opts.owner !== undefined && opts.acl) this.folders.write(p, { owner: opts.owner, acls: opts.acl });
       return this.folderJson(p, fs.statSync(p));
     }
-    const release = await this.files.crossProcessLock(p);
-    try {
-      if (DomainPaths.exists(p)) throw conflict(`${domain} already exists`);
-      let fid;
-      try {
-        fid = h5.createFile(p, { trackOrder: opts.trackOrder });
-      } catch (e) {
-        if (DomainPaths.exists(p)) throw conflict(`${domain} already exists`);
-        throw e;
-      }
-      h5.closeFile(fid);
-    } finally {
-      await release();
-    }
+    const tmp = path.join(path.dirname(p), serviceName(path.basename(p), `.${crypto.randomBytes(6).toString('hex')}.new`));
+    if (!this.files.createFile(p, tmp, { trackOrder: opts.trackOrder })) throw conflict(`${domain} already exists`);
     this.goneDomains.delete(domain);
     this.paths.forget(domain);
     this.files.forget(domain);
@@ -481,26 +536,15 @@ export class Store {
     if (st.isDirectory()) {
       const names = fs.readdirSync(p);
       if (names.some((n) => !isServiceName(n))) throw conflict('folder has sub-items');
+      // left-over service files (lock files of deleted domains, old lock directories), folder ACL
       for (const n of names) fs.rmSync(path.join(p, n), { recursive: true, force: true });
       const link = this.paths.joined(domain);
       if (link !== p && fs.lstatSync(link).isSymbolicLink()) fs.unlinkSync(link);
       else fs.rmdirSync(p);
       this.folders.forget(p);
     } else {
-      const f = this.files.entry(domain, p);
-      await f.lock.write();
-      try {
-        const release = await this.files.crossProcessLock(p);
-        try {
-          this.files.close(f);
-          fs.unlinkSync(this.paths.joined(domain)); // a symlinked domain: the link, not its target
-        } finally {
-          await release().catch(() => undefined);
-          fs.rmSync(lockPathFor(p), { recursive: true, force: true });
-        }
-      } finally {
-        f.lock.releaseWrite();
-      }
+      // a symlinked domain: the link is removed, not its target
+      await this.files.deleteFile(this.files.entry(domain, p), this.paths.joined(domain));
       this.files.forget(domain);
     }
     this.goneDomains.add(domain);
@@ -867,11 +911,12 @@ export class Store {
    */
   async openValueRead(domain: string, id: string, req: values.ReadRequest, access: DomainAccess = allowAllDomains): Promise<{ plan: values.ReadPlan; release: () => void }> {
     const f = await this.fileFor(domain);
-    if (hdf5Busy()) await whenIdle();
+    while (hdf5Busy()) await whenIdle();
     const unlock = await this.files.acquireRead(f);
     let leave: (() => Promise<void>) | undefined;
     try {
       leave = await this.enterReached(f, id, 'read', access);
+      while (hdf5Busy()) await whenIdle(); // libhdf5 free until the next await (heavy.ts)
       const plan = values.planRead(f, id, req, this.limits);
       if (plan.prefetch) {
         try {
@@ -901,11 +946,12 @@ export class Store {
   /** GET .../value?query=: matching rows (values in other files: as `openValueRead`). */
   async queryValues(domain: string, id: string, query: string, opts: { select?: string; limit?: number; fields?: string }, access: DomainAccess = allowAllDomains) {
     const f = await this.fileFor(domain);
-    if (hdf5Busy()) await whenIdle();
+    while (hdf5Busy()) await whenIdle();
     const unlock = await this.files.acquireRead(f);
     try {
       const leave = await this.enterReached(f, id, 'read', access);
       try {
+        while (hdf5Busy()) await whenIdle(); // libhdf5 free until the next await (heavy.ts)
         return values.queryRows(f, id, query, opts, this.limits, this.pagePool);
       } finally {
         await leave();
@@ -919,6 +965,7 @@ export class Store {
     return this.write(domain, async (f) => {
       const leave = await this.enterReached(f, id, 'write', access);
       try {
+        while (hdf5Busy()) await whenIdle(); // libhdf5 free until the next await (heavy.ts)
         return values.queryUpdate(f, id, query, update, opts, this.limits, this.pagePool);
       } finally {
         await leave();
@@ -930,6 +977,7 @@ export class Store {
     return this.write(domain, async (f) => {
       const leave = await this.enterReached(f, id, 'write', access);
       try {
+        while (hdf5Busy()) await whenIdle(); // libhdf5 free until the next await (heavy.ts)
         return await values.writeValues(f, id, req, this.limits, this.pagePool);
       } finally {
         await leave();
@@ -960,9 +1008,16 @@ export class Store {
     const handling: AccessMode = mode === 'read' && f.writable ? 'write' : mode;
     try {
       for (const d of first) {
-        const entry = this.files.entry(d.domain, this.paths.resolve(d.domain));
+        let entry: DomainFile;
+        try {
+          entry = this.files.entry(d.domain, this.paths.resolve(d.domain));
+        } catch (e) {
+          if (!d.exists && e instanceof H5StoreError && e.code === 'NotFound') continue; // a missing VDS source
+          throw e;
+        }
         held.push({ entry, release: await this.lockReached(entry, d, handling) });
       }
+      while (hdf5Busy()) await whenIdle(); // libhdf5 free until the next await (heavy.ts)
       const again = reachedDomains(f, values.reachFor(f, id));
       const locked = new Set(first.map((d) => d.domain));
       if (again.some((d) => !locked.has(d.domain))) {
@@ -986,21 +1041,20 @@ export class Store {
       await new Promise((r) => setTimeout(r, 5));
     }
     if (mode === 'read') return async () => lock.releaseRead();
-    let unlockFile: (() => Promise<void>) | undefined;
+    let release: (() => void) | undefined;
     try {
-      if (d.exists) unlockFile = await this.files.crossProcessLock(entry.path);
-      // libhdf5 opens the file read-write itself: a read-only handle of ours would make that
-      // open fail ("file is already open for read-only"); a read-write one is shared.
-      if (entry.fid !== undefined && !entry.writable) this.files.close(entry);
+      // The cross-process lock, our read-only handle closed (libhdf5 opens the file read-write
+      // itself, through the journaling driver of the dataset's file), and the driver told it
+      // may write this file in place (vfd.ts allowDirectWrites).
+      release = await this.files.holdForDirectWrite(entry);
     } catch (e) {
       lock.releaseWrite();
       throw e;
     }
     return async () => {
       try {
-        if (entry.fid !== undefined) h5.flushFile(entry.fid);
+        release?.();
       } finally {
-        if (unlockFile) await unlockFile().catch(() => undefined);
         lock.releaseWrite();
       }
     };

@@ -129,6 +129,9 @@ describe('web viewer: server side', function () {
       expect(again.body.length).to.equal(0);
       const since = await raw(srv.url, 'GET', '/view/', { 'If-Modified-Since': first.headers['last-modified']! });
       expect(since.status).to.equal(304);
+      // a 304 carries the page's own policy: browsers merge a 304's headers into the cached page,
+      // and the API's "default-src 'none'" there blocked the viewer's scripts on every reload
+      for (const r of [again, since]) expect(r.headers['content-security-policy']).to.equal(first.headers['content-security-policy']);
     });
 
     it('hashed assets are immutable for a year, with the right content types', async () => {

@@ -6,6 +6,7 @@ import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { parseJsonBody } from '../../src/codec/json.js';
+import { childEnv } from './env.js';
 import { REPO } from './server.js';
 
 export const PYTHON = '/usr/bin/python3';
@@ -16,7 +17,7 @@ export const PYTHON = '/usr/bin/python3';
  * is turned off for the child only (the server keeps a written file open up to ~1 s).
  */
 export function python(script: string, args: string[] = [], opts: { lockFree?: boolean } = {}): string {
-  const env = opts.lockFree ? { ...process.env, HDF5_USE_FILE_LOCKING: 'FALSE' } : process.env;
+  const env = childEnv(opts.lockFree ? { HDF5_USE_FILE_LOCKING: 'FALSE' } : {});
   return execFileSync(PYTHON, ['-c', script, ...args], { encoding: 'utf8', maxBuffer: 256 * 1024 * 1024, env });
 }
 

@@ -9,6 +9,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseJsonBody } from '../../src/codec/json.js';
+import { childEnv } from './env.js';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 export const REPO = path.resolve(here, '../..');
@@ -65,6 +66,8 @@ export interface TestServer {
   /** Everything the server wrote to stdout and stderr so far (its log lines). */
   log(): string;
   stop(): Promise<void>;
+  /** The same as `log()` (the name harden tests use). */
+  output(): string;
 }
 
 /** A fresh temporary data directory. */
@@ -93,7 +96,7 @@ export async function startServer(opts: { root?: string; env?: Record<string, st
   const proc = spawn(
     process.execPath,
     ['--import', path.join(REPO, 'node_modules/tsx/dist/esm/index.mjs'), path.join(REPO, 'src/cli.ts'), 'serve', '--root', root, '--port', '0', '--log-level', 'warn', '--exit-with-stdin', ...(opts.args ?? [])],
-    { cwd: opts.cwd ?? REPO, env: { ...process.env, ...opts.env }, stdio: ['pipe', 'pipe', 'pipe'] },
+    { cwd: opts.cwd ?? REPO, env: childEnv(opts.env), stdio: ['pipe', 'pipe', 'pipe'] },
   );
   let stderr = '';
   let all = '';
@@ -124,6 +127,7 @@ export async function startServer(opts: { root?: string; env?: Record<string, st
     root,
     proc,
     log: () => all,
+    output: () => all,
     async stop() {
       if (proc.exitCode !== null) return;
       const exited = new Promise((r) => proc.once('exit', r));

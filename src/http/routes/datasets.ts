@@ -257,7 +257,7 @@ async function streamPages(
   try {
     for (;;) {
       if (closed) break;
-      if (hdf5Busy()) await whenIdle(); // a long libhdf5 call runs on the worker thread
+      while (hdf5Busy()) await whenIdle(); // a long libhdf5 call runs on the worker thread
       const r = pages.next();
       if (r.done) break;
       const page = r.value;

@@ -1,0 +1,102 @@
+/**
+ * POSIX file locks through libc (Node has none): `flock(2)` whole-file locks, the kind libhdf5
+ * 1.10 takes on the files it opens (H5FDsec2.c `H5FD__sec2_lock`), and Linux open-file-description
+ * byte-range locks (`fcntl(F_OFD_SETLK)`, Linux 3.15+) for h5store's own lock files.
+ *
+ * Both kinds belong to an open file description: they conflict between two descriptors even in
+ * one process, are released when the last descriptor of the description closes, and are
+ * released by the kernel when a process dies (so a crashed holder never leaves a stale lock).
+ * Every call is non-blocking; waiting is done by the caller, with a deadline.
+ */
+import koffi from 'koffi';
+import { LIBC } from './lib.js';
+
+const flockFn = LIBC.func('int flock(int fd, int op)');
+const fcntlFn = LIBC.func('int fcntl(int fd, int cmd, ...)');
+
+const LOCK_SH = 1;
+const LOCK_EX = 2;
+const LOCK_NB = 4;
+const LOCK_UN = 8;
+const F_OFD_GETLK = 36;
+const F_OFD_SETLK = 37;
+const F_RDLCK = 0;
+const F_WRLCK = 1;
+const F_UNLCK = 2;
+/** errno values meaning "held by someone else" (EAGAIN/EWOULDBLOCK, EACCES for fcntl). */
+const BUSY = new Set([11, 35, 13]);
+
+/** Raised for lock failures other than "held by someone else" (e.g. ENOLCK, EBADF). */
+export class LockError extends Error {
+  constructor(
+    readonly call: string,
+    readonly errno: number,
+  ) {
+    super(`${call} failed (errno ${errno})`);
+  }
+}
+
+/**
+ * `flock(fd, LOCK_SH|LOCK_NB)` or `LOCK_EX|LOCK_NB`: true when taken (or converted), false when
+ * another open file description holds a conflicting lock.
+ * @throws LockError for any other failure
+ */
+export function tryFlock(fd: number, exclusive: boolean): boolean {
+  if (flockFn(fd, (exclusive ? LOCK_EX : LOCK_SH) | LOCK_NB) === 0) return true;
+  const e = koffi.errno();
+  if (BUSY.has(e)) return false;
+  throw new LockError('flock', e);
+}
+
+/** `flock(fd, LOCK_UN)`; never throws (an unlocked descriptor is fine). */
+export function unflock(fd: number): void {
+  flockFn(fd, LOCK_UN);
+}
+
+// struct flock (Linux, 64-bit): short l_type; short l_whence; off_t l_start; off_t l_len; pid_t l_pid
+const flockBuf = Buffer.alloc(32);
+function fillFlock(type: number, start: number, len: number): Buffer {
+  flockBuf.fill(0);
+  flockBuf.writeInt16LE(type, 0);
+  flockBuf.writeInt16LE(0, 2); // SEEK_SET
+  flockBuf.writeBigInt64LE(BigInt(start), 8);
+  flockBuf.writeBigInt64LE(BigInt(len), 16);
+  return flockBuf;
+}
+
+let ofdSupported = process.platform === 'linux';
+
+/** Whether open-file-description byte-range locks are available (Linux). */
+export function hasOfdLocks(): boolean {
+  return ofdSupported;
+}
+
+/**
+ * Take (`shared` or exclusive) or drop (`mode: 'unlock'`) an OFD lock on bytes
+ * [start, start+len) of `fd`, without waiting. True when done, false when another description
+ * holds a conflicting lock.
+ * @throws LockError when the call fails otherwise (EINVAL: no OFD locks on this system)
+ */
+export function tryRangeLock(fd: number, mode: 'shared' | 'exclusive' | 'unlock', start: number, len = 1): boolean {
+  const type = mode === 'shared' ? F_RDLCK : mode === 'exclusive' ? F_WRLCK : F_UNLCK;
+  if (fcntlFn(fd, F_OFD_SETLK, 'void *', fillFlock(type, start, len)) === 0) return true;
+  const e = koffi.errno();
+  if (BUSY.has(e) && mode !== 'unlock') return false;
+  if (e === 22) ofdSupported = false;
+  throw new LockError('fcntl(F_OFD_SETLK)', e);
+}
+
+/**
+ * Whether another open file description holds a lock on [start, start+len) that conflicts
+ * with `mode` (exclusive: any lock; shared: an exclusive lock). Locks of `fd` itself never count.
+ * @throws LockError when the call fails
+ */
+export function rangeLockedByOthers(fd: number, mode: 'shared' | 'exclusive', start: number, len = 1): boolean {
+  const b = fillFlock(mode === 'shared' ? F_RDLCK : F_WRLCK, start, len);
+  if (fcntlFn(fd, F_OFD_GETLK, 'void *', b) !== 0) {
+    const e = koffi.errno();
+    if (e === 22) ofdSupported = false;
+    throw new LockError('fcntl(F_OFD_GETLK)', e);
+  }
+  return b.readInt16LE(0) !== F_UNLCK;
+}

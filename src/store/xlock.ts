@@ -1,0 +1,349 @@
+/**
+ * Locks across processes: other h5store processes on the same data directory, and programs
+ * that use libhdf5 directly (h5py, h5dump, ...). DESIGN.md section 5; README "Working with files
+ * while the server runs".
+ *
+ * Two kinds of kernel locks, both released by the kernel when their process dies (a crashed
+ * server never leaves a stale lock behind, and the next process takes over at once):
+ *
+ * - On the domain file itself, `flock(2)` as libhdf5 1.10 takes it (shared to read, exclusive to
+ *   write), but only while a request uses the file: the server keeps no lock while it idles, so
+ *   h5py can open a served file for writing between requests, and a request waits (bounded) while
+ *   h5py has the file open for writing.
+ * - On the domain's lock file (a hidden sibling, see `lockFileOf`), byte-range locks of the open
+ *   file description (`F_OFD_SETLK`): byte 0 is held exclusively by the one h5store process that
+ *   writes the file; byte 1 is held shared by processes waiting for byte 0. Readers do not start
+ *   while another process holds byte 0 (so a stream of reads in one process cannot starve a
+ *   writer in another), and a process that just wrote does not take byte 0 again at once while
+ *   another waits (so two busy processes alternate instead of one locking the other out).
+ *
+ * Waiting is polling with a short back-off, bounded by `waitMs`; past it the request gets 503
+ * with a `Retry-After` of how long the file has been busy so far (at least 1 s).
+ */
+import fs from 'node:fs';
+import path from 'node:path';
+import { H5StoreError } from '../errors.js';
+import { type HeaderState, readHeader } from '../hdf5/journal.js';
+import { hasOfdLocks, rangeLockedByOthers, tryFlock, tryRangeLock, unflock } from '../hdf5/posix.js';
+import { legacyLockState } from './servicefiles.js';
+
+/** Byte of the lock file held by the writing process, and byte held by waiting processes. */
+const WRITER_BYTE = 0;
+const WAITER_BYTE = 1;
+/** A process that released the writer byte less than this long ago yields to a waiter. */
+const COURTESY_MS = 40;
+
+export interface XLockOptions {
+  /** Longest wait for a lock before answering 503 (ms). */
+  waitMs: number;
+  /** fsync policy `always`: make a new lock file's directory entry durable. */
+  durable: boolean;
+}
+
+/** What holds a file we are waiting for (for the 503 message). */
+type Blocker = 'h5store' | 'program' | 'legacy';
+
+function sleep(ms: number): Promise<void> {
+  return new Promise((r) => setTimeout(r, ms));
+}
+
+/** Open a file, or undefined when it does not exist. */
+function openIfExists(p: string, flags: string): number | undefined {
+  try {
+    return fs.openSync(p, flags);
+  } catch (e) {
+    if ((e as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
+    throw e;
+  }
+}
+
+/**
+ * The cross-process locks of one domain file (one per open-file identity in the process). The
+ * caller serializes use within the process (a readers-writer lock): many `acquireShared` or one
+ * `acquireExclusive` at a time.
+ */
+export class CrossProcessLock {
+  /** Descriptor of the domain file: flock, and the journal's reads and writes. */
+  dataFd: number | undefined;
+  dataWritable = false;
+  /** Descriptor of the lock file (undefined until one exists). */
+  lockFd: number | undefined;
+  private shared = 0;
+  private sharedWait: Promise<void> | undefined;
+  private exclusive = false;
+  private lastRelease = -Infinity;
+  /** Since when (ms, performance.now) the file has been seen busy; undefined when not busy. */
+  private busySince: number | undefined;
+
+  constructor(
+    readonly file: string,
+    readonly lockPath: string,
+    /** Inode of the file these locks are for: a descriptor of another file is refused. */
+    private readonly ino: bigint,
+    private readonly opts: XLockOptions,
+  ) {}
+
+  /** Open the domain file's descriptor (read-write when allowed). @throws ENOENT etc. */
+  private ensureDataFd(write: boolean): number {
+    if (this.dataFd !== undefined && (this.dataWritable || !write)) return this.dataFd;
+    let fd: number;
+    let writable = true;
+    try {
+      fd = fs.openSync(this.file, 'r+');
+    } catch (e) {
+      const code = (e as NodeJS.ErrnoException).code;
+      if (code !== 'EACCES' && code !== 'EPERM' && code !== 'EROFS') throw e;
+      if (write) throw new H5StoreError('Forbidden', 'The domain file is read-only on the server');
+      fd = fs.openSync(this.file, 'r');
+      writable = false;
+    }
+    if (fs.fstatSync(fd, { bigint: true }).ino !== this.ino) {
+      fs.closeSync(fd);
+      throw new H5StoreError('Unavailable', 'The domain file was replaced during the request; try again', { 'Retry-After': '1' });
+    }
+    if (this.dataFd !== undefined) fs.closeSync(this.dataFd);
+    this.dataFd = fd;
+    this.dataWritable = writable;
+    return fd;
+  }
+
+  /** Open (creating it when `create`) the lock file; undefined when absent and not created. */
+  private ensureLockFd(create: boolean): number | undefined {
+    if (this.lockFd !== undefined) return this.lockFd;
+    let fd = openIfExists(this.lockPath, 'r+');
+    if (fd === undefined && create) {
+      fd = fs.openSync(this.lockPath, fs.constants.O_RDWR | fs.constants.O_CREAT, 0o644);
+      if (this.opts.durable) syncDir(path.dirname(this.lockPath));
+    }
+    this.lockFd = fd;
+    return fd;
+  }
+
+  /** The lock file's header (counter, journal state); `none` when there is no lock file. */
+  header(): HeaderState {
+    const fd = this.ensureLockFd(false);
+    if (fd === undefined) return { kind: 'none' };
+    return readHeader(fd);
+  }
+
+  /** True when another process waits for, or holds, the writer byte of this file. */
+  othersWaiting(): boolean {
+    if (this.lockFd === undefined || !hasOfdLocks()) return false;
+    try {
+      return rangeLockedByOthers(this.lockFd, 'exclusive', WAITER_BYTE);
+    } catch {
+      return false;
+    }
+  }
+
+  /** True when another process holds the writer byte (a writer is at work or about to be). */
+  private writerElsewhere(): boolean {
+    const fd = this.ensureLockFd(false);
+    if (fd === undefined || !hasOfdLocks()) return false;
+    try {
+      return rangeLockedByOthers(fd, 'shared', WRITER_BYTE);
+    } catch {
+      return false;
+    }
+  }
+
+  private busy(blocker: Blocker, deadline: number): H5StoreError | undefined {
+    const now = performance.now();
+    this.busySince ??= now;
+    if (now < deadline) return undefined;
+    const secs = Math.min(60, Math.max(1, Math.ceil((now - this.busySince) / 1000)));
+    const who =
+      blocker === 'h5store'
+        ? 'another h5store process is writing the file'
+        : blocker === 'legacy'
+          ? 'an older h5store process holds its lock on the file'
+          : 'another program (h5py?) has the file open for writing';
+    return new H5StoreError('Unavailable', `The domain is busy: ${who}; try again in ${secs} s`, { 'Retry-After': String(secs) });
+  }
+
+  /**
+   * Shared lock for a read: waits while another process writes (or is about to).
+   * @returns true when this call took the lock (no other read of this process held it): only
+   *   then can the file have changed since the last request looked
+   * @throws H5StoreError Unavailable (503 with Retry-After) after `waitMs`; ENOENT errors when
+   *   the file vanished
+   */
+  async acquireShared(): Promise<boolean> {
+    if (this.shared > 0) {
+      this.shared++;
+      return false;
+    }
+    if (this.sharedWait) {
+      await this.sharedWait;
+      return this.acquireShared();
+    }
+    let done!: () => void;
+    this.sharedWait = new Promise<void>((r) => (done = r));
+    try {
+      const deadline = performance.now() + this.opts.waitMs;
+      const fd = this.ensureDataFd(false);
+      let delay = 1;
+      for (;;) {
+        const writer = this.writerElsewhere();
+        if (!writer && tryFlock(fd, false)) break;
+        const err = this.busy(writer ? 'h5store' : 'program', deadline);
+        if (err) throw err;
+        await sleep(jitter(delay));
+        delay = Math.min(delay * 1.6, 5);
+      }
+      this.busySince = undefined;
+      this.shared = 1;
+    } finally {
+      this.sharedWait = undefined;
+      done();
+    }
+    return true;
+  }
+
+  /** Release one shared hold; the flock goes with the last. */
+  releaseShared(): void {
+    if (this.shared <= 0) return;
+    this.shared--;
+    if (this.shared === 0 && this.dataFd !== undefined && !this.exclusive) unflock(this.dataFd);
+  }
+
+  /**
+   * Exclusive lock for a write: the writer byte of the lock file (fair between h5store
+   * processes), then an exclusive flock of the domain file (waits for readers elsewhere and for
+   * programs that have it open). Creates the lock file when missing.
+   * @throws H5StoreError Unavailable after `waitMs`, Forbidden when the file is read-only
+   */
+  async acquireExclusive(): Promise<void> {
+    if (this.exclusive) return;
+    const deadline = performance.now() + this.opts.waitMs;
+    const dataFd = this.ensureDataFd(true);
+    let waiting = false;
+    let delay = 1;
+    try {
+      for (;;) {
+        const lockFd = this.ensureLockFd(true)!;
+        const yieldToOthers = performance.now() - this.lastRelease < COURTESY_MS && this.othersWaiting();
+        if (!yieldToOthers && this.tryWriterByte(lockFd)) {
+          // The lock file may have been deleted and recreated (DELETE of the domain elsewhere):
+          // a lock on an unlinked inode protects nothing.
+          if (sameInode(lockFd, this.lockPath)) break;
+          this.dropWriterByte(lockFd);
+          this.closeLockFd();
+          continue;
+        }
+        if (!waiting && hasOfdLocks()) {
+          try {
+            waiting = tryRangeLock(lockFd, 'shared', WAITER_BYTE);
+          } catch {
+            /* no waiter flag: less fair, still correct */
+          }
+        }
+        const err = this.busy('h5store', deadline);
+        if (err) throw err;
+        await sleep(jitter(delay));
+        delay = Math.min(delay * 1.6, 5);
+      }
+    } finally {
+      if (waiting && this.lockFd !== undefined) tryRangeLock(this.lockFd, 'unlock', WAITER_BYTE);
+    }
+    try {
+      for (;;) {
+        const legacy = legacyLockState(this.file);
+        if (legacy !== 'live' && tryFlock(dataFd, true)) break;
+        const err = this.busy(legacy === 'live' ? 'legacy' : 'program', deadline);
+        if (err) throw err;
+        await sleep(jitter(delay));
+        delay = Math.min(delay * 1.6, 5);
+      }
+    } catch (e) {
+      this.dropWriterByte(this.lockFd!);
+      this.lastRelease = performance.now();
+      throw e;
+    }
+    this.busySince = undefined;
+    this.exclusive = true;
+  }
+
+  /** Release the exclusive lock (after the file was closed and the journal committed). */
+  releaseExclusive(): void {
+    if (!this.exclusive) return;
+    this.exclusive = false;
+    if (this.dataFd !== undefined) {
+      if (this.shared > 0) tryFlock(this.dataFd, false);
+      else unflock(this.dataFd);
+    }
+    if (this.lockFd !== undefined) this.dropWriterByte(this.lockFd);
+    this.lastRelease = performance.now();
+  }
+
+  get holdsExclusive(): boolean {
+    return this.exclusive;
+  }
+
+  get idle(): boolean {
+    return !this.exclusive && this.shared === 0 && !this.sharedWait;
+  }
+
+  private tryWriterByte(fd: number): boolean {
+    if (hasOfdLocks()) {
+      try {
+        return tryRangeLock(fd, 'exclusive', WRITER_BYTE);
+      } catch {
+        /* fall through to flock when OFD locks turn out to be unsupported */
+      }
+    }
+    return tryFlock(fd, true);
+  }
+
+  private dropWriterByte(fd: number): void {
+    if (hasOfdLocks()) {
+      try {
+        tryRangeLock(fd, 'unlock', WRITER_BYTE);
+        return;
+      } catch {
+        /* flock fallback */
+      }
+    }
+    unflock(fd);
+  }
+
+  private closeLockFd(): void {
+    if (this.lockFd !== undefined) fs.closeSync(this.lockFd);
+    this.lockFd = undefined;
+  }
+
+  /** Close the descriptors (releases every lock). Only when idle. */
+  close(): void {
+    if (this.dataFd !== undefined) fs.closeSync(this.dataFd);
+    this.dataFd = undefined;
+    this.dataWritable = false;
+    this.closeLockFd();
+    this.shared = 0;
+    this.exclusive = false;
+  }
+}
+
+function jitter(ms: number): number {
+  return ms * (0.5 + Math.random());
+}
+
+function sameInode(fd: number, p: string): boolean {
+  try {
+    return fs.fstatSync(fd).ino === fs.statSync(p).ino;
+  } catch {
+    return false;
+  }
+}
+
+/** fsync a directory (makes a new or removed entry durable); best effort. */
+export function syncDir(dir: string): void {
+  let fd: number | undefined;
+  try {
+    fd = fs.openSync(dir, 'r');
+    fs.fsyncSync(fd);
+  } catch {
+    /* not supported on this file system */
+  } finally {
+    if (fd !== undefined) fs.closeSync(fd);
+  }
+}
