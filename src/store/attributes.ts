@@ -18,6 +18,7 @@ import type { ObjectKind } from '../hdf5/objects.js';
 import { DEFAULT_LIMITS, type Limits } from './limits.js';
 import { ATTR_CACHE_BYTES, ATTR_CACHE_VALUE_MAX, type AttrFacts, type DomainFile, RESERVED, type Times } from './domainFile.js';
 import { isUnsetAttribute, markUnsetAttribute } from './given.js';
+import { pageLimit, startAfterExact, takePage } from './paging.js';
 
 /** Shape JSON of a dataspace (wire-reference 3.2: unlimited is 0; maxdims only when extensible). */
 export function shapeJson(space: SpaceInfo): ShapeJson {
@@ -185,27 +186,20 @@ function attrFacts(f: DomainFile, oid: Hid, addr: bigint, name: string, withValu
 /** Attributes of an open object in the given order, with or without values. */
 export function attributesOf(f: DomainFile, oid: Hid, addr: bigint, opts: AttributeListOptions & { names?: string[] }): AttributeJson[] {
   const names = opts.names ?? attrNames(f, oid, addr, !!opts.createOrder);
-  let start = 0;
-  if (opts.marker !== undefined && opts.marker !== '') {
-    let i = names.indexOf(opts.marker);
-    if (i < 0 && /^".*"$/s.test(opts.marker)) i = names.indexOf(opts.marker.slice(1, -1));
-    if (i < 0) throw notFound(`Marker ${JSON.stringify(opts.marker)} is not an attribute of this object`);
-    start = i + 1;
-  }
+  const start = startAfterExact(opts.marker, (name) => names.indexOf(name), 'an attribute of this object');
   const t = ownerTimes(f, oid);
-  const limit = opts.limit && opts.limit > 0 ? opts.limit : Infinity;
-  const out: AttributeJson[] = [];
-  for (let i = start; i < names.length && out.length < limit; i++) {
-    const name = names[i];
-    if (opts.pattern && !opts.pattern(name)) continue;
-    const facts = attrFacts(f, oid, addr, name, !!opts.includeData);
-    const item: AttributeJson = { name, type: facts.type, shape: shapeJson(facts.space), created: t.created };
-    if (opts.includeData) {
-      withValue(item, presentValue(f, addr, name, facts, opts));
-    }
-    out.push(item);
-  }
-  return out;
+  return takePage(
+    names,
+    start,
+    pageLimit(opts.limit),
+    (name) => {
+      const facts = attrFacts(f, oid, addr, name, !!opts.includeData);
+      const item: AttributeJson = { name, type: facts.type, shape: shapeJson(facts.space), created: t.created };
+      if (opts.includeData) withValue(item, presentValue(f, addr, name, facts, opts));
+      return item;
+    },
+    opts.pattern,
+  );
 }
 
 /** The attributes of an object (GET .../attributes). */

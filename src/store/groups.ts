@@ -9,7 +9,8 @@ import { attributesDict } from './attributes.js';
 import { extraCreationProperties, groupCreationProperties, storeCreationProperties } from './cprops.js';
 import type { DomainFile } from './domainFile.js';
 import { RESERVED } from './domainFile.js';
-import { type LinkJson, groupTimes, linkJson, linkNewObject, planObjectPlace, refuseRoot, settleFreed } from './links.js';
+import { type LinkJson, linkJson, linkNewObject, planObjectPlace, refuseRoot, settleFreed } from './links.js';
+import { pageLimit, startAfterOrdered } from './paging.js';
 
 /** A group as GET /groups/<id> shows it (without hrefs). */
 export interface GroupJson {
@@ -163,12 +164,6 @@ export function listCollection(f: DomainFile, kind: ObjectKind, opts: { limit?: 
     ids.push(f.idOf(addr, k));
   }
   ids.sort();
-  let start = 0;
-  if (opts.marker) {
-    const m = opts.marker.replace(/^"(.*)"$/s, '$1');
-    start = ids.findIndex((x) => x > m);
-    if (start < 0) start = ids.length;
-  }
-  const limit = opts.limit && opts.limit > 0 ? opts.limit : Infinity;
-  return ids.slice(start, start + Math.min(limit, ids.length));
+  const start = startAfterOrdered(ids, opts.marker);
+  return ids.slice(start, start + Math.min(pageLimit(opts.limit), ids.length));
 }

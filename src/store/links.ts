@@ -15,6 +15,7 @@ import type { LinkRecord, ObjectKind } from '../hdf5/objects.js';
 import type { DomainFile, Times } from './domainFile.js';
 import { RESERVED as RESERVED_NAME } from './domainFile.js';
 import { COLLECTION } from './ids.js';
+import { pageLimit, startAfterExact, takePage } from './paging.js';
 
 /** A link as the REST API shows it (without hrefs). */
 export interface LinkJson {
@@ -120,22 +121,11 @@ export function listLinks(f: DomainFile, groupId: string, opts: LinkListOptions)
     const list = f.links(gid, gaddr, opts.createOrder ? 'crt' : 'name');
     const { links, index } = list;
     const cache = list.json as (LinkJson | undefined)[];
-    let start = 0;
-    if (opts.marker !== undefined && opts.marker !== '') {
-      let i = index.get(opts.marker);
-      if (i === undefined && /^".*"$/s.test(opts.marker)) i = index.get(opts.marker.slice(1, -1));
-      if (i === undefined) throw notFound(`Marker ${JSON.stringify(opts.marker)} is not a link of this group`);
-      start = i + 1;
-    }
+    const start = startAfterExact(opts.marker, (name) => index.get(name), 'a link of this group');
     const times = groupTimes(f, gid);
-    const out: LinkJson[] = [];
-    const limit = opts.limit && opts.limit > 0 ? opts.limit : Infinity;
-    for (let i = start; i < links.length && out.length < limit; i++) {
-      if (opts.pattern && !opts.pattern(links[i].name)) continue;
-      // Cached per link until the next write; callers copy before adding request-specific hrefs.
-      out.push((cache[i] ??= linkJson(f, gid, links[i], times)));
-    }
-    return out;
+    const pattern = opts.pattern;
+    // Cached per link until the next write; callers copy before adding request-specific hrefs.
+    return takePage(links, start, pageLimit(opts.limit), (l, i) => (cache[i] ??= linkJson(f, gid, l, times)), pattern && ((l) => pattern(l.name)));
   });
 }
 

@@ -27,6 +27,7 @@ import { type Mount, type MountedEntry, type MountedItem, isUnder } from './moun
 import { normalizeDomain } from './paths.js';
 export { type MountSpec, encodeKey, parseMountSpec } from './mountspec.js';
 import { type MountSpec, encodeKey, isHdf5Name } from './mountspec.js';
+import { pageLimit, unquoteMarker } from './paging.js';
 
 
 /** Connection and caching settings shared by the S3 mounts (config keys `s3*`). */
@@ -226,8 +227,8 @@ export class S3Mount implements Mount {
 
   async list(folder: string, opts: { limit?: number; marker?: string; pattern?: (name: string) => boolean }): Promise<MountedItem[]> {
     const base = folder === this.at ? this.prefix : this.keyOf(folder) + '/';
-    const limit = opts.limit && opts.limit > 0 ? opts.limit : Infinity;
-    const marker = opts.marker?.replace(/^"(.*)"$/s, '$1');
+    const limit = pageLimit(opts.limit);
+    const marker = opts.marker === undefined ? undefined : unquoteMarker(opts.marker);
     const startAfter = marker && isUnder(marker, folder) && marker !== folder ? this.keyOf(marker) : undefined;
     const out: MountedItem[] = [];
     let token: string | undefined;

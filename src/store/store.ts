@@ -35,6 +35,7 @@ import * as values from './values.js';
 import { DOMAIN_OBJS_MAX, type DomainStats, computeDomainStats, domainObjects, objectJsonOf } from './domainObjects.js';
 import { type DomainQuery, rootAttributeRow } from './domainQuery.js';
 import { LRUCache } from 'lru-cache';
+import { pageLimit, startAfterOrdered } from './paging.js';
 
 /** How long a value operation waits for the locks of the other domains it reaches (ms). */
 const REACH_LOCK_WAIT_MS = 2000;
@@ -586,13 +587,13 @@ export class Store {
       ]),
     ].sort((a, b) => Buffer.compare(Buffer.from(a), Buffer.from(b)));
     const base = folder === '/' ? '' : folder;
-    let start = 0;
-    if (opts.marker) {
-      const m = opts.marker.replace(/^"(.*)"$/s, '$1');
-      start = names.findIndex((n) => `${base}/${n}` > m);
-      if (start < 0) start = names.length;
-    }
-    const limit = opts.limit && opts.limit > 0 ? opts.limit : Infinity;
+    // the names are in byte order (as S3 lists keys): the marker is compared the same way
+    const start = startAfterOrdered(
+      names.map((n) => `${base}/${n}`),
+      opts.marker,
+      (a, b) => Buffer.compare(Buffer.from(a), Buffer.from(b)) < 0,
+    );
+    const limit = pageLimit(opts.limit);
     const out: FolderItem[] = [];
     for (let i = start; i < names.length && out.length < limit; i++) {
       const n = names[i];
