@@ -1,0 +1,404 @@
+/**
+ * `query=` on 1-D compound tables (wire-reference 2.4): matching rows read and returned with
+ * their indices, and `PUT .../value?query=` updating them.
+ */
+import os from 'node:os';
+import type { TypeJson } from '../../codec/types.js';
+import { decodeElements, encodeElements } from '../../codec/values.js';
+import { badRequest } from '../../errors.js';
+import * as io from '../../hdf5/io.js';
+import { type Hid } from '../../hdf5/lib.js';
+import { fixedWireSize, hasIndirect, isVariable, memSize } from '../../hdf5/memory.js';
+import { type Column, type EncodedStrings, parseQuery } from '../../selection/query.js';
+import { type Selection, pageHyperslab, parseSelect } from '../../selection/select.js';
+import type { DomainFile } from '../domainFile.js';
+import type { PagePool } from '../pagepool.js';
+import { fieldSubset, storageErrors, type ValueLimits } from './common.js';
+
+/**
+ * Result of a `query=` read: the matching rows as a compound with the element index prepended
+ * as a first field `index` (HSDS sends each row as `[index, ...fields]`, wire-reference 2.4),
+ * in the wire format, so JSON is written by the codec with each field's own formatting.
+ */
+export interface QueryResult {
+  type: TypeJson;
+  wire: Buffer;
+  count: number;
+  indices: number[];
+}
+
+const INDEX_FIELD = { name: 'index', type: { class: 'H5T_INTEGER', base: 'H5T_STD_U64LE' } as TypeJson };
+
+/**
+ * Evaluate `query` over a one-dimensional compound dataset, within `select` (a 1-D slice),
+ * stopping after `limit` hits. The scan reads only the fields the query uses, one column at a
+ * time (numbers land in typed arrays, no per-row objects); the matching rows are then read whole
+ * with one point selection.
+ */
+export function queryRows(
+  f: DomainFile,
+  id: string,
+  query: string,
+  opts: { select?: string; limit?: number; fields?: string },
+  limits: ValueLimits,
+  pool?: PagePool,
+): QueryResult {
+  return storageErrors(() => queryRowsOf(f, id, query, opts, limits, pool));
+}
+
+function queryRowsOf(
+  f: DomainFile,
+  id: string,
+  query: string,
+  opts: { select?: string; limit?: number; fields?: string },
+  limits: ValueLimits,
+  pool?: PagePool,
+): QueryResult {
+  return f.withId(id, 'dataset', (did) => {
+    const { type, space } = io.datasetTypeAndSpace(did);
+    if (type.class !== 'H5T_COMPOUND') throw badRequest('"query" needs a compound dataset');
+    if (space.cls !== 'H5S_SIMPLE' || space.dims.length !== 1) throw badRequest('"query" needs a one-dimensional dataset');
+    const outType = fieldSubset(type, opts.fields);
+    const names = type.fields.map((x) => x.name);
+    const kinds = type.fields.map((x) => fieldKind(x.type));
+    const compiled = parseQuery(query, names, kinds);
+    const sel = parseSelect(opts.select, space.dims);
+    const limit = opts.limit && opts.limit > 0 ? opts.limit : Infinity;
+    const resultType: TypeJson = { class: 'H5T_COMPOUND', fields: [INDEX_FIELD, ...(outType as { fields: { name: string; type: TypeJson }[] }).fields] };
+    const found = hasIndirect(type)
+      ? scanByColumns(f, did, type, outType, compiled, sel, limit, limits)
+      : scanByRows(did, type, outType, compiled, sel, limit, limits, pool);
+    return { type: resultType, wire: found.wire, count: found.hits.length, indices: found.hits };
+  });
+}
+
+/** Offsets of the fields of a compound in the wire layout (fixed-size types only). */
+function fieldOffsets(t: TypeJson & { class: 'H5T_COMPOUND' }): number[] {
+  const out: number[] = [];
+  let o = 0;
+  for (const fld of t.fields) {
+    out.push(o);
+    o += fixedWireSize(fld.type);
+  }
+  return out;
+}
+
+/**
+ * Query scan for fixed-size compounds: whole rows are read as they are stored (libhdf5 does no
+ * conversion: extracting one field of a compound costs it ~10x more than reading whole rows),
+ * the fields the query uses become columns (float64 arrays, byte-level strings), and matching
+ * rows are copied out of the same pages, so no second read is needed.
+ */
+function scanByRows(
+  did: Hid,
+  type: TypeJson & { class: 'H5T_COMPOUND' },
+  outType: TypeJson,
+  compiled: ReturnType<typeof parseQuery>,
+  sel: Selection,
+  limit: number,
+  limits: ValueLimits,
+  pool?: PagePool,
+): { hits: number[]; wire: Buffer } {
+  const rowSize = fixedWireSize(type);
+  const offsets = fieldOffsets(type);
+  const outFields = (outType as { fields: { name: string }[] }).fields.map((of) => type.fields.findIndex((x) => x.name === of.name));
+  const outSize = 8 + fixedWireSize(outType);
+  const memType = io.createType(type);
+  const hits: number[] = [];
+  const parts: Buffer[] = [];
+  try {
+    const budget = Number.isFinite(limit) ? Math.min(limits.pageBytes, 16384 * rowSize) : limits.pageBytes;
+    const cols: Column[] = new Array(type.fields.length);
+    for (const p of pageHyperslab(sel, Math.max(rowSize, 1), budget)) {
+      const n = p.elements;
+      // Rows go into a pooled page buffer (a fresh multi-MiB Buffer per query costs GC time).
+      const pooled = pool?.take(n * rowSize);
+      const rows = io.readDataset(did, type, memType, { kind: 'hyperslab', start: p.start, step: p.step, count: p.count }, n, false, undefined, pooled?.subarray(0, n * rowSize));
+      compiled.fields.forEach((fi, j) => (cols[fi] = rowColumn(rows, type.fields[fi].type, offsets[fi], rowSize, n, j)));
+      const mask = compiled.mask(cols, n);
+      let pageHits = 0;
+      for (let i = 0; i < n && hits.length + pageHits < limit; i++) if (mask[i]) pageHits++;
+      if (pageHits) {
+        const out = Buffer.allocUnsafe(pageHits * outSize);
+        let o = 0;
+        for (let i = 0; i < n && o < out.length; i++) {
+          if (!mask[i]) continue;
+          const index = p.start[0] + i * p.step[0];
+          hits.push(index);
+          out.writeBigUInt64LE(BigInt(index), o);
+          o += 8;
+          for (const fi of outFields) {
+            const size = fixedWireSize(type.fields[fi].type);
+            rows.copy(out, o, i * rowSize + offsets[fi], i * rowSize + offsets[fi] + size);
+            o += size;
+          }
+        }
+        parts.push(out);
+      }
+      if (pooled) pool!.give(pooled);
+      if (hits.length >= limit) break;
+    }
+  } finally {
+    io.closeType(memType);
+  }
+  return { hits, wire: Buffer.concat(parts) };
+}
+
+const NUM_READERS: Record<string, (dv: DataView, o: number) => number> = {
+  H5T_STD_I8LE: (dv, o) => dv.getInt8(o),
+  H5T_STD_I8BE: (dv, o) => dv.getInt8(o),
+  H5T_STD_U8LE: (dv, o) => dv.getUint8(o),
+  H5T_STD_U8BE: (dv, o) => dv.getUint8(o),
+  H5T_STD_I16LE: (dv, o) => dv.getInt16(o, true),
+  H5T_STD_I16BE: (dv, o) => dv.getInt16(o),
+  H5T_STD_U16LE: (dv, o) => dv.getUint16(o, true),
+  H5T_STD_U16BE: (dv, o) => dv.getUint16(o),
+  H5T_STD_I32LE: (dv, o) => dv.getInt32(o, true),
+  H5T_STD_I32BE: (dv, o) => dv.getInt32(o),
+  H5T_STD_U32LE: (dv, o) => dv.getUint32(o, true),
+  H5T_STD_U32BE: (dv, o) => dv.getUint32(o),
+  // 64-bit integers as doubles (exact below 2^53): high word * 2^32 + low word
+  H5T_STD_I64LE: (dv, o) => dv.getInt32(o + 4, true) * 4294967296 + dv.getUint32(o, true),
+  H5T_STD_I64BE: (dv, o) => dv.getInt32(o) * 4294967296 + dv.getUint32(o + 4),
+  H5T_STD_U64LE: (dv, o) => dv.getUint32(o + 4, true) * 4294967296 + dv.getUint32(o, true),
+  H5T_STD_U64BE: (dv, o) => dv.getUint32(o) * 4294967296 + dv.getUint32(o + 4),
+  H5T_IEEE_F32LE: (dv, o) => dv.getFloat32(o, true),
+  H5T_IEEE_F32BE: (dv, o) => dv.getFloat32(o),
+  H5T_IEEE_F64LE: (dv, o) => dv.getFloat64(o, true),
+  H5T_IEEE_F64BE: (dv, o) => dv.getFloat64(o),
+};
+
+/**
+ * Reused float64 columns (slot j of the query's fields): scans are synchronous, and a fresh
+ * 800 KB array per column per query would show up as garbage-collection pauses.
+ */
+const scratchColumns: Float64Array[] = [];
+function scratchColumn(slot: number, n: number): Float64Array {
+  let c = scratchColumns[slot];
+  if (!c || c.length < n) scratchColumns[slot] = c = new Float64Array(Math.max(n, 1024));
+  return c.length === n ? c : c.subarray(0, n);
+}
+
+/** One field of `n` wire rows (stride `rowSize`, field at `offset`) as a query column. */
+function rowColumn(rows: Buffer, t: TypeJson, offset: number, rowSize: number, n: number, slot: number): Column {
+  const read = (t.class === 'H5T_INTEGER' || t.class === 'H5T_FLOAT') ? NUM_READERS[t.base] : undefined;
+  if (read) {
+    const dv = new DataView(rows.buffer, rows.byteOffset, rows.length);
+    const col = scratchColumn(slot, n);
+    for (let i = 0, o = offset; i < n; i++, o += rowSize) col[i] = read(dv, o);
+    return col;
+  }
+  if (t.class === 'H5T_STRING' && typeof t.length === 'number') return fixedStrings(rows, t.length, t.strPad, n, offset, rowSize);
+  const out: unknown[] = new Array(n);
+  for (let i = 0; i < n; i++) out[i] = decodeElements(rows, t, 1, i * rowSize + offset).values[0];
+  return out;
+}
+
+/**
+ * Query scan for compounds with variable-length parts: the fields the query uses are read as
+ * single-field columns (numbers converted to float64 by libhdf5), matching rows then whole.
+ */
+function scanByColumns(
+  f: DomainFile,
+  did: Hid,
+  type: TypeJson & { class: 'H5T_COMPOUND' },
+  outType: TypeJson,
+  compiled: ReturnType<typeof parseQuery>,
+  sel: Selection,
+  limit: number,
+  limits: ValueLimits,
+): { hits: number[]; wire: Buffer } {
+  const hits: number[] = [];
+  const used = compiled.fields;
+  const colTypes: TypeJson[] = used.map((i) => {
+    const ft = type.fields[i];
+    const numeric = ft.type.class === 'H5T_INTEGER' || ft.type.class === 'H5T_FLOAT';
+    return { class: 'H5T_COMPOUND', fields: [numeric ? { name: ft.name, type: F64 } : ft] };
+  });
+  const memTypes = colTypes.map((t) => io.createType(t));
+  try {
+    const rowBytes = colTypes.reduce((a, t) => a + memSize(t), 0);
+    const cols: Column[] = new Array(type.fields.length);
+    const budget = Number.isFinite(limit) ? Math.min(limits.pageBytes, 16384 * Math.max(rowBytes, 1)) : limits.pageBytes;
+    for (const p of pageHyperslab(sel, Math.max(rowBytes, 1), budget)) {
+      const page = { kind: 'hyperslab', start: p.start, step: p.step, count: p.count } as const;
+      used.forEach((fi, j) => {
+        const t = colTypes[j];
+        const wire = io.readDataset(did, t, memTypes[j], page, p.elements, false, f.refs, fixedColumnBuffer(t, p.elements));
+        cols[fi] = column(wire, t, p.elements);
+      });
+      const mask = compiled.mask(cols, p.elements);
+      for (let i = 0; i < p.elements && hits.length < limit; i++) if (mask[i]) hits.push(p.start[0] + i * p.step[0]);
+      if (hits.length >= limit) break;
+    }
+  } finally {
+    for (const m of memTypes) io.closeType(m);
+  }
+  if (hits.length === 0) return { hits, wire: Buffer.alloc(0) };
+  const outMem = io.createType(outType);
+  try {
+    return { hits, wire: prependIndices(readRows(f, did, outType, outMem, hits, limits), outType, hits) };
+  } finally {
+    io.closeType(outMem);
+  }
+}
+
+/** An 8-byte-aligned buffer for a fixed-size column (typed arrays need aligned offsets). */
+function fixedColumnBuffer(t: TypeJson, n: number): Buffer | undefined {
+  return hasIndirect(t) ? undefined : Buffer.allocUnsafeSlow(Math.max(n * memSize(t), 1));
+}
+
+const F64: TypeJson = { class: 'H5T_FLOAT', base: 'H5T_IEEE_F64LE' };
+
+/**
+ * The rows at `hits` (ascending indices of a 1-D dataset) in the wire format. Clustered hits
+ * (the span at most 4x their number) are read as one hyperslab and picked out, which is much
+ * cheaper in libhdf5 than a point selection; scattered hits use a point selection.
+ */
+function readRows(f: DomainFile, did: Hid, t: TypeJson, memType: Hid, hits: number[], limits: ValueLimits): Buffer {
+  const first = hits[0];
+  const span = hits[hits.length - 1] - first + 1;
+  if (!isVariable(t) && span <= 4 * hits.length && span * memSize(t) <= limits.pageBytes) {
+    const size = fixedWireSize(t);
+    const block = io.readDataset(did, t, memType, { kind: 'hyperslab', start: [first], step: [1], count: [span] }, span, false, f.refs);
+    if (span === hits.length) return block;
+    const out = Buffer.allocUnsafe(hits.length * size);
+    hits.forEach((h, i) => block.copy(out, i * size, (h - first) * size, (h - first + 1) * size));
+    return out;
+  }
+  const coords = new BigUint64Array(hits.map(BigInt));
+  return io.readDataset(did, t, memType, { kind: 'points', coords, count: hits.length }, hits.length, false, f.refs);
+}
+
+/** Wire rows with a uint64 LE index in front of each element. */
+function prependIndices(rows: Buffer, t: TypeJson, indices: number[]): Buffer {
+  if (!isVariable(t)) {
+    const size = fixedWireSize(t);
+    const out = Buffer.allocUnsafe(indices.length * (size + 8));
+    indices.forEach((idx, i) => {
+      const o = i * (size + 8);
+      out.writeBigUInt64LE(BigInt(idx), o);
+      rows.copy(out, o + 8, i * size, (i + 1) * size);
+    });
+    return out;
+  }
+  const parts: Buffer[] = [];
+  let off = 0;
+  const fixed = isVariable(t) ? undefined : fixedWireSize(t);
+  for (const idx of indices) {
+    const end = fixed !== undefined ? off + fixed : decodeElements(rows, t, 1, off).end;
+    const ix = Buffer.allocUnsafe(8);
+    ix.writeBigUInt64LE(BigInt(idx));
+    parts.push(ix, rows.subarray(off, end));
+    off = end;
+  }
+  return Buffer.concat(parts);
+}
+
+/** A fixed-length string column kept encoded; end of row k's text per the padding rule. */
+function fixedStrings(wire: Buffer, width: number, pad: string, n: number, offset = 0, stride = width): EncodedStrings {
+  const end = (k: number): number => {
+    const s0 = offset + k * stride;
+    let e = s0 + width;
+    if (pad === 'H5T_STR_NULLTERM') {
+      const z = wire.indexOf(0, s0);
+      return z >= 0 && z < e ? z : e;
+    }
+    const padByte = pad === 'H5T_STR_SPACEPAD' ? 0x20 : 0;
+    while (e > s0 && wire[e - 1] === padByte) e--;
+    return e;
+  };
+  const encodedCache = new Map<string, Buffer>();
+  return {
+    encoded: true,
+    length: n,
+    get: (k) => wire.toString('utf8', offset + k * stride, end(k)),
+    equals: (k, s) => {
+      let b = encodedCache.get(s);
+      if (!b) encodedCache.set(s, (b = Buffer.from(s, 'utf8')));
+      const s0 = offset + k * stride;
+      const e = end(k);
+      if (e - s0 !== b.length) return false;
+      for (let i = 0; i < b.length; i++) if (wire[s0 + i] !== b[i]) return false;
+      return true;
+    },
+    matchInto: (s, out, count) => {
+      const b = Buffer.from(s, 'utf8');
+      const len = b.length;
+      if (len > width) return void out.fill(0, 0, count);
+      // The stored bytes equal the literal when its bytes match and the rest is padding
+      // (NUL, or spaces for SPACEPAD; NULLTERM: a NUL right after, or the end).
+      const padByte = pad === 'H5T_STR_SPACEPAD' ? 0x20 : 0;
+      for (let k = 0, s0 = offset; k < count; k++, s0 += stride) {
+        let ok = 1;
+        for (let i = 0; i < len; i++) {
+          if (wire[s0 + i] !== b[i]) {
+            ok = 0;
+            break;
+          }
+        }
+        if (ok && len < width) {
+          if (pad === 'H5T_STR_NULLTERM') ok = wire[s0 + len] === 0 ? 1 : 0;
+          else for (let i = len; i < width; i++) if (wire[s0 + i] !== padByte) { ok = 0; break; }
+        }
+        out[k] = ok;
+      }
+    },
+  };
+}
+
+/**
+ * The values of a single-field column in wire format: a Float64Array view for float64 fields
+ * (how numbers are read for queries), decoded values otherwise.
+ */
+function column(wire: Buffer, t: TypeJson, n: number): Column {
+  const ft = (t as { fields: { type: TypeJson }[] }).fields[0].type;
+  if (ft.class === 'H5T_FLOAT' && ft.base === 'H5T_IEEE_F64LE' && os.endianness() === 'LE' && wire.byteOffset % 8 === 0) {
+    return new Float64Array(wire.buffer as ArrayBuffer, wire.byteOffset, n);
+  }
+  if (ft.class === 'H5T_STRING' && typeof ft.length === 'number') return fixedStrings(wire, ft.length, ft.strPad, n);
+  const { values } = decodeElements(wire, t, n);
+  return values.map((v) => (v as unknown[])[0]);
+}
+
+function fieldKind(t: TypeJson): 'number' | 'string' | 'other' {
+  if (t.class === 'H5T_INTEGER' || t.class === 'H5T_FLOAT' || t.class === 'H5T_ENUM') return 'number';
+  if (t.class === 'H5T_STRING') return 'string';
+  return 'other';
+}
+
+/**
+ * Query update (PUT .../value?query=...): set `fields` of every matching row to the given
+ * values; returns the updated rows like a query read.
+ */
+export function queryUpdate(
+  f: DomainFile,
+  id: string,
+  query: string,
+  update: unknown,
+  opts: { select?: string; limit?: number },
+  limits: ValueLimits,
+  pool?: PagePool,
+): QueryResult {
+  if (!update || typeof update !== 'object' || Array.isArray(update)) throw badRequest('A query update needs a JSON object {field: value}');
+  const upd = update as Record<string, unknown>;
+  const found = queryRows(f, id, query, opts, limits, pool);
+  if (found.count === 0) return found;
+  storageErrors(() => f.withId(id, 'dataset', (did) => {
+    const { type } = io.datasetTypeAndSpace(did);
+    if (type.class !== 'H5T_COMPOUND') throw badRequest('"query" needs a compound dataset');
+    const names = Object.keys(upd);
+    const sub = fieldSubset(type, names.join(':'));
+    const one = encodeElements([names.map((n) => upd[n])], sub);
+    const n = found.count;
+    const wire = Buffer.concat(Array.from({ length: n }, () => one));
+    const coords = new BigUint64Array(found.indices.map(BigInt));
+    const mt = io.createType(sub);
+    try {
+      io.writeDataset(did, sub, mt, { kind: 'points', coords, count: n }, n, false, wire, f.refs);
+    } finally {
+      io.closeType(mt);
+    }
+  }));
+  return queryRows(f, id, query, opts, limits, pool);
+}
