@@ -76,7 +76,7 @@ export function parseFileAcl(text: string): FileAcl | null {
 export function readFileAcl(f: DomainFile): FileAcl | null {
   if (f.aclState !== undefined) return f.aclState;
   let state: FileAcl | null = null;
-  const gid = f.openReserved(false);
+  const gid = f.reserved.open(false);
   if (gid !== undefined) {
     try {
       if (io.attributeExists(gid, ACL_ATTR)) {
@@ -109,7 +109,7 @@ export function writeFileAcl(f: DomainFile, state: FileAcl): void {
   const wire = Buffer.alloc(4 + bytes.length);
   wire.writeUInt32LE(bytes.length, 0);
   bytes.copy(wire, 4);
-  const gid = f.openReserved(true);
+  const gid = f.reserved.open(true);
   if (gid === undefined) throw internal('Cannot create the reserved group');
   try {
     if (io.attributeExists(gid, ACL_ATTR)) io.deleteAttribute(gid, ACL_ATTR);

@@ -251,7 +251,7 @@ export function attributesBelow(f: DomainFile, groupId: string, opts: AttributeL
     const each = { ...opts, marker: undefined };
     out[f.idOf(gaddr, 'group')] = attributesOf(f, gid, gaddr, each);
     for (const [addr, p] of paths) {
-      if (addr === gaddr || f.isInternal(addr)) continue;
+      if (addr === gaddr || f.reserved.isInternal(addr)) continue;
       if (fromRoot && (p === RESERVED || p.startsWith(RESERVED + '/'))) continue;
       h5.withObject(f.h, addr, (o) => {
         const kind = h5.objectInfo(o).kind;

@@ -1,5 +1,8 @@
 /**
- * One domain file: its open HDF5 handle, its object ids, the reserved group, and caches.
+ * One domain file: its object ids, and what is learnt from it until it changes (link and
+ * attribute caches, times). The open libhdf5 handle and its locks are the `FileHandle`
+ * (fileHandle.ts, shared by every domain name of one file); the reserved group is
+ * `ReservedGroup` (reserved.ts).
  *
  * Every method here is synchronous and runs with the domain lock held (see `FileCache`): the
  * file is open (`fid` set) when they are called. Object operations live in the sibling modules
@@ -11,7 +14,6 @@ import * as C from '../hdf5/constants.js';
 import type { TypeJson } from '../codec/types.js';
 import type { FileAcl } from './acls.js';
 import type { GivenState } from './given.js';
-import * as io from '../hdf5/io.js';
 import type { SpaceInfo } from '../hdf5/io.js';
 import type { Hid } from '../hdf5/lib.js';
 import type { RefCodec } from '../hdf5/memory.js';
@@ -22,11 +24,9 @@ import type { ReachContext, StorageKind } from './reach.js';
 import { regionFromJson, regionToJson } from './regionRefs.js';
 import type { FileHandle } from './fileHandle.js';
 import type { RWLock } from './rwlock.js';
+import { RESERVED, ReservedGroup } from './reserved.js';
 
-/** Name of the group that holds REST-only state, in the root group (docs/storage-format.md). */
-export const RESERVED = '__h5store__';
-/** Dataset in the reserved group: address generations, uint64 (N, 2) rows of (address, gen). */
-export const GENERATIONS = 'generations';
+export { GENERATIONS, RESERVED } from './reserved.js';
 
 /** What identifies a version of a file on disk (a change means someone else wrote it). */
 export interface FileStamp {
@@ -111,9 +111,13 @@ export class DomainFile {
   private fullyVisited = false;
   private gens = new Map<bigint, number>();
   private rootAddr_: bigint | undefined;
-  /** Address of the reserved group; null when the file has none; undefined = not looked up. */
-  private reservedAddr_: bigint | null | undefined;
-  private internalAddrs = new Set<bigint>();
+  /** The reserved group (reserved.ts): objects held without a link, address generations. */
+  readonly reserved = new ReservedGroup({
+    file: () => this.h,
+    ensureLoaded: () => this.ensureLoaded(),
+    becameInternal: (addr) => this.known.delete(addr),
+    changed: () => this.invalidateCaches(),
+  });
   private linkCache = new Map<bigint, LinkList>();
   private linkCacheCrt = new Map<bigint, LinkList>();
   private pathCache: Map<bigint, string> | undefined;
@@ -195,8 +199,7 @@ export class DomainFile {
     this.fullyVisited = false;
     this.gens.clear();
     this.rootAddr_ = undefined;
-    this.reservedAddr_ = undefined;
-    this.internalAddrs.clear();
+    this.reserved.reset();
     this.storageKinds.clear();
     this.invalidateCaches();
   }
@@ -225,7 +228,7 @@ export class DomainFile {
     if (this.rootAddr_ === undefined) {
       this.rootAddr_ = h5.objectAddr(this.h);
       this.known.set(this.rootAddr_, 'group');
-      this.loadReserved();
+      for (const [addr, gen] of this.reserved.load()) this.gens.set(addr, gen);
     }
     return this.rootAddr_;
   }
@@ -289,7 +292,7 @@ export class DomainFile {
     if (this.goneIds.has(id)) throw gone(`${p.kind} ${id} has been deleted`);
     this.ensureLoaded();
     const gen = this.gens.get(p.addr) ?? 0;
-    if (p.gen !== gen || this.internalAddrs.has(p.addr)) throw notFound(`${p.kind} ${id} not found`);
+    if (p.gen !== gen || this.reserved.isInternal(p.addr)) throw notFound(`${p.kind} ${id} not found`);
     let kind = this.known.get(p.addr);
     if (kind === undefined && !this.known.has(p.addr)) {
       if (!this.fullyVisited) this.fullVisit();
@@ -308,7 +311,7 @@ export class DomainFile {
   fullVisit(): void {
     const all = h5.visitObjects(this.h);
     for (const [addr, kind] of all) {
-      if (!this.internalAddrs.has(addr)) this.known.set(addr, kind);
+      if (!this.reserved.isInternal(addr)) this.known.set(addr, kind);
     }
     this.fullyVisited = true;
   }
@@ -316,7 +319,7 @@ export class DomainFile {
   /** Addresses of all objects in the file (full traversal), without internal objects. */
   allObjects(): Map<bigint, ObjectKind | undefined> {
     const all = h5.visitObjects(this.h);
-    for (const a of this.internalAddrs) all.delete(a);
+    for (const a of all.keys()) if (this.reserved.isInternal(a)) all.delete(a);
     return all;
   }
 
@@ -345,7 +348,7 @@ export class DomainFile {
       this.storageKinds.delete(addr);
       this.gens.set(addr, (this.gens.get(addr) ?? 0) + 1);
     }
-    this.saveGenerations();
+    this.reserved.saveGenerations(this.gens);
   }
 
   /**
@@ -356,7 +359,7 @@ export class DomainFile {
     const addr = h5.objectAddr(oid);
     this.noteObject(addr, kind);
     const id = this.idOf(addr, kind);
-    if (!linked) this.holdAnonymous(oid, id);
+    if (!linked) this.reserved.hold(oid, id);
     this.invalidateCaches();
     return { addr, id };
   }
@@ -432,170 +435,6 @@ export class DomainFile {
   }
 
   // -------------------------------------------------------------------------------------------
-  // Reserved group
-
-  private loadReserved(): void {
-    const root = this.h;
-    const rec = h5.linkExists(root, RESERVED) ? h5.getLink(root, RESERVED) : undefined;
-    if (!rec || rec.cls !== 'H5L_TYPE_HARD' || rec.addr === undefined) {
-      this.reservedAddr_ = null;
-      return;
-    }
-    this.reservedAddr_ = rec.addr;
-    this.internalAddrs.add(rec.addr);
-    const gid = h5.openByName(root, RESERVED);
-    try {
-      const gen = h5.getLink(gid, GENERATIONS);
-      if (gen?.addr !== undefined) {
-        this.internalAddrs.add(gen.addr);
-        const did = io.openDataset(gid, GENERATIONS);
-        try {
-          const { space } = io.datasetTypeAndSpace(did);
-          const n = space.dims[0] ?? 0;
-          if (n > 0) {
-            const t = { class: 'H5T_INTEGER', base: 'H5T_STD_U64LE' } as const;
-            const mt = io.createType(t);
-            try {
-              const buf = io.readDataset(did, t, mt, { kind: 'all' }, n * 2, false);
-              for (let i = 0; i < n; i++) this.gens.set(buf.readBigUInt64LE(16 * i), Number(buf.readBigUInt64LE(16 * i + 8)));
-            } finally {
-              io.closeType(mt);
-            }
-          }
-        } finally {
-          h5.closeObject(did);
-        }
-      }
-    } finally {
-      h5.closeObject(gid);
-    }
-  }
-
-  /** Whether the root group holds the reserved group (it is hidden from every listing). */
-  get hasReserved(): boolean {
-    this.ensureLoaded();
-    return this.reservedAddr_ !== null && this.reservedAddr_ !== undefined;
-  }
-
-  /** True for internal objects of the reserved group (never addressable). */
-  isInternal(addr: bigint): boolean {
-    this.ensureLoaded();
-    return this.internalAddrs.has(addr);
-  }
-
-  /** Open the reserved group, creating it when `create` is set; undefined when absent. */
-  openReserved(create: boolean): Hid | undefined {
-    if (this.hasReserved) return h5.openByName(this.h, RESERVED);
-    if (!create) return undefined;
-    const gid = h5.createGroup(this.h, RESERVED);
-    const addr = h5.objectAddr(gid);
-    this.reservedAddr_ = addr;
-    this.internalAddrs.add(addr);
-    this.known.delete(addr);
-    this.invalidateCaches();
-    return gid;
-  }
-
-  /** Remove the reserved group when nothing is left in it (DESIGN.md section 4). */
-  dropReservedIfEmpty(): void {
-    if (!this.hasReserved) return;
-    const gid = h5.openByName(this.h, RESERVED);
-    let empty: boolean;
-    try {
-      empty = h5.linkCount(gid) === 0 && h5.objectInfo(gid).numAttrs === 0;
-    } finally {
-      h5.closeObject(gid);
-    }
-    if (empty) {
-      h5.deleteLink(this.h, RESERVED);
-      if (this.reservedAddr_) this.internalAddrs.delete(this.reservedAddr_);
-      this.reservedAddr_ = null;
-      this.invalidateCaches();
-    }
-  }
-
-  /** Hold a new anonymous object in the reserved group under its id (DESIGN.md section 4). */
-  holdAnonymous(oid: Hid, id: string): void {
-    const gid = this.openReserved(true)!;
-    try {
-      h5.linkObject(oid, gid, id);
-    } finally {
-      h5.closeObject(gid);
-    }
-  }
-
-  /** Delete the holding link of an object once it has a real link (no-op if not held). */
-  releaseAnonymous(id: string): void {
-    if (!this.hasReserved) return;
-    const gid = h5.openByName(this.h, RESERVED);
-    let held: boolean;
-    try {
-      held = h5.linkExists(gid, id);
-      if (held) h5.deleteLink(gid, id);
-    } finally {
-      h5.closeObject(gid);
-    }
-    if (held) this.dropReservedIfEmpty();
-  }
-
-  /** Whether an object is only held by the reserved group (created without a link). */
-  isHeld(id: string): boolean {
-    if (!this.hasReserved) return false;
-    const gid = h5.openByName(this.h, RESERVED);
-    try {
-      return h5.linkExists(gid, id);
-    } finally {
-      h5.closeObject(gid);
-    }
-  }
-
-  private saveGenerations(): void {
-    const rows = [...this.gens.entries()].filter(([, g]) => g > 0);
-    if (rows.length === 0) return;
-    const gid = this.openReserved(true)!;
-    try {
-      const t = { class: 'H5T_INTEGER', base: 'H5T_STD_U64LE' } as const;
-      const buf = Buffer.alloc(rows.length * 16);
-      rows.forEach(([a, g], i) => {
-        buf.writeBigUInt64LE(a, 16 * i);
-        buf.writeBigUInt64LE(BigInt(g), 16 * i + 8);
-      });
-      let did: Hid;
-      if (h5.linkExists(gid, GENERATIONS)) {
-        did = io.openDataset(gid, GENERATIONS);
-        io.setExtent(did, [rows.length, 2]);
-      } else {
-        const ft = io.createType(t);
-        try {
-          did = io.createDataset(
-            gid,
-            GENERATIONS,
-            ft,
-            t,
-            { cls: 'H5S_SIMPLE', dims: [rows.length, 2], maxdims: [Infinity, 2] },
-            { layout: 'H5D_CHUNKED', chunks: [256, 2] },
-          );
-        } finally {
-          io.closeType(ft);
-        }
-        this.internalAddrs.add(h5.objectAddr(did));
-      }
-      try {
-        const mt = io.createType(t);
-        try {
-          io.writeDataset(did, t, mt, { kind: 'all' }, rows.length * 2, false, buf);
-        } finally {
-          io.closeType(mt);
-        }
-      } finally {
-        h5.closeObject(did);
-      }
-    } finally {
-      h5.closeObject(gid);
-    }
-  }
-
-  // -------------------------------------------------------------------------------------------
   // Links (cached per group; the cache is dropped on every write)
 
   /**
@@ -609,7 +448,7 @@ export class DomainFile {
     let byName = this.linkCache.get(gaddr);
     if (!byName) {
       let links = h5.listLinks(gid, 'name');
-      if (gaddr === this.rootAddr && this.hasReserved) links = links.filter((l) => l.name !== RESERVED);
+      if (gaddr === this.rootAddr && this.reserved.exists) links = links.filter((l) => l.name !== RESERVED);
       byName = listOf(links);
       this.linkCache.set(gaddr, byName);
     }
@@ -635,13 +474,13 @@ export class DomainFile {
 
   /** True when `name` in the group `gaddr` is the hidden reserved group. */
   isReservedName(gaddr: bigint, name: string): boolean {
-    return name === RESERVED && gaddr === this.rootAddr && this.hasReserved;
+    return name === RESERVED && gaddr === this.rootAddr && this.reserved.exists;
   }
 
   /** `linkCount` of an open group: libhdf5's count minus the reserved group in root. */
   linkCount(gid: Hid, gaddr: bigint): number {
     const n = h5.linkCount(gid);
-    return gaddr === this.rootAddr && this.hasReserved ? n - 1 : n;
+    return gaddr === this.rootAddr && this.reserved.exists ? n - 1 : n;
   }
 
   /** Object ids open in this file (leak checks; 0 between requests). */

@@ -105,6 +105,16 @@ export function superblockInfo(fd: number): { version: number; flags: number } {
 }
 
 
+/** Whether the file at `p` is the one `st` describes (same device and inode). */
+function isFileAt(p: string, st: fs.BigIntStats): boolean {
+  try {
+    const now = fs.statSync(p, { bigint: true });
+    return now.dev === st.dev && now.ino === st.ino;
+  } catch {
+    return false;
+  }
+}
+
 export class FileCache {
   private readonly domains = new Map<string, DomainFile>();
   private readonly handles = new Map<string, FileHandle>();
@@ -142,10 +152,23 @@ export class FileCache {
     } catch {
       throw notFound(`Domain ${domain} not found`);
     }
-    const key = `${st.dev}:${st.ino}`;
+    // Device and inode name the file; its birth time tells a reused inode from the file that had
+    // it (deleted behind the server's back): that one's handle must never serve the new file.
+    const key = `${st.dev}:${st.ino}:${st.birthtimeNs}`;
     const f = this.domains.get(domain);
     if (f && f.path === fsPath && f.handle.key === key) return f;
     let h = this.handles.get(key);
+    if (h && !isFileAt(h.realPath, st)) {
+      // The inode was reused (on a file system without birth times): the file that handle opened
+      // was deleted behind the server's back and this is another file. The old handle lives on
+      // only in stale entries (closed now if idle, else when the last of them goes).
+      this.handles.delete(key);
+      if (h.idle) {
+        this.closeHandle(h);
+        h.xl.close();
+      }
+      h = undefined;
+    }
     if (!h) {
       let real: string;
       try {

@@ -78,7 +78,7 @@ export function parseGiven(text: string): GivenState {
 export function readGiven(f: DomainFile): GivenState {
   if (f.givenState !== undefined) return f.givenState;
   let state: GivenState = { objects: {} };
-  const gid = f.openReserved(false);
+  const gid = f.reserved.open(false);
   if (gid !== undefined) {
     try {
       if (io.attributeExists(gid, GIVEN_ATTR)) {
@@ -100,7 +100,7 @@ export function readGiven(f: DomainFile): GivenState {
 
 /** The entry of one object (by address), if any. */
 export function givenOf(f: DomainFile, addr: bigint): GivenEntry | undefined {
-  if (!f.hasReserved) return undefined;
+  if (!f.reserved.exists) return undefined;
   return readGiven(f).objects[f.objectKey(addr)];
 }
 
@@ -129,7 +129,7 @@ export function updateGiven(f: DomainFile, addr: bigint, change: (e: GivenEntry)
 
 function writeGiven(f: DomainFile, state: GivenState): void {
   const empty = Object.keys(state.objects).length === 0;
-  const gid = f.openReserved(!empty);
+  const gid = f.reserved.open(!empty);
   if (gid === undefined) {
     if (!empty) throw internal('Cannot create the reserved group');
     f.givenState = state;
@@ -157,13 +157,13 @@ function writeGiven(f: DomainFile, state: GivenState): void {
   } finally {
     h5.closeObject(gid);
   }
-  if (empty) f.dropReservedIfEmpty();
+  if (empty) f.reserved.dropIfEmpty();
   f.givenState = state;
 }
 
 /** Mark an attribute as created without a value, or as holding one (`unset` false). */
 export function markUnsetAttribute(f: DomainFile, addr: bigint, name: string, unset: boolean): void {
-  if (!unset && !f.hasReserved) return;
+  if (!unset && !f.reserved.exists) return;
   if (!unset && !givenOf(f, addr)?.unset?.includes(name)) return;
   updateGiven(f, addr, (e) => {
     const names = new Set(e.unset ?? []);

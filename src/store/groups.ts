@@ -110,8 +110,8 @@ export function deleteObject(f: DomainFile, kind: ObjectKind, id: string): void 
   // Every group that may hold a hard link to the object: all groups, and the reserved group.
   const holders: bigint[] = [];
   for (const [a, k] of before) if (k === 'group') holders.push(a);
-  if (f.hasReserved) {
-    const rg = f.openReserved(false)!;
+  if (f.reserved.exists) {
+    const rg = f.reserved.open(false)!;
     try {
       holders.push(h5.objectAddr(rg));
     } finally {
@@ -137,7 +137,7 @@ export function deleteObject(f: DomainFile, kind: ObjectKind, id: string): void 
     h5.closeObject(target);
   }
   f.invalidateCaches();
-  f.dropReservedIfEmpty();
+  f.reserved.dropIfEmpty();
   settleFreed(f, candidates);
 }
 
@@ -150,8 +150,8 @@ export function listCollection(f: DomainFile, kind: ObjectKind, opts: { limit?: 
   const ids: string[] = [];
   const root = f.rootAddr;
   const held = new Set<bigint>();
-  if (f.hasReserved) {
-    const rg = f.openReserved(false)!;
+  if (f.reserved.exists) {
+    const rg = f.reserved.open(false)!;
     try {
       for (const rec of h5.listLinks(rg)) if (rec.addr !== undefined) held.add(rec.addr);
     } finally {

@@ -366,7 +366,7 @@ function makeLink(f: DomainFile, gid: Hid, groupId: string, p: LinkPlan): void {
     } finally {
       h5.closeObject(oid);
     }
-    f.releaseAnonymous(spec.id);
+    f.reserved.release(spec.id);
   } else if ('h5domain' in spec) {
     h5.createExternalLink(gid, name, spec.h5domain, spec.h5path);
   } else {

@@ -1,0 +1,214 @@
+/**
+ * The reserved group of a domain file (DESIGN.md section 4; docs/storage-format.md): a group
+ * named `__h5store__` in the root group that holds REST-only state. Objects created without a
+ * link are held in it under their ids; the `generations` dataset keeps, per object header
+ * address, how many objects were freed there (so an old id never names a new object). The group
+ * and its internal datasets are hidden from every listing and never addressable by id; the group
+ * exists only while it holds something.
+ *
+ * Synchronous, with the domain lock held and the file open (as `DomainFile`, which owns one).
+ */
+import * as io from '../hdf5/io.js';
+import type { Hid } from '../hdf5/lib.js';
+import * as h5 from '../hdf5/objects.js';
+
+/** Name of the group that holds REST-only state, in the root group (docs/storage-format.md). */
+export const RESERVED = '__h5store__';
+/** Dataset in the reserved group: address generations, uint64 (N, 2) rows of (address, gen). */
+export const GENERATIONS = 'generations';
+
+const U64 = { class: 'H5T_INTEGER', base: 'H5T_STD_U64LE' } as const;
+
+/** What the reserved group needs from the file that owns it. */
+export interface ReservedHost {
+  /** The open file. */
+  file(): Hid;
+  /** Look the group up if not done since the file was (re)opened (`ReservedGroup.load`). */
+  ensureLoaded(): void;
+  /** An object at `addr` became internal (it must not be known as an addressable object). */
+  becameInternal(addr: bigint): void;
+  /** The root group's links changed (caches of listings are stale). */
+  changed(): void;
+}
+
+export class ReservedGroup {
+  /** Address of the group; null when the file has none; undefined = not looked up. */
+  private addr: bigint | null | undefined;
+  /** The group and its internal datasets: never addressable by id. */
+  private readonly internal = new Set<bigint>();
+
+  constructor(private readonly host: ReservedHost) {}
+
+  /** Forget what was read (the file changed on disk or was reopened). */
+  reset(): void {
+    this.addr = undefined;
+    this.internal.clear();
+  }
+
+  /**
+   * Look the group up in the root group and read the generations table.
+   * @returns generation per object header address (empty without a group or table)
+   */
+  load(): Map<bigint, number> {
+    const gens = new Map<bigint, number>();
+    const root = this.host.file();
+    const rec = h5.linkExists(root, RESERVED) ? h5.getLink(root, RESERVED) : undefined;
+    if (!rec || rec.cls !== 'H5L_TYPE_HARD' || rec.addr === undefined) {
+      this.addr = null;
+      return gens;
+    }
+    this.addr = rec.addr;
+    this.internal.add(rec.addr);
+    const gid = h5.openByName(root, RESERVED);
+    try {
+      const gen = h5.getLink(gid, GENERATIONS);
+      if (gen?.addr !== undefined) {
+        this.internal.add(gen.addr);
+        const did = io.openDataset(gid, GENERATIONS);
+        try {
+          const { space } = io.datasetTypeAndSpace(did);
+          const n = space.dims[0] ?? 0;
+          if (n > 0) {
+            const mt = io.createType(U64);
+            try {
+              const buf = io.readDataset(did, U64, mt, { kind: 'all' }, n * 2, false);
+              for (let i = 0; i < n; i++) gens.set(buf.readBigUInt64LE(16 * i), Number(buf.readBigUInt64LE(16 * i + 8)));
+            } finally {
+              io.closeType(mt);
+            }
+          }
+        } finally {
+          h5.closeObject(did);
+        }
+      }
+    } finally {
+      h5.closeObject(gid);
+    }
+    return gens;
+  }
+
+  /** Whether the root group holds the reserved group. */
+  get exists(): boolean {
+    this.host.ensureLoaded();
+    return this.addr !== null && this.addr !== undefined;
+  }
+
+  /** True for the group and its internal datasets (never addressable). */
+  isInternal(addr: bigint): boolean {
+    this.host.ensureLoaded();
+    return this.internal.has(addr);
+  }
+
+  /** Open the group, creating it when `create` is set; undefined when absent. The caller closes it. */
+  open(create: boolean): Hid | undefined {
+    if (this.exists) return h5.openByName(this.host.file(), RESERVED);
+    if (!create) return undefined;
+    const gid = h5.createGroup(this.host.file(), RESERVED);
+    const addr = h5.objectAddr(gid);
+    this.addr = addr;
+    this.internal.add(addr);
+    this.host.becameInternal(addr);
+    this.host.changed();
+    return gid;
+  }
+
+  /** Remove the group when nothing is left in it (no links, no attributes). */
+  dropIfEmpty(): void {
+    if (!this.exists) return;
+    const root = this.host.file();
+    const gid = h5.openByName(root, RESERVED);
+    let empty: boolean;
+    try {
+      empty = h5.linkCount(gid) === 0 && h5.objectInfo(gid).numAttrs === 0;
+    } finally {
+      h5.closeObject(gid);
+    }
+    if (empty) {
+      h5.deleteLink(root, RESERVED);
+      if (this.addr) this.internal.delete(this.addr);
+      this.addr = null;
+      this.host.changed();
+    }
+  }
+
+  /** Hold a new object created without a link, under its id. */
+  hold(oid: Hid, id: string): void {
+    const gid = this.open(true)!;
+    try {
+      h5.linkObject(oid, gid, id);
+    } finally {
+      h5.closeObject(gid);
+    }
+  }
+
+  /** Delete the holding link of an object once it has a real link (no-op if not held). */
+  release(id: string): void {
+    if (!this.exists) return;
+    const gid = h5.openByName(this.host.file(), RESERVED);
+    let held: boolean;
+    try {
+      held = h5.linkExists(gid, id);
+      if (held) h5.deleteLink(gid, id);
+    } finally {
+      h5.closeObject(gid);
+    }
+    if (held) this.dropIfEmpty();
+  }
+
+  /** Whether an object is only held by the group (created without a link). */
+  holds(id: string): boolean {
+    if (!this.exists) return false;
+    const gid = h5.openByName(this.host.file(), RESERVED);
+    try {
+      return h5.linkExists(gid, id);
+    } finally {
+      h5.closeObject(gid);
+    }
+  }
+
+  /** Write the generations table (rows with a generation above 0), creating it when missing. */
+  saveGenerations(gens: ReadonlyMap<bigint, number>): void {
+    const rows = [...gens.entries()].filter(([, g]) => g > 0);
+    if (rows.length === 0) return;
+    const gid = this.open(true)!;
+    try {
+      const buf = Buffer.alloc(rows.length * 16);
+      rows.forEach(([a, g], i) => {
+        buf.writeBigUInt64LE(a, 16 * i);
+        buf.writeBigUInt64LE(BigInt(g), 16 * i + 8);
+      });
+      let did: Hid;
+      if (h5.linkExists(gid, GENERATIONS)) {
+        did = io.openDataset(gid, GENERATIONS);
+        io.setExtent(did, [rows.length, 2]);
+      } else {
+        const ft = io.createType(U64);
+        try {
+          did = io.createDataset(
+            gid,
+            GENERATIONS,
+            ft,
+            U64,
+            { cls: 'H5S_SIMPLE', dims: [rows.length, 2], maxdims: [Infinity, 2] },
+            { layout: 'H5D_CHUNKED', chunks: [256, 2] },
+          );
+        } finally {
+          io.closeType(ft);
+        }
+        this.internal.add(h5.objectAddr(did));
+      }
+      try {
+        const mt = io.createType(U64);
+        try {
+          io.writeDataset(did, U64, mt, { kind: 'all' }, rows.length * 2, false, buf);
+        } finally {
+          io.closeType(mt);
+        }
+      } finally {
+        h5.closeObject(did);
+      }
+    } finally {
+      h5.closeObject(gid);
+    }
+  }
+}
