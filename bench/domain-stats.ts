@@ -8,29 +8,14 @@
  * usage: npm run build && node --import tsx bench/domain-stats.ts [repeats, default 20]
  * Needs /usr/bin/python3 with h5py (the data files).
  */
-import { execFileSync, spawn } from 'node:child_process';
+import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { startBenchServer } from './server.js';
 
-const here = path.dirname(fileURLToPath(import.meta.url));
-const repo = path.resolve(here, '..');
 const repeats = Number(process.argv[2] ?? 20);
 
-async function start(root: string): Promise<{ url: string; stop: () => void }> {
-  const proc = spawn(process.execPath, [path.join(repo, 'dist/cli.js'), 'serve', '--root', root, '--port', '0', '--log-level', 'warn', '--exit-with-stdin'], { stdio: ['pipe', 'pipe', 'inherit'] });
-  const url = await new Promise<string>((resolve, reject) => {
-    let out = '';
-    proc.stdout!.on('data', (b) => {
-      out += b;
-      const m = /listening on (\S+)/.exec(out);
-      if (m) resolve(m[1]);
-    });
-    proc.once('exit', (c) => reject(new Error(`server exited ${c}`)));
-  });
-  return { url, stop: () => proc.kill('SIGTERM') };
-}
 
 /** Milliseconds of one request (body read). */
 async function timed(url: string, init?: RequestInit): Promise<{ ms: number; json: any }> {
@@ -59,7 +44,7 @@ with h5py.File(os.path.join(sys.argv[1], 'objs.h5'), 'w') as f:
         g.create_dataset('d', data=np.arange(10))`,
   root,
 ]);
-const srv = await start(root);
+const srv = await startBenchServer(['--root', root]);
 try {
   const big = `${srv.url}/?domain=/big.h5`;
   await timed(big); // open the file once
@@ -92,6 +77,6 @@ try {
   console.log(`  GET /                      median ${median(objsPlain).toFixed(2)} ms`);
   console.log(`  GET /?getobjs=1&include_attrs=1  median ${median(objsAll).toFixed(2)} ms (${(median(objsAll) / median(objsPlain)).toFixed(0)}x)`);
 } finally {
-  srv.stop();
+  await srv.stop();
   fs.rmSync(root, { recursive: true, force: true });
 }

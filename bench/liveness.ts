@@ -10,32 +10,15 @@
  * request ran, next to the same poller's latencies with nothing else running (the reference,
  * measured in the same run: absolute figures vary with the machine's load).
  */
-import { execFileSync, spawn } from 'node:child_process';
+import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import http from 'node:http';
 import os from 'node:os';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { startBenchServer } from './server.js';
 
-const here = path.dirname(fileURLToPath(import.meta.url));
-const repo = path.resolve(here, '..');
 const ROUNDS = Number(process.argv[2] ?? 5);
 
-async function startServer(root: string): Promise<{ url: string; stop: () => void }> {
-  const proc = spawn(process.execPath, [path.join(repo, 'dist/cli.js'), 'serve', '--root', root, '--port', '0', '--log-level', 'warn', '--exit-with-stdin'], {
-    stdio: ['pipe', 'pipe', 'inherit'],
-  });
-  const url = await new Promise<string>((resolve, reject) => {
-    let out = '';
-    proc.stdout!.on('data', (b) => {
-      out += b;
-      const m = /listening on (\S+)/.exec(out);
-      if (m) resolve(m[1]);
-    });
-    proc.once('exit', (c) => reject(new Error(`server exited ${c}`)));
-  });
-  return { url, stop: () => proc.kill('SIGTERM') };
-}
 
 function request(agent: http.Agent, base: string, method: string, p: string, body?: Buffer | string, headers: Record<string, string> = {}): Promise<{ status: number; body: string; ms: number }> {
   const t0 = performance.now();
@@ -84,7 +67,7 @@ async function main(): Promise<void> {
     'import h5py, sys\nwith h5py.File(sys.argv[1], "w") as f:\n  f.create_dataset("big", shape=(8192, 8192), dtype="<f4", chunks=(8192, 8192), compression="gzip", compression_opts=1)\n  f.create_dataset("big_raw", shape=(8192, 8192), dtype="<f4", chunks=(8192, 8192))',
     path.join(root, 'dropped.h5'),
   ]);
-  const srv = await startServer(root);
+  const srv = await startBenchServer(['--root', root]);
   const base = srv.url;
   const agent = new http.Agent({ keepAlive: true, maxSockets: 4 });
   const json = (method: string, p: string, body?: unknown) =>
@@ -142,7 +125,7 @@ async function main(): Promise<void> {
       }
     }
   } finally {
-    srv.stop();
+    await srv.stop();
     agent.destroy();
     fs.rmSync(root, { recursive: true, force: true });
   }

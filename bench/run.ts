@@ -40,21 +40,6 @@ const pct = (a: number[], p: number) => {
 // ---------------------------------------------------------------------------------------------
 // Server and client plumbing
 
-async function startServer(root: string): Promise<{ url: string; stop: () => void }> {
-  const proc = spawn(process.execPath, [path.join(repo, 'dist/cli.js'), 'serve', '--root', root, '--port', '0', '--log-level', process.env.BENCH_LOG_LEVEL ?? 'warn', '--exit-with-stdin'], {
-    stdio: ['pipe', 'pipe', 'inherit'],
-  });
-  const url = await new Promise<string>((resolve, reject) => {
-    let out = '';
-    proc.stdout!.on('data', (b) => {
-      out += b;
-      const m = /listening on (\S+)/.exec(out);
-      if (m) resolve(m[1]);
-    });
-    proc.once('exit', (c) => reject(new Error(`server exited ${c}`)));
-  });
-  return { url, stop: () => proc.kill('SIGTERM') };
-}
 
 const agent = new http.Agent({ keepAlive: true, maxSockets: 64 });
 
@@ -130,7 +115,7 @@ async function main() {
   const root = fs.mkdtempSync(path.join(os.tmpdir(), 'h5store-bench-'));
   fs.mkdirSync(path.join(root, 'b'));
   for (const f of ['big.h5', 'attrs1k.h5', 'table.h5']) fs.copyFileSync(path.join(dataDir, f), path.join(root, 'b', f));
-  const srv = await startServer(root);
+  const srv = await startBenchServer(['--root', root]);
   const base = srv.url;
   try {
     const D = '/b/big.h5';
@@ -291,7 +276,7 @@ async function main() {
     }
     if (want('h5py')) await compareWithH5py(base, root);
   } finally {
-    srv.stop();
+    await srv.stop();
     agent.destroy();
     fs.writeFileSync(path.join(here, 'results.json'), JSON.stringify({ date: new Date().toISOString(), rows }, null, 2));
     fs.rmSync(root, { recursive: true, force: true });
@@ -355,6 +340,7 @@ with h5py.File(path, 'r') as f:
     t = time.perf_counter(); b = f['x'][...]; r = time.perf_counter() - t
 print(a.nbytes / w, a.nbytes / r)
 `;
+import { startBenchServer } from './server.js';
 
 main().catch((e) => {
   console.error(e);

@@ -14,13 +14,13 @@
  * "cold" is the first pass after the server started (includes opening), "warm" the second.
  * S3 requests are counted from radosgw's log (ROS3's ranged GETs included).
  */
-import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { execFileSync } from 'node:child_process';
 import { rgwRequests, startS3, type TestS3 } from '../test/helpers/s3.js';
+import { startBenchServer } from './server.js';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const repo = path.resolve(here, '..');
@@ -28,31 +28,6 @@ const PY = '/usr/bin/python3';
 const BUCKET = 'bench';
 const MiB = 1024 * 1024;
 
-async function server(args: string[], env: Record<string, string>): Promise<{ url: string; stop: () => Promise<void> }> {
-  const cli = fs.existsSync(path.join(repo, 'dist/cli.js')) ? [path.join(repo, 'dist/cli.js')] : ['--import', 'tsx', path.join(repo, 'src/cli.ts')];
-  const proc = spawn(process.execPath, [...cli, 'serve', '--port', '0', '--log-level', 'warn', '--exit-with-stdin', ...args], {
-    cwd: repo,
-    env: { ...process.env, ...env },
-    stdio: ['pipe', 'pipe', 'inherit'],
-  });
-  const url = await new Promise<string>((resolve, reject) => {
-    let out = '';
-    proc.stdout!.on('data', (b) => {
-      out += b;
-      const m = /listening on (\S+)/.exec(out);
-      if (m) resolve(m[1]);
-    });
-    proc.once('exit', (c) => reject(new Error(`server exited ${c}`)));
-  });
-  return {
-    url,
-    stop: () =>
-      new Promise((r) => {
-        proc.once('exit', () => r());
-        proc.kill('SIGTERM');
-      }),
-  };
-}
 
 async function getJson(url: string): Promise<any> {
   const r = await fetch(url);
@@ -139,7 +114,7 @@ async function main() {
     const count = () => rgwRequests(s3, /"(GET|HEAD) \/bench\//);
     for (const w of ways) {
       const root = fs.mkdtempSync(path.join(work, 'r-'));
-      const srv = await server(w.s3 ? ['--root', root, ...w.args] : w.args, w.env);
+      const srv = await startBenchServer(w.s3 ? ['--root', root, ...w.args] : w.args, w.env);
       try {
         for (const pass of ['cold', 'warm']) {
           const c0 = count();

@@ -385,6 +385,29 @@ export function datasetTypeAndSpace(did: Hid, committedId?: (tid: Hid) => string
 }
 
 /**
+ * The dataset's file dataspace with `sel` applied, and a memory dataspace of `n` elements shaped
+ * for it (scalar for a scalar dataset). Close both with `closeSpaces`.
+ */
+function selectedSpaces(did: Hid, sel: SpaceSelection, n: number, scalar: boolean): { fsid: Hid; msid: Hid } {
+  const fsid = H5.H5Dget_space(did);
+  try {
+    if (!scalar) applySelection(fsid, sel);
+    return { fsid, msid: scalar ? H5.H5Screate(C.H5S_SCALAR) : memSpaceFor(sel, n) };
+  } catch (e) {
+    H5.H5Sclose(fsid);
+    throw e;
+  }
+}
+
+function closeSpaces(s: { fsid: Hid; msid: Hid }): void {
+  try {
+    H5.H5Sclose(s.msid);
+  } finally {
+    H5.H5Sclose(s.fsid);
+  }
+}
+
+/**
  * Read `n` selected elements of a dataset into a wire-format Buffer.
  * @param memType a type from `createType(type)` (the caller may reuse it across pages)
  * @param into optional destination for fixed-size types (must be n*size bytes)
@@ -400,29 +423,23 @@ export function readDataset(
   into?: Buffer,
 ): Buffer {
   if (n === 0) return Buffer.alloc(0);
-  const fsid = H5.H5Dget_space(did);
+  const { fsid, msid } = selectedSpaces(did, sel, n, scalar);
   try {
-    if (!scalar) applySelection(fsid, sel);
-    const msid = scalar ? H5.H5Screate(C.H5S_SCALAR) : memSpaceFor(sel, n);
+    const size = memSize(type);
+    if (!hasIndirect(type)) {
+      const buf = into ?? Buffer.allocUnsafe(n * size);
+      H5.H5Dread(did, memType, msid, fsid, C.H5P_DEFAULT, buf);
+      return buf;
+    }
+    const mem = Buffer.alloc(n * size);
+    H5.H5Dread(did, memType, msid, fsid, C.H5P_DEFAULT, mem);
     try {
-      const size = memSize(type);
-      if (!hasIndirect(type)) {
-        const buf = into ?? Buffer.allocUnsafe(n * size);
-        H5.H5Dread(did, memType, msid, fsid, C.H5P_DEFAULT, buf);
-        return buf;
-      }
-      const mem = Buffer.alloc(n * size);
-      H5.H5Dread(did, memType, msid, fsid, C.H5P_DEFAULT, mem);
-      try {
-        return memToWire(mem, type, n, refs);
-      } finally {
-        H5.H5Dvlen_reclaim(memType, msid, C.H5P_DEFAULT, mem);
-      }
+      return memToWire(mem, type, n, refs);
     } finally {
-      H5.H5Sclose(msid);
+      H5.H5Dvlen_reclaim(memType, msid, C.H5P_DEFAULT, mem);
     }
   } finally {
-    H5.H5Sclose(fsid);
+    closeSpaces({ fsid, msid });
   }
 }
 
@@ -442,17 +459,11 @@ export function writeDataset(
 ): void {
   const { mem, keep } = wireToMem(wire, type, n, refs);
   if (n === 0) return;
-  const fsid = H5.H5Dget_space(did);
+  const spaces = selectedSpaces(did, sel, n, scalar);
   try {
-    if (!scalar) applySelection(fsid, sel);
-    const msid = scalar ? H5.H5Screate(C.H5S_SCALAR) : memSpaceFor(sel, n);
-    try {
-      H5.H5Dwrite(did, memType, msid, fsid, C.H5P_DEFAULT, mem);
-    } finally {
-      H5.H5Sclose(msid);
-    }
+    H5.H5Dwrite(did, memType, spaces.msid, spaces.fsid, C.H5P_DEFAULT, mem);
   } finally {
-    H5.H5Sclose(fsid);
+    closeSpaces(spaces);
   }
   keep.length = 0;
 }
@@ -473,17 +484,11 @@ export async function writeDatasetOnWorker(
 ): Promise<void> {
   const { mem, keep } = wireToMem(wire, type, n, refs);
   if (n === 0) return;
-  const fsid = H5.H5Dget_space(did);
+  const spaces = selectedSpaces(did, sel, n, scalar);
   try {
-    if (!scalar) applySelection(fsid, sel);
-    const msid = scalar ? H5.H5Screate(C.H5S_SCALAR) : memSpaceFor(sel, n);
-    try {
-      await datasetIoOnWorker('write', did, memType, msid, fsid, C.H5P_DEFAULT, mem);
-    } finally {
-      H5.H5Sclose(msid);
-    }
+    await datasetIoOnWorker('write', did, memType, spaces.msid, spaces.fsid, C.H5P_DEFAULT, mem);
   } finally {
-    H5.H5Sclose(fsid);
+    closeSpaces(spaces);
   }
   keep.length = 0;
 }
@@ -496,17 +501,11 @@ export async function readDatasetOnWorker(did: Hid, type: TypeJson, memType: Hid
   if (n === 0) return Buffer.alloc(0);
   if (hasIndirect(type)) throw new Error('readDatasetOnWorker: fixed-size types only');
   const buf = Buffer.allocUnsafe(n * memSize(type));
-  const fsid = H5.H5Dget_space(did);
+  const spaces = selectedSpaces(did, sel, n, scalar);
   try {
-    if (!scalar) applySelection(fsid, sel);
-    const msid = scalar ? H5.H5Screate(C.H5S_SCALAR) : memSpaceFor(sel, n);
-    try {
-      await datasetIoOnWorker('read', did, memType, msid, fsid, C.H5P_DEFAULT, buf);
-    } finally {
-      H5.H5Sclose(msid);
-    }
+    await datasetIoOnWorker('read', did, memType, spaces.msid, spaces.fsid, C.H5P_DEFAULT, buf);
   } finally {
-    H5.H5Sclose(fsid);
+    closeSpaces(spaces);
   }
   return buf;
 }

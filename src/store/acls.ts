@@ -19,10 +19,6 @@ import fs from 'node:fs';
 import path from 'node:path';
 import type { Acl, AclEntry } from '../auth/acl.js';
 import { FLAGS } from '../auth/acl.js';
-import type { TypeJson } from '../codec/types.js';
-import { internal } from '../errors.js';
-import * as io from '../hdf5/io.js';
-import * as h5 from '../hdf5/objects.js';
 import type { DomainFile } from './domainFile.js';
 import { FOLDER_META } from './paths.js';
 
@@ -41,8 +37,6 @@ export interface FolderAcl {
 
 /** Name of the attribute of the reserved group that holds the ACL state. */
 export const ACL_ATTR = 'acl';
-
-const VLEN_UTF8: TypeJson = { class: 'H5T_STRING', charSet: 'H5T_CSET_UTF8', strPad: 'H5T_STR_NULLTERM', length: 'H5T_VARIABLE' } as TypeJson;
 
 /** Keep only well-formed entries (six booleans) of a stored ACL. */
 function cleanAcl(raw: unknown): Acl {
@@ -75,24 +69,8 @@ export function parseFileAcl(text: string): FileAcl | null {
  */
 export function readFileAcl(f: DomainFile): FileAcl | null {
   if (f.aclState !== undefined) return f.aclState;
-  let state: FileAcl | null = null;
-  const gid = f.reserved.open(false);
-  if (gid !== undefined) {
-    try {
-      if (io.attributeExists(gid, ACL_ATTR)) {
-        const aid = io.openAttribute(gid, ACL_ATTR);
-        try {
-          const wire = io.readAttribute(aid, VLEN_UTF8, 1);
-          const len = wire.readUInt32LE(0);
-          state = parseFileAcl(wire.subarray(4, 4 + len).toString('utf8'));
-        } finally {
-          io.closeAttribute(aid);
-        }
-      }
-    } finally {
-      h5.closeObject(gid);
-    }
-  }
+  const text = f.reserved.readText(ACL_ATTR);
+  const state = text === undefined ? null : parseFileAcl(text);
   f.aclState = state;
   return state;
 }
@@ -104,29 +82,7 @@ export function readFileAcl(f: DomainFile): FileAcl | null {
 export function writeFileAcl(f: DomainFile, state: FileAcl): void {
   const objects: Record<string, Acl> = {};
   for (const [k, v] of Object.entries(state.objects)) if (f.isCurrentObjectKey(k) && Object.keys(v).length) objects[k] = v;
-  const text = JSON.stringify({ version: 1, owner: state.owner, root: state.root, objects });
-  const bytes = Buffer.from(text, 'utf8');
-  const wire = Buffer.alloc(4 + bytes.length);
-  wire.writeUInt32LE(bytes.length, 0);
-  bytes.copy(wire, 4);
-  const gid = f.reserved.open(true);
-  if (gid === undefined) throw internal('Cannot create the reserved group');
-  try {
-    if (io.attributeExists(gid, ACL_ATTR)) io.deleteAttribute(gid, ACL_ATTR);
-    const ft = io.createType(VLEN_UTF8);
-    try {
-      const aid = io.createAttribute(gid, ACL_ATTR, ft, { cls: 'H5S_SCALAR', dims: [], maxdims: [] });
-      try {
-        io.writeAttribute(aid, VLEN_UTF8, 1, wire);
-      } finally {
-        io.closeAttribute(aid);
-      }
-    } finally {
-      io.closeType(ft);
-    }
-  } finally {
-    h5.closeObject(gid);
-  }
+  f.reserved.writeText(ACL_ATTR, JSON.stringify({ version: 1, owner: state.owner, root: state.root, objects }));
   f.aclState = { owner: state.owner, root: state.root, objects };
 }
 

@@ -17,10 +17,6 @@
  * Written only when there is something to keep; the file's truth wins when the two disagree
  * (e.g. a fill value changed by another program is reported as the file has it).
  */
-import type { TypeJson } from '../codec/types.js';
-import { internal } from '../errors.js';
-import * as io from '../hdf5/io.js';
-import * as h5 from '../hdf5/objects.js';
 import type { DomainFile } from './domainFile.js';
 
 /** What one object keeps. */
@@ -50,8 +46,6 @@ export interface GivenState {
 /** Name of the attribute of the reserved group that holds the state. */
 export const GIVEN_ATTR = 'given';
 
-const VLEN_UTF8: TypeJson = { class: 'H5T_STRING', charSet: 'H5T_CSET_UTF8', strPad: 'H5T_STR_NULLTERM', length: 'H5T_VARIABLE' } as TypeJson;
-
 /** Parse a stored document; entries of unexpected shape are dropped. */
 export function parseGiven(text: string): GivenState {
   const out: GivenState = { objects: {} };
@@ -77,23 +71,8 @@ export function parseGiven(text: string): GivenState {
  */
 export function readGiven(f: DomainFile): GivenState {
   if (f.givenState !== undefined) return f.givenState;
-  let state: GivenState = { objects: {} };
-  const gid = f.reserved.open(false);
-  if (gid !== undefined) {
-    try {
-      if (io.attributeExists(gid, GIVEN_ATTR)) {
-        const aid = io.openAttribute(gid, GIVEN_ATTR);
-        try {
-          const wire = io.readAttribute(aid, VLEN_UTF8, 1);
-          state = parseGiven(wire.subarray(4, 4 + wire.readUInt32LE(0)).toString('utf8'));
-        } finally {
-          io.closeAttribute(aid);
-        }
-      }
-    } finally {
-      h5.closeObject(gid);
-    }
-  }
+  const text = f.reserved.readText(GIVEN_ATTR);
+  const state: GivenState = text === undefined ? { objects: {} } : parseGiven(text);
   f.givenState = state;
   return state;
 }
@@ -129,35 +108,7 @@ export function updateGiven(f: DomainFile, addr: bigint, change: (e: GivenEntry)
 
 function writeGiven(f: DomainFile, state: GivenState): void {
   const empty = Object.keys(state.objects).length === 0;
-  const gid = f.reserved.open(!empty);
-  if (gid === undefined) {
-    if (!empty) throw internal('Cannot create the reserved group');
-    f.givenState = state;
-    return;
-  }
-  try {
-    if (io.attributeExists(gid, GIVEN_ATTR)) io.deleteAttribute(gid, GIVEN_ATTR);
-    if (!empty) {
-      const bytes = Buffer.from(JSON.stringify({ version: 1, objects: state.objects }), 'utf8');
-      const wire = Buffer.alloc(4 + bytes.length);
-      wire.writeUInt32LE(bytes.length, 0);
-      bytes.copy(wire, 4);
-      const ft = io.createType(VLEN_UTF8);
-      try {
-        const aid = io.createAttribute(gid, GIVEN_ATTR, ft, { cls: 'H5S_SCALAR', dims: [], maxdims: [] });
-        try {
-          io.writeAttribute(aid, VLEN_UTF8, 1, wire);
-        } finally {
-          io.closeAttribute(aid);
-        }
-      } finally {
-        io.closeType(ft);
-      }
-    }
-  } finally {
-    h5.closeObject(gid);
-  }
-  if (empty) f.reserved.dropIfEmpty();
+  f.reserved.writeText(GIVEN_ATTR, empty ? undefined : JSON.stringify({ version: 1, objects: state.objects }));
   f.givenState = state;
 }
 

@@ -18,6 +18,8 @@ export const RESERVED = '__h5store__';
 export const GENERATIONS = 'generations';
 
 const U64 = { class: 'H5T_INTEGER', base: 'H5T_STD_U64LE' } as const;
+/** Type of the text attributes of the group (ACLs, what the file cannot say: JSON documents). */
+const VLEN_UTF8 = { class: 'H5T_STRING', charSet: 'H5T_CSET_UTF8', strPad: 'H5T_STR_NULLTERM', length: 'H5T_VARIABLE' } as const;
 
 /** What the reserved group needs from the file that owns it. */
 export interface ReservedHost {
@@ -164,6 +166,60 @@ export class ReservedGroup {
     } finally {
       h5.closeObject(gid);
     }
+  }
+
+  /**
+   * A text attribute of the group (a scalar variable-length UTF-8 string: the JSON documents of
+   * acls.ts and given.ts).
+   * @returns undefined when the group or the attribute is absent
+   */
+  readText(name: string): string | undefined {
+    const gid = this.open(false);
+    if (gid === undefined) return undefined;
+    try {
+      if (!io.attributeExists(gid, name)) return undefined;
+      const aid = io.openAttribute(gid, name);
+      try {
+        const wire = io.readAttribute(aid, VLEN_UTF8, 1); // uint32 LE byte count, then the bytes
+        return wire.subarray(4, 4 + wire.readUInt32LE(0)).toString('utf8');
+      } finally {
+        io.closeAttribute(aid);
+      }
+    } finally {
+      h5.closeObject(gid);
+    }
+  }
+
+  /**
+   * Store (replace) a text attribute of the group, creating the group when needed; `undefined`
+   * removes it, and the group with it when nothing else is left in it.
+   */
+  writeText(name: string, text: string | undefined): void {
+    const gid = this.open(text !== undefined);
+    if (gid === undefined) return; // nothing to remove
+    try {
+      if (io.attributeExists(gid, name)) io.deleteAttribute(gid, name);
+      if (text !== undefined) {
+        const bytes = Buffer.from(text, 'utf8');
+        const wire = Buffer.alloc(4 + bytes.length);
+        wire.writeUInt32LE(bytes.length, 0);
+        bytes.copy(wire, 4);
+        const ft = io.createType(VLEN_UTF8);
+        try {
+          const aid = io.createAttribute(gid, name, ft, { cls: 'H5S_SCALAR', dims: [], maxdims: [] });
+          try {
+            io.writeAttribute(aid, VLEN_UTF8, 1, wire);
+          } finally {
+            io.closeAttribute(aid);
+          }
+        } finally {
+          io.closeType(ft);
+        }
+      }
+    } finally {
+      h5.closeObject(gid);
+    }
+    if (text === undefined) this.dropIfEmpty();
   }
 
   /** Write the generations table (rows with a generation above 0), creating it when missing. */

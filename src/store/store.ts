@@ -280,12 +280,11 @@ export class Store {
   }
 
   /**
-   * Run a read on a domain file. Waits first while a long libhdf5 call runs on the worker thread
-   * (src/hdf5/heavy.ts), so the event loop stays free for requests that need no libhdf5.
+   * Run a read on a domain file (the file cache waits while a long libhdf5 call runs on the
+   * worker thread, src/hdf5/heavy.ts, so the event loop stays free meanwhile).
    */
   async read<T>(domain: string, fn: (f: DomainFile) => T): Promise<T> {
     const f = await this.fileFor(domain);
-    while (hdf5Busy()) await whenIdle();
     return this.files.read(f, fn);
   }
 
@@ -296,7 +295,6 @@ export class Store {
   async write<T>(domain: string, fn: (f: DomainFile) => T | Promise<T>): Promise<T> {
     const m = this.mountOf(domain);
     if (m) throw readOnly(m, domain);
-    while (hdf5Busy()) await whenIdle();
     return this.files.write(this.fileOf(domain), fn);
   }
 
@@ -912,7 +910,6 @@ export class Store {
    */
   async openValueRead(domain: string, id: string, req: values.ReadRequest, access: DomainAccess = allowAllDomains): Promise<{ plan: values.ReadPlan; release: () => void }> {
     const f = await this.fileFor(domain);
-    while (hdf5Busy()) await whenIdle();
     const unlock = await this.files.acquireRead(f);
     let leave: (() => Promise<void>) | undefined;
     try {
@@ -947,7 +944,6 @@ export class Store {
   /** GET .../value?query=: matching rows (values in other files: as `openValueRead`). */
   async queryValues(domain: string, id: string, query: string, opts: { select?: string; limit?: number; fields?: string }, access: DomainAccess = allowAllDomains) {
     const f = await this.fileFor(domain);
-    while (hdf5Busy()) await whenIdle();
     const unlock = await this.files.acquireRead(f);
     try {
       const leave = await this.enterReached(f, id, 'read', access);

@@ -1,0 +1,43 @@
+/**
+ * Starting an h5store server for a benchmark: the built CLI (`npm run build`; the TypeScript
+ * sources through tsx when there is no build), port 0, exiting with its stdin (so it never
+ * outlives the benchmark). Not a benchmark itself.
+ */
+import { spawn } from 'node:child_process';
+import fs from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const repo = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
+
+/**
+ * Start `h5store serve` with `args` (e.g. `['--root', dir]`) and the extra environment `env`.
+ * @returns its URL (from the "listening on" line) and `stop` (SIGTERM, resolves at exit)
+ * @throws Error when the server exits before it listens
+ */
+export async function startBenchServer(args: string[], env: Record<string, string> = {}): Promise<{ url: string; stop: () => Promise<void> }> {
+  const built = path.join(repo, 'dist/cli.js');
+  const cli = fs.existsSync(built) ? [built] : ['--import', 'tsx', path.join(repo, 'src/cli.ts')];
+  const proc = spawn(process.execPath, [...cli, 'serve', '--port', '0', '--log-level', process.env.BENCH_LOG_LEVEL ?? 'warn', '--exit-with-stdin', ...args], {
+    cwd: repo,
+    env: { ...process.env, ...env },
+    stdio: ['pipe', 'pipe', 'inherit'],
+  });
+  const url = await new Promise<string>((resolve, reject) => {
+    let out = '';
+    proc.stdout!.on('data', (b) => {
+      out += b;
+      const m = /listening on (\S+)/.exec(out);
+      if (m) resolve(m[1]);
+    });
+    proc.once('exit', (c) => reject(new Error(`server exited ${c}`)));
+  });
+  const exited = new Promise<void>((r) => proc.once('exit', () => r()));
+  return {
+    url,
+    stop: () => {
+      proc.kill('SIGTERM');
+      return exited;
+    },
+  };
+}
