@@ -12,10 +12,10 @@ const repo = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 
 /**
  * Start `h5store serve` with `args` (e.g. `['--root', dir]`) and the extra environment `env`.
- * @returns its URL (from the "listening on" line) and `stop` (SIGTERM, resolves at exit)
+ * @returns its URL (from the "listening on" line), its process id and `stop` (SIGTERM, resolves at exit)
  * @throws Error when the server exits before it listens
  */
-export async function startBenchServer(args: string[], env: Record<string, string> = {}): Promise<{ url: string; stop: () => Promise<void> }> {
+export async function startBenchServer(args: string[], env: Record<string, string> = {}): Promise<{ url: string; pid: number; stop: () => Promise<void> }> {
   const built = path.join(repo, 'dist/cli.js');
   const cli = fs.existsSync(built) ? [built] : ['--import', 'tsx', path.join(repo, 'src/cli.ts')];
   const proc = spawn(process.execPath, [...cli, 'serve', '--port', '0', '--log-level', process.env.BENCH_LOG_LEVEL ?? 'warn', '--exit-with-stdin', ...args], {
@@ -35,6 +35,7 @@ export async function startBenchServer(args: string[], env: Record<string, strin
   const exited = new Promise<void>((r) => proc.once('exit', () => r()));
   return {
     url,
+    pid: proc.pid!,
     stop: () => {
       proc.kill('SIGTERM');
       return exited;

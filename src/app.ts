@@ -8,6 +8,7 @@
  */
 import Router from '@koa/router';
 import Koa from 'koa';
+import querystring from 'node:querystring';
 import { makeGuard } from './http/auth.js';
 import { corsMiddleware } from './http/cors.js';
 import { securityHeaders } from './http/headers.js';
@@ -30,6 +31,32 @@ export function routeTable(deps: Deps): Route[] {
 }
 
 /**
+ * Parse each request's query string once, with `node:querystring` (Koa derives `ctx.query`
+ * through URLSearchParams on each new request object and a request reads it a dozen times:
+ * domain, flags, the log). Same result shape: repeated keys give arrays, `+` is a space,
+ * malformed escapes are kept as they are. Keyed by the URL, so a rewritten URL is parsed again.
+ */
+function memoizeQuery(app: Koa): void {
+  type Memo = { req: { url?: string }; querystring: string; _qUrl?: string; _q?: Record<string, string | string[]> };
+  Object.defineProperty(app.request, 'query', {
+    configurable: true,
+    enumerable: true,
+    get(this: Memo) {
+      if (this._q === undefined || this._qUrl !== this.req.url) {
+        // an object without prototype: a `__proto__` key is just a key
+        this._q = querystring.parse(this.querystring) as Record<string, string | string[]>;
+        this._qUrl = this.req.url;
+      }
+      return this._q;
+    },
+    set(this: Memo, v: Record<string, unknown>) {
+      this._q = undefined;
+      this.querystring = querystring.stringify(v as querystring.ParsedUrlQueryInput);
+    },
+  });
+}
+
+/**
  * Build the Koa application for a store and config. `ops` (metrics and readiness checks, see
  * http/ops.ts) is created when not given.
  */
@@ -37,6 +64,7 @@ export function createApp(deps: Deps, ops: Ops = createOps(deps.store)): Koa {
   const app = new Koa();
   app.proxy = false;
   app.silent = true;
+  memoizeQuery(app);
   const router = new Router();
   registerUsersFileCheck(ops, deps.auth);
   mountRoutes(router, [...routeTable(deps), ...opsRoutes(ops, deps.config)], makeGuard(deps));

@@ -33,6 +33,19 @@ export const ConfigSchema = z
      * of the process (kill -9) but the OS may lose the last seconds on a power loss.
      */
     fsync: z.enum(['always', 'never']).default('always'),
+    /**
+     * How long (ms) a read reuses the stat of a domain path taken by another request (0: never).
+     * Changes by this process are always seen at once; a file replaced or deleted behind the
+     * server's back at most this much later.
+     */
+    statCacheMs: z.coerce.number().int().min(0).max(1000).default(2),
+    /**
+     * How long (ms) the shared lock of a file is kept after its last read ended, so a stream of
+     * reads takes and checks it once instead of per request (0: released at once). Another
+     * h5store process that wants to write the file makes it go at once; h5py cannot open the
+     * file for writing while it is held.
+     */
+    readLeaseMs: z.coerce.number().int().min(0).max(10_000).default(20),
     /** Bytes per libhdf5 read/write page; the event loop runs between pages. */
     pageBytes: z.coerce.number().int().min(4096).default(4 * MiB),
     /** Largest JSON value response, counted in binary bytes of the selection (413 above). */
@@ -44,7 +57,8 @@ export const ConfigSchema = z
     /** Binary bodies above this size are spooled to a temporary file and written page by page. */
     spoolBodyBytes: z.coerce.number().int().min(1024).default(256 * MiB),
     /**
-     * Pace each streamed response to at most this many bytes per second (0: no limit). Over a
+     * Pace each streamed response, while other requests are being served, to at most this many
+     * bytes per second (0: no limit; a read served alone is never paced). Over a
      * real network the link is slower; on loopback an unpaced stream can take both cores of a
      * small machine and starve every other request (measured: 60 ms stalls at 4.4 GB/s).
      */

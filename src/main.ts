@@ -67,6 +67,8 @@ export async function startServer(config: Config, logger: Logger = pino({ level:
     maxBroadcastBytes: config.maxBroadcastBytes,
     lockWaitMs: config.lockWaitMs,
     fsync: config.fsync,
+    statCacheMs: config.statCacheMs,
+    readLeaseMs: config.readLeaseMs,
     log: logger,
     observer: metrics.storeObserver,
     mounts,

@@ -18,6 +18,7 @@ import { H5StoreError } from '../errors.js';
 import { Metrics } from '../ops/metrics.js';
 import { Readiness, checkDirectory } from '../ops/readiness.js';
 import type { Store } from '../store/store.js';
+import { requestStarted } from './inflight.js';
 import { errorMiddleware, sendJson } from './present.js';
 import { type Route, mountRoutes, route } from './routeTable.js';
 
@@ -101,10 +102,12 @@ export function opsMiddleware(ops: Ops, logger: Logger) {
     const read0 = sock.bytesRead;
     const written0 = sock.bytesWritten;
     ops.metrics.inFlight.inc();
+    const ended = requestStarted();
     let done = false;
     const finish = () => {
       if (done) return;
       done = true;
+      ended();
       ops.metrics.inFlight.dec();
       const seconds = (performance.now() - t0) / 1000;
       const route = (ctx as { _matchedRoute?: string })._matchedRoute ?? (ctx.state.route as string | undefined) ?? '(unmatched)';
@@ -112,6 +115,8 @@ export function opsMiddleware(ops: Ops, logger: Logger) {
       const bytesIn = Number.isFinite(len) && ctx.get('content-length') !== '' ? len : Math.max(0, sock.bytesRead - read0);
       const bytesOut = Math.max(0, sock.bytesWritten - written0);
       ops.metrics.observeRequest({ method: ctx.method, route: String(route), status: ctx.status, seconds, bytesIn, bytesOut });
+      const level = PROBES.has(ctx.path) ? 'debug' : 'info';
+      if (!logger.isLevelEnabled(level)) return; // the line is not built when nobody reads it
       const line: Record<string, unknown> = { reqId, method: ctx.method, path: ctx.path, route, status: ctx.status, ms: Math.round(seconds * 100000) / 100 };
       const user = userName(ctx);
       if (user !== undefined) line.user = user;
@@ -119,8 +124,7 @@ export function opsMiddleware(ops: Ops, logger: Logger) {
       if (domain !== undefined) line.domain = domain;
       line.bytesIn = bytesIn;
       line.bytesOut = bytesOut;
-      if (PROBES.has(ctx.path)) logger.debug(line, 'request');
-      else logger.info(line, 'request');
+      logger[level](line, 'request');
     };
     ctx.res.once('close', finish);
     try {

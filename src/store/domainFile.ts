@@ -76,6 +76,9 @@ export interface AttrFacts {
   wire?: Buffer;
 }
 
+/** Most GET results one domain entry remembers (`remembered`); all are dropped past it. */
+const JSON_CACHE_ENTRIES = 4096;
+
 /** Most bytes of attribute values one file keeps cached; larger single values are not cached. */
 export const ATTR_CACHE_BYTES = 32 * 1024 * 1024;
 export const ATTR_CACHE_VALUE_MAX = 256 * 1024;
@@ -119,6 +122,7 @@ export class DomainFile {
     changed: () => this.invalidateCaches(),
   });
   private linkCache = new Map<bigint, LinkList>();
+  private readonly jsonCache = new Map<string, unknown>();
   private linkCacheCrt = new Map<bigint, LinkList>();
   private pathCache: Map<bigint, string> | undefined;
   /** Attribute names (per object and order) and facts (per object and name), until a write. */
@@ -204,8 +208,26 @@ export class DomainFile {
     this.invalidateCaches();
   }
 
+  /**
+   * The JSON of a GET (an object, a link) that `compute` builds for `key` (the id and the
+   * request's options), remembered until this file is written or changes on disk
+   * (`invalidateCaches`): a repeated GET of an unchanged object makes no libhdf5 call. Errors
+   * are not remembered, nor results `worth` refuses (large values). Callers must not mutate the
+   * result (handlers spread it).
+   */
+  remembered<T>(key: string, compute: () => T, worth: (v: T) => boolean = () => true): T {
+    const hit = this.jsonCache.get(key);
+    if (hit !== undefined) return hit as T;
+    const v = compute();
+    if (!worth(v)) return v;
+    if (this.jsonCache.size >= JSON_CACHE_ENTRIES) this.jsonCache.clear();
+    this.jsonCache.set(key, v);
+    return v;
+  }
+
   /** Drop caches that a write may have made stale (ids and known addresses stay). */
   invalidateCaches(): void {
+    this.jsonCache.clear();
     this.linkCache.clear();
     this.linkCacheCrt.clear();
     this.pathCache = undefined;

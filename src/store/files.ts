@@ -32,6 +32,7 @@ import { allowDirectWrites, handleIdentity, openJournaled, repairStatusAndEoa, s
 import { DomainFile, type FileSource, sameStamp, stampOf } from './domainFile.js';
 import { FileHandle } from './fileHandle.js';
 import { legacyLockOf, legacyLockState, lockFileOf } from './servicefiles.js';
+import { StatCache } from './statCache.js';
 import { CrossProcessLock, syncDir } from './xlock.js';
 
 /** Where the cache reports what it repaired (pino's signature). */
@@ -54,9 +55,13 @@ export interface FileCacheOptions {
   fsync?: 'always' | 'never';
   /** Longest write burst holding the file across requests of this process (ms). */
   burstMs?: number;
+  /** Keep a file's shared lock this long after its last read (ms; xlock.ts; default 20). */
+  readLeaseMs?: number;
   log?: FileLog;
   /** Told about lock waits and refusals (metrics). */
   observer?: StoreObserver;
+  /** Shared short-lived stat cache (statCache.ts); cleared by every write of this process. */
+  stats?: StatCache;
 }
 
 /**
@@ -124,9 +129,12 @@ export class FileCache {
   private readonly durable: boolean;
   private readonly lockWaitMs: number;
   private readonly burstMs: number;
+  /** stat results of the last few ms (statCache.ts); cleared whenever this process writes. */
+  readonly stats: StatCache;
 
   constructor(private readonly opts: FileCacheOptions) {
     this.log = opts.log ?? silent;
+    this.stats = opts.stats ?? new StatCache();
     this.durable = (opts.fsync ?? 'always') === 'always';
     this.lockWaitMs = opts.lockWaitMs ?? 5000;
     this.burstMs = opts.burstMs ?? 50;
@@ -148,7 +156,7 @@ export class FileCache {
   entry(domain: string, fsPath: string): DomainFile {
     let st: fs.BigIntStats;
     try {
-      st = fs.statSync(fsPath, { bigint: true });
+      st = this.stats.statBig(fsPath);
     } catch {
       throw notFound(`Domain ${domain} not found`);
     }
@@ -176,7 +184,7 @@ export class FileCache {
       } catch {
         throw notFound(`Domain ${domain} not found`);
       }
-      h = new FileHandle(key, st.dev, st.ino, real, new CrossProcessLock(real, lockFileOf(real), st.ino, { waitMs: this.lockWaitMs, durable: this.durable }));
+      h = new FileHandle(key, st.dev, st.ino, real, new CrossProcessLock(real, lockFileOf(real), st.ino, { waitMs: this.lockWaitMs, durable: this.durable, leaseMs: this.opts.readLeaseMs ?? 20, recheckMs: Math.max(1, this.stats.freshMs) }));
       this.handles.set(key, h);
     }
     let gone = this.goneIds.get(domain);
@@ -384,7 +392,7 @@ export class FileCache {
   private statHandle(f: DomainFile): fs.Stats {
     let st: fs.Stats;
     try {
-      st = fs.statSync(f.path);
+      st = this.stats.stat(f.path);
     } catch {
       this.closeHandle(f.handle);
       throw notFound(`Domain ${f.domain} not found`);
@@ -425,6 +433,7 @@ export class FileCache {
     }
     let keep = false;
     let endSection: (() => void) | undefined;
+    this.stats.clear();
     try {
       const fresh = !h.xl.holdsExclusive;
       if (fresh) {
@@ -467,6 +476,7 @@ export class FileCache {
       h.epoch++;
       f.seenEpoch = h.epoch;
       f.invalidateCaches();
+      this.stats.clear();
       try {
         h.stamp = stampOf(fs.statSync(f.path));
       } catch {
@@ -474,6 +484,7 @@ export class FileCache {
       }
       return result;
     } finally {
+      this.stats.clear();
       h.lastUsed = performance.now();
       if (!keep) {
         while (hdf5Busy()) await whenIdle();
@@ -611,6 +622,7 @@ export class FileCache {
       withdraw?.();
       h.epoch++; // written behind the handle's back: what was learnt is forgotten
       h.stamp = undefined;
+      this.stats.clear();
       h.lastUsed = performance.now();
       if (fresh) this.endSession(h);
     };
@@ -630,6 +642,7 @@ export class FileCache {
         this.statHandle(f);
         return this.repairLocked(f, why);
       } finally {
+        this.stats.clear();
         this.endSession(h);
       }
     } finally {
@@ -835,6 +848,7 @@ export class FileCache {
 
   /** Forget a domain entirely (after DELETE /). */
   forget(domain: string): void {
+    this.stats.clear();
     const f = this.domains.get(domain);
     if (!f) return;
     this.domains.delete(domain);

@@ -9,6 +9,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { badRequest } from '../errors.js';
+import type { StatCache } from './statCache.js';
 
 /** Names the service keeps beside domain files; hidden from listings, refused as domains. */
 export const LOCK_SUFFIX = '.h5store-lock';
@@ -68,6 +69,8 @@ export class DomainPaths {
   constructor(
     root: string,
     private readonly ttlMs = 2000,
+    /** Cleared with `forget` (a domain or folder created, deleted or moved). */
+    private readonly stats?: StatCache,
   ) {
     this.root = path.resolve(root);
     fs.mkdirSync(this.root, { recursive: true });
@@ -126,6 +129,7 @@ export class DomainPaths {
 
   /** Forget checked paths of a domain or folder and everything below it (after create/delete). */
   forget(domain: string): void {
+    this.stats?.clear();
     for (const k of this.checked.keys()) if (k === domain || k.startsWith(domain === '/' ? '/' : domain + '/')) this.checked.delete(k);
   }
 

@@ -28,6 +28,7 @@ import { isHdf5Name } from './mountspec.js';
 import { BufferPool, PagePool } from './pagepool.js';
 import { DomainPaths, FOLDER_META, LOCK_SUFFIX, isServiceName, normalizeDomain, parentDomain } from './paths.js';
 import { serviceName } from './servicefiles.js';
+import { StatCache } from './statCache.js';
 import { type AccessMode, type DomainAccess, allowAllDomains } from './access.js';
 import { DEFAULT_LIMITS, type Limits } from './limits.js';
 import { type ReachedFile } from './reach.js';
@@ -62,6 +63,10 @@ export interface StoreOptions {
   lockWaitMs?: number;
   /** fsync policy of writes (default `always`). */
   fsync?: 'always' | 'never';
+  /** How long a stat of a domain path is reused by reads (ms; statCache.ts; default 2, 0: never). */
+  statCacheMs?: number;
+  /** How long the shared lock of a file is kept after its last read (ms; xlock.ts; default 20). */
+  readLeaseMs?: number;
   /** Where repairs of crashed writes are reported. */
   log?: FileLog;
 }
@@ -117,6 +122,13 @@ function statsKey(p: string, st: fs.Stats): string {
 
 export { DOMAIN_OBJS_MAX };
 
+/** An attribute JSON small enough to remember: no value, a scalar, or at most 256 elements/characters. */
+function smallValue(a: { value?: unknown }): boolean {
+  const v = a.value;
+  if (typeof v === 'string') return v.length <= 4096;
+  return !Array.isArray(v) || (v.length <= 256 && v.every((x) => !Array.isArray(x) || x.length <= 16));
+}
+
 export class Store {
   readonly paths: DomainPaths;
   readonly files: FileCache;
@@ -131,15 +143,20 @@ export class Store {
   readonly mounts: Mount[];
   /** `verbose=1` statistics by file version (see `domainStats`). */
   private readonly statsCache = new LRUCache<string, DomainStats>({ max: 4096 });
+  /** ACL views of the last `statCacheMs` (see `aclView`). */
+  private readonly recentViews = new Map<string, { view: AclView; at: number; generation: number }>();
 
   constructor(readonly opts: StoreOptions) {
-    this.paths = new DomainPaths(opts.root);
+    const stats = new StatCache(opts.statCacheMs);
+    this.paths = new DomainPaths(opts.root, undefined, stats);
     this.folders = new FolderAcls(this.paths.realRoot);
     this.files = new FileCache({
+      stats,
       idleCloseMs: opts.idleCloseMs,
       maxOpenFiles: opts.maxOpenFiles,
       lockWaitMs: opts.lockWaitMs,
       fsync: opts.fsync,
+      readLeaseMs: opts.readLeaseMs,
       log: opts.log,
       observer: opts.observer,
     });
@@ -250,7 +267,7 @@ export class Store {
   private statOf(domain: string): { p: string; st: fs.Stats } {
     const p = this.paths.resolve(domain);
     try {
-      return { p, st: fs.statSync(p) };
+      return { p, st: this.files.stats.stat(p) };
     } catch {
       if (this.goneDomains.has(domain)) throw gone(`Domain ${domain} has been deleted`);
       throw notFound(`Domain ${domain} not found`);
@@ -336,7 +353,7 @@ export class Store {
     let dir = st?.isDirectory() ? p : path.dirname(p);
     while (!st?.isDirectory()) {
       try {
-        st = fs.statSync(dir);
+        st = this.files.stats.stat(dir);
         if (st.isDirectory()) break;
       } catch {
         /* missing: go up */
@@ -374,6 +391,24 @@ export class Store {
    * @throws BadRequest for a domain path that leads outside the data directory.
    */
   async aclView(domain: string, target: AclTarget = {}): Promise<AclView> {
+    // The same question within `statCacheMs`, with no change by this process since, has the
+    // same answer (the view is made of the stats, file ACL state and folder sidecars the
+    // stat cache stands for): a stream of requests asks the disk once.
+    const stats = this.files.stats;
+    const key = `${domain}\u0000${target.id ?? ''}\u0000${target.h5path ?? ''}\u0000${target.parentId ?? ''}`;
+    const hit = this.recentViews.get(key);
+    const now = performance.now();
+    if (hit && hit.generation === stats.generation && now - hit.at < stats.freshMs) return hit.view;
+    const generation = stats.generation;
+    const view = await this.computeAclView(domain, target);
+    if (stats.generation === generation && stats.freshMs > 0) {
+      if (this.recentViews.size >= 1024) this.recentViews.clear();
+      this.recentViews.set(key, { view, at: now, generation });
+    }
+    return view;
+  }
+
+  private async computeAclView(domain: string, target: AclTarget): Promise<AclView> {
     const m = this.mountOf(domain);
     if (m) {
       // Read-only archives hold no ACLs of their own: the folder the mount point is in governs.
@@ -383,7 +418,7 @@ export class Store {
     const p = this.paths.resolve(domain);
     let st: fs.Stats | undefined;
     try {
-      st = fs.statSync(p);
+      st = this.files.stats.stat(p);
     } catch {
       st = undefined;
     }
@@ -467,6 +502,7 @@ export class Store {
       const next: FolderAcl = { owner: cur?.owner || this.opts.defaultOwner, acls: structuredClone(cur?.acls ?? {}) };
       change(next.acls);
       this.folders.write(p, next);
+      this.files.stats.clear();
       return;
     }
     await this.write(domain, (f) => {
@@ -778,7 +814,8 @@ export class Store {
   // Objects
 
   getGroup(domain: string, id: string, opts: groups.GroupJsonOptions) {
-    return this.read(domain, (f) => groups.getGroup(f, id, opts));
+    const key = `g ${id} ${+!!opts.includeLinks}${+!!opts.includeAttrs}${+!!opts.alias}${+!!opts.createOrder}`;
+    return this.read(domain, (f) => f.remembered(key, () => groups.getGroup(f, id, opts)));
   }
   createGroup(domain: string, body: Record<string, unknown>, implicit: boolean) {
     return this.write(domain, (f) => groups.createGroup(f, body, implicit));
@@ -810,7 +847,7 @@ export class Store {
     return this.write(domain, (f) => links.putLinksBulk(f, items));
   }
   getLink(domain: string, groupId: string, name: string) {
-    return this.read(domain, (f) => links.getLink(f, groupId, name));
+    return this.read(domain, (f) => f.remembered(`l ${groupId} ${name}`, () => links.getLink(f, groupId, name)));
   }
   putLink(domain: string, groupId: string, name: string, spec: links.LinkSpec) {
     return this.write(domain, (f) => links.putLink(f, groupId, name, spec));
@@ -828,7 +865,7 @@ export class Store {
   }
 
   getDataset(domain: string, id: string, opts: dsets.DatasetOptions) {
-    return this.read(domain, (f) => dsets.getDataset(f, id, opts));
+    return this.read(domain, (f) => f.remembered(`d ${id} ${JSON.stringify(opts)}`, () => dsets.getDataset(f, id, opts)));
   }
   getDatasetTypeAndShape(domain: string, id: string) {
     return this.read(domain, (f) => dsets.getTypeAndShape(f, id));
@@ -841,7 +878,7 @@ export class Store {
   }
 
   getDatatype(domain: string, id: string, opts: { includeAttrs?: boolean; alias?: boolean } = {}) {
-    return this.read(domain, (f) => dtypes.getDatatype(f, id, opts));
+    return this.read(domain, (f) => f.remembered(`t ${id} ${+!!opts.includeAttrs}${+!!opts.alias}`, () => dtypes.getDatatype(f, id, opts)));
   }
   createDatatype(domain: string, body: Record<string, unknown>, implicit: boolean) {
     return this.write(domain, (f) => dtypes.createDatatype(f, body, implicit));
@@ -862,7 +899,8 @@ export class Store {
     return this.read(domain, (f) => attrs.attributesBelow(f, groupId, opts));
   }
   getAttribute(domain: string, kind: ObjectKind, id: string, name: string, includeData = true, vopts: attrs.ValueOptions = {}) {
-    return this.read(domain, (f) => attrs.getAttribute(f, kind, id, name, includeData, vopts));
+    const key = `a ${kind} ${id} ${name} ${+includeData}${+!!vopts.base64} ${vopts.maxDataSize ?? 0}`;
+    return this.read(domain, (f) => f.remembered(key, () => attrs.getAttribute(f, kind, id, name, includeData, vopts), smallValue));
   }
   readAttributeValue(domain: string, kind: ObjectKind, id: string, name: string, vopts: attrs.ValueOptions = {}) {
     return this.read(domain, (f) => attrs.readAttributeValue(f, kind, id, name, vopts));

@@ -38,6 +38,10 @@ export interface XLockOptions {
   waitMs: number;
   /** fsync policy `always`: make a new lock file's directory entry durable. */
   durable: boolean;
+  /** Keep the shared flock this long after the last read ended (the read lease; ms; 0: none). */
+  leaseMs?: number;
+  /** While reads continue, look for a writer in another process at most this often (ms). */
+  recheckMs?: number;
 }
 
 /** What holds a file we are waiting for (for the 503 message). */
@@ -49,6 +53,8 @@ function sleep(ms: number): Promise<void> {
 
 /** Open a file, or undefined when it does not exist. */
 function openIfExists(p: string, flags: string): number | undefined {
+  // The common case (no lock file: no h5store process ever wrote the file) without an exception.
+  if (!fs.existsSync(p)) return undefined;
   try {
     return fs.openSync(p, flags);
   } catch (e) {
@@ -70,6 +76,15 @@ export class CrossProcessLock {
   lockFd: number | undefined;
   private shared = 0;
   private sharedWait: Promise<void> | undefined;
+  /** The shared flock is still held although no read holds it (the read lease). */
+  private leased = false;
+  /** When the last read ended (ms, performance.now). */
+  private lastReadEnd = 0;
+  /** When a continuous shared hold last looked for a writer in another process (ms). */
+  private writerCheckedAt = 0;
+  /** A writer elsewhere waits: no new read joins the hold, which ends with the last read. */
+  private draining = false;
+  private leaseTimer: NodeJS.Timeout | undefined;
   private exclusive = false;
   private lastRelease = -Infinity;
   /** Since when (ms, performance.now) the file has been seen busy; undefined when not busy. */
@@ -163,19 +178,38 @@ export class CrossProcessLock {
 
   /**
    * Shared lock for a read: waits while another process writes (or is about to).
-   * @returns true when this call took the lock (no other read of this process held it): only
-   *   then can the file have changed since the last request looked
+   *
+   * The flock is held continuously while reads of this process overlap, and kept `leaseMs`
+   * after the last one ended (the read lease), so a stream of small reads takes it (and checks
+   * the file for changes) once rather than per request: while it is held, no writer that locks
+   * (another h5store process, a libhdf5 program) can change the file. A writer of another
+   * h5store process announces itself on the lock file's writer byte; a continuous hold looks
+   * for it at most every `recheckMs` and then lets no new read join, so the hold ends with the
+   * reads in flight and the writer goes next.
+   * @returns true when this call took the lock (no other read of this process held it and no
+   *   lease was left): only then can the file have changed since the last request looked
    * @throws H5StoreError Unavailable (503 with Retry-After) after `waitMs`; ENOENT errors when
    *   the file vanished
    */
   async acquireShared(): Promise<boolean> {
-    if (this.shared > 0) {
-      this.shared++;
-      return false;
+    if ((this.shared > 0 || this.leased) && !this.draining) {
+      const now = performance.now();
+      if (now - this.writerCheckedAt >= (this.opts.recheckMs ?? 1)) {
+        this.writerCheckedAt = now;
+        if (this.writerElsewhere()) this.drain();
+      }
+      if (!this.draining) {
+        this.shared++;
+        this.leased = false;
+        return false;
+      }
     }
-    if (this.sharedWait) {
-      await this.sharedWait;
-      return this.acquireShared();
+    while (this.shared > 0 || this.sharedWait) {
+      // Draining for a writer elsewhere (wait for the reads in flight), or another read of this
+      // process is taking the lock: go after it.
+      if (this.sharedWait) await this.sharedWait;
+      else await sleep(1);
+      if (this.shared > 0 && !this.draining) return this.acquireShared();
     }
     let done!: () => void;
     this.sharedWait = new Promise<void>((r) => (done = r));
@@ -192,7 +226,9 @@ export class CrossProcessLock {
         delay = Math.min(delay * 1.6, 5);
       }
       this.busySince = undefined;
+      this.draining = false;
       this.shared = 1;
+      this.writerCheckedAt = performance.now();
     } finally {
       this.sharedWait = undefined;
       done();
@@ -200,11 +236,47 @@ export class CrossProcessLock {
     return true;
   }
 
-  /** Release one shared hold; the flock goes with the last. */
+  /** Let no new read join the shared hold; drop the lease now if no read holds it. */
+  private drain(): void {
+    this.draining = true;
+    if (this.shared === 0) this.endLease();
+  }
+
+  /** Give back a lease (the flock) unless a read or the exclusive lock holds the file. */
+  private endLease(): void {
+    if (this.leaseTimer) clearTimeout(this.leaseTimer);
+    this.leaseTimer = undefined;
+    if (!this.leased) return;
+    this.leased = false;
+    if (this.shared === 0 && !this.exclusive && this.dataFd !== undefined) unflock(this.dataFd);
+  }
+
+  /** Release one shared hold; the flock goes with the last (after the lease, if any). */
   releaseShared(): void {
     if (this.shared <= 0) return;
     this.shared--;
-    if (this.shared === 0 && this.dataFd !== undefined && !this.exclusive) unflock(this.dataFd);
+    if (this.shared > 0 || this.exclusive || this.dataFd === undefined) return;
+    const leaseMs = this.opts.leaseMs ?? 0;
+    if (leaseMs <= 0 || this.draining) {
+      unflock(this.dataFd);
+      return;
+    }
+    this.leased = true;
+    this.lastReadEnd = performance.now();
+    if (!this.leaseTimer) this.armLease(leaseMs);
+  }
+
+  /** One timer per lease (not per read): it ends the lease once `leaseMs` passed without a read. */
+  private armLease(ms: number): void {
+    this.leaseTimer = setTimeout(() => {
+      this.leaseTimer = undefined;
+      if (!this.leased) return;
+      const idle = performance.now() - this.lastReadEnd;
+      const leaseMs = this.opts.leaseMs ?? 0;
+      if (idle >= leaseMs - 0.5) this.endLease();
+      else this.armLease(leaseMs - idle);
+    }, Math.max(1, Math.ceil(ms)));
+    this.leaseTimer.unref();
   }
 
   /**
@@ -215,6 +287,14 @@ export class CrossProcessLock {
    */
   async acquireExclusive(): Promise<void> {
     if (this.exclusive) return;
+    // A lease of this process's reads: the flock is converted below, and readers after the
+    // write take (and check) the file again.
+    if (this.leased) {
+      if (this.leaseTimer) clearTimeout(this.leaseTimer);
+      this.leaseTimer = undefined;
+      this.leased = false;
+      if (this.shared === 0 && this.dataFd !== undefined) unflock(this.dataFd);
+    }
     const deadline = performance.now() + this.opts.waitMs;
     const dataFd = this.ensureDataFd(true);
     let waiting = false;
@@ -280,6 +360,7 @@ export class CrossProcessLock {
     return this.exclusive;
   }
 
+  /** No read or write holds the locks (a read lease may: `close` ends it). */
   get idle(): boolean {
     return !this.exclusive && this.shared === 0 && !this.sharedWait;
   }
@@ -314,6 +395,10 @@ export class CrossProcessLock {
 
   /** Close the descriptors (releases every lock). Only when idle. */
   close(): void {
+    if (this.leaseTimer) clearTimeout(this.leaseTimer);
+    this.leaseTimer = undefined;
+    this.leased = false;
+    this.draining = false;
     if (this.dataFd !== undefined) fs.closeSync(this.dataFd);
     this.dataFd = undefined;
     this.dataWritable = false;

@@ -10,6 +10,7 @@ import { type ReadPlan, type ValuePage, hdf5Busy, whenIdle } from '../../store/v
 import type { Deps } from '../deps.js';
 import { objectHrefs, ownedHrefs } from '../deps.js';
 import { type Href, Hrefs, sendJson } from '../present.js';
+import { requestsInFlight } from '../inflight.js';
 import { binaryBody, bodyIsBinary, bodyOf, flag, jsonBody, jsonObject, limitParam, param, rawBody, refOf, wantsBinary } from '../request.js';
 import { type Route, createOpts, route } from '../routeTable.js';
 
@@ -250,7 +251,8 @@ async function streamPages(
   tail?: () => Buffer,
 ): Promise<void> {
   const res = ctx.res;
-  const t0 = performance.now();
+  let pacedFrom = performance.now();
+  let pacedSent = 0;
   let sent = 0;
   let closed = false;
   res.once('close', () => (closed = true));
@@ -278,7 +280,13 @@ async function streamPages(
           res.on('close', done);
         });
       }
-      const ahead = maxRate > 0 ? (sent / maxRate) * 1000 - (performance.now() - t0) : 0;
+      // Paced only while other requests are being served (alone, at the speed of the link).
+      const now = performance.now();
+      if (requestsInFlight() <= 1) {
+        pacedFrom = now;
+        pacedSent = sent;
+      }
+      const ahead = maxRate > 0 ? ((sent - pacedSent) / maxRate) * 1000 - (now - pacedFrom) : 0;
       if (ahead >= 1) await new Promise<void>((resolve) => setTimeout(resolve, ahead));
       else if (ok) await new Promise<void>((resolve) => setImmediate(resolve));
     }

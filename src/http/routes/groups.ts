@@ -59,13 +59,15 @@ export function groupRoutes(d: Deps): Route[] {
       sendJson(ctx, 200, { ...found.json, hrefs: objectHrefs(hf, COLLECTION[found.kind], found.json.id as string, found.json.root as string) });
       return;
     }
+    const includeAttrs = flag(ctx, 'include_attrs');
     const g = await d.store.getGroup(ref.domain, ctx.params.id, {
       includeLinks: flag(ctx, 'include_links'),
-      includeAttrs: flag(ctx, 'include_attrs'),
+      includeAttrs,
       alias: flag(ctx, 'getalias'),
       createOrder: flag(ctx, 'CreateOrder'),
     });
-    sendJson(ctx, 200, { ...g, hrefs: objectHrefs(h, 'groups', g.id, g.root) });
+    // Only attribute values can hold NaN or Infinity: without them, plain JSON.stringify.
+    sendJson(ctx, 200, { ...g, hrefs: objectHrefs(h, 'groups', g.id, g.root) }, { plain: !includeAttrs });
   }));
 
   // DELETE /groups/:id, /datasets/:id, /datatypes/:id
