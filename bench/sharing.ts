@@ -34,7 +34,7 @@ interface Srv {
 }
 
 async function start(root: string, env: Record<string, string>): Promise<Srv> {
-  const proc = spawn(process.execPath, [path.join(SERVER, 'dist/cli.js'), 'serve', '--root', root, '--port', '0', '--log-level', 'warn'], {
+  const proc = spawn(process.execPath, [path.join(SERVER, 'dist/cli.js'), 'serve', '--root', root, '--port', '0', '--log-level', 'warn', '--workers', '1'], {
     env: { ...process.env, ...env },
     stdio: ['ignore', 'pipe', 'inherit'],
   });
