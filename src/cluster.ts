@@ -60,8 +60,12 @@ type ToPrimary = { type: 'ready'; url: string } | { type: 'drained' };
 // ---------------------------------------------------------------------------------------------
 // Which requests are writes, and who owns a domain
 
-/** Whether a route changes something: it needs a flag other than `read`/`readACL`, or one decided per request (`PUT /`). */
+/**
+ * Whether a route changes something: not a GET, and it needs a flag other than `read`/`readACL`,
+ * or one decided per request (`PUT /`: create or flush).
+ */
 export function isWriteRoute(r: Route): boolean {
+  if (r.method === 'GET') return false;
   if (typeof r.need === 'function') return true;
   if (r.need === 'public') return false;
   return r.need.flag !== 'read' && r.need.flag !== 'readACL';
@@ -131,8 +135,12 @@ function answer(res: ServerResponse, status: number, message: string, headers: R
     return;
   }
   const body = JSON.stringify({ status, message, hrefs: [] });
-  res.writeHead(status, { 'Content-Type': 'application/json; charset=utf-8', 'Content-Length': Buffer.byteLength(body), 'Cache-Control': 'no-store', ...headers });
+  // the request's body may not have been read to its end: the connection cannot carry another request
+  res.shouldKeepAlive = false;
+  res.writeHead(status, { 'Content-Type': 'application/json; charset=utf-8', 'Content-Length': Buffer.byteLength(body), 'Cache-Control': 'no-store', Connection: 'close', ...headers });
   res.end(body);
+  // a client still sending that body would keep the connection (and a draining worker) forever
+  res.once('finish', () => setTimeout(() => res.socket?.destroy(), 1000).unref());
 }
 
 export interface ForwardOptions {
@@ -236,6 +244,12 @@ export async function runWorker(base: Config): Promise<void> {
   // The primary decides when to stop (a terminal's Ctrl-C reaches every process of the group).
   process.on('SIGINT', () => undefined);
   process.on('SIGTERM', () => undefined);
+  // What the primary asked before we were up is done once we are.
+  const asked = { drain: false, exit: false };
+  let act: (m: ToWorker) => void = (m) => (asked[m.type] = true);
+  process.on('message', (m: ToWorker) => {
+    if (m?.type === 'drain' || m?.type === 'exit') act(m);
+  });
   const logger = pino({ level: config.logLevel }).child({ worker: index });
   const { startServer } = await import('./main.js');
   const running = await startServer(config, logger, {
@@ -276,15 +290,17 @@ export async function runWorker(base: Config): Promise<void> {
     running.store.close();
     process.exit(0);
   };
-  process.on('message', (m: ToWorker) => {
-    if (m?.type === 'drain') void running.drain(DRAIN_MS).then(() => send({ type: 'drained' }));
-    else if (m?.type === 'exit') void exit();
-  });
+  act = (m) => {
+    if (m.type === 'drain') void running.drain(DRAIN_MS).then(() => send({ type: 'drained' }));
+    else void exit();
+  };
   process.on('disconnect', () => {
     // the primary is gone: nobody restarts or stops us
     void running.drain(2000).then(exit);
   });
   send({ type: 'ready', url: running.url });
+  if (asked.drain) act({ type: 'drain' });
+  if (asked.exit) act({ type: 'exit' });
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -324,6 +340,8 @@ export async function runPrimary(config: Config, opts: { exitWithStdin: boolean 
 
   const slots: (Worker | undefined)[] = new Array(n).fill(undefined);
   const started: boolean[] = new Array(n).fill(false);
+  /** Whether the current process of each slot said it is up (it hears messages only from then on). */
+  const up: boolean[] = new Array(n).fill(false);
   const lastFork: number[] = new Array(n).fill(0);
   const backoff: number[] = new Array(n).fill(0);
   let stopping = false;
@@ -348,8 +366,11 @@ export async function runPrimary(config: Config, opts: { exitWithStdin: boolean 
       [ENV.metricsPort]: metricsPort === undefined ? '' : String(metricsPort),
     });
     slots[i] = w;
+    up[i] = false;
     w.on('message', (m: ToPrimary) => {
       if (m?.type === 'ready') {
+        up[i] = true;
+        if (stopping) w.send({ type: 'drain' } satisfies ToWorker); // (re)started while we stop
         url = m.url;
         if (started[i]) logger.info({ worker: i, pid: w.process.pid }, 'worker restarted');
         started[i] = true;
@@ -399,7 +420,7 @@ export async function runPrimary(config: Config, opts: { exitWithStdin: boolean 
           check();
         });
       // 1. every worker stops accepting and answers what it has (forwarded writes still reach their owner)
-      for (const w of live()) w.send({ type: 'drain' } satisfies ToWorker);
+      for (const [i, w] of slots.entries()) if (w?.isConnected() && up[i]) w.send({ type: 'drain' } satisfies ToWorker);
       await waitFor(() => slots.every((w, i) => !w || drained.has(i)), DRAIN_MS + 2000, (f) => (onDrained = f));
       // 2. then each closes its private socket and its files
       for (const w of live()) w.send({ type: 'exit' } satisfies ToWorker);
