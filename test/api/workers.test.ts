@@ -8,6 +8,7 @@
 import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import http from 'node:http';
+import os from 'node:os';
 import { expect } from 'chai';
 import { routeTable } from '../../src/app.js';
 import { domainKey, ownerOf, writeMatcher } from '../../src/cluster.js';
@@ -122,6 +123,13 @@ describe('serve --workers 2', function () {
   });
   after(async () => {
     await srv?.stop();
+  });
+
+  it('defaults to one worker per core; --workers, H5STORE_WORKERS and the config file set it', () => {
+    expect(loadConfig({}, {}).workers).to.equal(os.availableParallelism());
+    expect(loadConfig({ workers: '3' }, {}).workers).to.equal(3);
+    expect(loadConfig({}, { H5STORE_WORKERS: '1' }).workers).to.equal(1);
+    expect(() => loadConfig({ workers: '0' }, {})).to.throw(/workers/);
   });
 
   it('tells writes from reads with the route table, and owns domains by their normalized name', () => {
