@@ -288,6 +288,13 @@ export async function runWorker(base: Config): Promise<void> {
       internal.closeIdleConnections();
     });
     running.store.close();
+    // the primary removes the directory; when it was killed, the last worker out does
+    fs.rmSync(sock, { force: true });
+    try {
+      fs.rmdirSync(dir);
+    } catch {
+      // other workers' sockets are still there
+    }
     process.exit(0);
   };
   act = (m) => {

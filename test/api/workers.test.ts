@@ -125,7 +125,7 @@ describe('serve --workers 2', function () {
     await srv?.stop();
   });
 
-  it('defaults to one worker per core; --workers, H5STORE_WORKERS and the config file set it', () => {
+  it('defaults to one worker per core; --workers and H5STORE_WORKERS set it', () => {
     expect(loadConfig({}, {}).workers).to.equal(os.availableParallelism());
     expect(loadConfig({ workers: '3' }, {}).workers).to.equal(3);
     expect(loadConfig({}, { H5STORE_WORKERS: '1' }).workers).to.equal(1);
@@ -270,6 +270,14 @@ describe('serve --workers 2', function () {
     expect(got502, 'a 502 in 6 attempts').to.not.equal(undefined);
     expect(got502!.json.message).to.match(/stopped while answering/);
     await until(() => workerPids(srv.proc.pid!).length === 2, 15_000);
+  });
+
+  it('workers exit when their primary is killed', async () => {
+    const other = await startServer({ args: ['--workers', '2'] });
+    await until(() => workerPids(other.proc.pid!).length === 2, 10_000);
+    const pids = workerPids(other.proc.pid!);
+    other.proc.kill('SIGKILL');
+    await until(() => pids.every((p) => !alive(p)), 10_000);
   });
 
   it('finishes requests in flight on SIGTERM, then every process exits', async () => {
