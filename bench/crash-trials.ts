@@ -95,9 +95,9 @@ async function startServer(root: string, opts: CrashOptions): Promise<Server> {
   const dist = path.join(REPO, 'dist/cli.js');
   const args = opts.built && fs.existsSync(dist) ? [dist] : ['--import', 'tsx', path.join(REPO, 'src/cli.ts')];
   const spawnedAt = performance.now();
-  const proc = spawn(process.execPath, [...args, 'serve', '--root', root, '--port', '0', '--log-level', 'warn', '--workers', '1'], {
+  const proc = spawn(process.execPath, [...args, 'serve', '--root', root, '--port', '0', '--log-level', 'warn'], {
     cwd: REPO,
-    env: { ...process.env, H5STORE_FSYNC: opts.fsync, H5STORE_LOCK_WAIT_MS: '10000' },
+    env: { ...process.env, H5STORE_WORKERS: '1', H5STORE_FSYNC: opts.fsync, H5STORE_LOCK_WAIT_MS: '10000' },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let out = '';

@@ -34,8 +34,9 @@ interface Srv {
 }
 
 async function start(root: string, env: Record<string, string>): Promise<Srv> {
-  const proc = spawn(process.execPath, [path.join(SERVER, 'dist/cli.js'), 'serve', '--root', root, '--port', '0', '--log-level', 'warn', '--workers', '1'], {
-    env: { ...process.env, ...env },
+  const proc = spawn(process.execPath, [path.join(SERVER, 'dist/cli.js'), 'serve', '--root', root, '--port', '0', '--log-level', 'warn'], {
+    // one process (older builds given with --server do not know the flag; they ignore the variable)
+    env: { ...process.env, H5STORE_WORKERS: '1', ...env },
     stdio: ['ignore', 'pipe', 'inherit'],
   });
   const url = await new Promise<string>((resolve) =>
