@@ -190,6 +190,7 @@ function forward(req: IncomingMessage, res: ServerResponse, owner: number, domai
     done = true;
     if (!res.writableFinished) upstream?.destroy();
   });
+  req.on('error', () => upstream?.destroy()); // the client went away
   const attempt = () => {
     if (done) return;
     let piped = false;
@@ -209,11 +210,13 @@ function forward(req: IncomingMessage, res: ServerResponse, owner: number, domai
       for (const h of [...HOP_BY_HOP, 'transfer-encoding']) delete out[h];
       res.writeHead(pres.statusCode ?? 502, pres.statusMessage, out);
       pres.pipe(res);
-      pres.once('error', () => res.destroy());
+      pres.on('error', () => res.destroy());
       pres.once('aborted', () => res.destroy());
     });
-    preq.once('error', (e: NodeJS.ErrnoException) => {
-      if (done) return;
+    let failed = false;
+    preq.on('error', (e: NodeJS.ErrnoException) => {
+      if (done || failed) return;
+      failed = true;
       const refused = !piped && (e.code === 'ECONNREFUSED' || e.code === 'ENOENT');
       if (refused && performance.now() < deadline) {
         void sleep(50).then(attempt);
