@@ -26,7 +26,7 @@ function cpuSeconds(pid: number): number {
 }
 
 async function start(root: string, args: string[]): Promise<{ url: string; pid: number; stop: () => void }> {
-  const proc = spawn(process.execPath, [path.join(repo, 'dist/cli.js'), 'serve', '--root', root, '--port', '0', '--log-level', 'warn', '--exit-with-stdin', ...args], { stdio: ['pipe', 'pipe', 'inherit'] });
+  const proc = spawn(process.execPath, [path.join(repo, 'dist/cli.js'), 'serve', '--root', root, '--port', '0', '--log-level', 'warn', '--exit-with-stdin', '--workers', '1', ...args], { stdio: ['pipe', 'pipe', 'inherit'] });
   const url = await new Promise<string>((resolve, reject) => {
     let out = '';
     proc.stdout!.on('data', (b) => {

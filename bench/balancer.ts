@@ -24,7 +24,7 @@ const ROUNDS = Number(process.env.ROUNDS ?? 2);
 
 async function server(root: string): Promise<{ url: string; stop: () => Promise<void> }> {
   const cli = fs.existsSync(path.join(repo, 'dist/cli.js')) ? [path.join(repo, 'dist/cli.js')] : ['--import', 'tsx', path.join(repo, 'src/cli.ts')];
-  const proc = spawn(process.execPath, [...cli, 'serve', '--root', root, '--port', '0', '--log-level', 'warn', '--exit-with-stdin'], { cwd: repo, stdio: ['pipe', 'pipe', 'inherit'] });
+  const proc = spawn(process.execPath, [...cli, 'serve', '--root', root, '--port', '0', '--log-level', 'warn', '--exit-with-stdin', '--workers', '1'], { cwd: repo, stdio: ['pipe', 'pipe', 'inherit'] });
   const url = await new Promise<string>((resolve, reject) => {
     let out = '';
     proc.stdout!.on('data', (b) => {

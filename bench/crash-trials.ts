@@ -97,7 +97,7 @@ async function startServer(root: string, opts: CrashOptions): Promise<Server> {
   const spawnedAt = performance.now();
   const proc = spawn(process.execPath, [...args, 'serve', '--root', root, '--port', '0', '--log-level', 'warn'], {
     cwd: REPO,
-    env: { ...process.env, H5STORE_FSYNC: opts.fsync, H5STORE_LOCK_WAIT_MS: '10000' },
+    env: { ...process.env, H5STORE_WORKERS: '1', H5STORE_FSYNC: opts.fsync, H5STORE_LOCK_WAIT_MS: '10000' },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let out = '';

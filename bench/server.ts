@@ -1,7 +1,7 @@
 /**
  * Starting an h5store server for a benchmark: the built CLI (`npm run build`; the TypeScript
  * sources through tsx when there is no build), port 0, exiting with its stdin (so it never
- * outlives the benchmark). Not a benchmark itself.
+ * outlives the benchmark), one process (`--workers 1`; `args` may give `--workers N`). Not a benchmark itself.
  */
 import { spawn } from 'node:child_process';
 import fs from 'node:fs';
@@ -18,7 +18,7 @@ const repo = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 export async function startBenchServer(args: string[], env: Record<string, string> = {}): Promise<{ url: string; pid: number; stop: () => Promise<void> }> {
   const built = path.join(repo, 'dist/cli.js');
   const cli = fs.existsSync(built) ? [built] : ['--import', 'tsx', path.join(repo, 'src/cli.ts')];
-  const proc = spawn(process.execPath, [...cli, 'serve', '--port', '0', '--log-level', process.env.BENCH_LOG_LEVEL ?? 'warn', '--exit-with-stdin', ...args], {
+  const proc = spawn(process.execPath, [...cli, 'serve', '--port', '0', '--log-level', process.env.BENCH_LOG_LEVEL ?? 'warn', '--exit-with-stdin', '--workers', '1', ...args], {
     cwd: repo,
     env: { ...process.env, ...env },
     stdio: ['pipe', 'pipe', 'inherit'],

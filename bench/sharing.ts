@@ -35,7 +35,8 @@ interface Srv {
 
 async function start(root: string, env: Record<string, string>): Promise<Srv> {
   const proc = spawn(process.execPath, [path.join(SERVER, 'dist/cli.js'), 'serve', '--root', root, '--port', '0', '--log-level', 'warn'], {
-    env: { ...process.env, ...env },
+    // one process (older builds given with --server do not know the flag; they ignore the variable)
+    env: { ...process.env, H5STORE_WORKERS: '1', ...env },
     stdio: ['ignore', 'pipe', 'inherit'],
   });
   const url = await new Promise<string>((resolve) =>

@@ -15,6 +15,7 @@ import { securityHeaders } from './http/headers.js';
 import { H5STORE_VERSION } from './version.js';
 import type { Deps } from './http/deps.js';
 import { type Ops, createOps, opsMiddleware, opsRoutes, registerUsersFileCheck } from './http/ops.js';
+import { forwardedClient } from './http/forwarded.js';
 import { errorMiddleware } from './http/present.js';
 import { type Route, mountRoutes } from './http/routeTable.js';
 import { aclRoutes } from './http/routes/acls.js';
@@ -69,6 +70,12 @@ export function createApp(deps: Deps, ops: Ops = createOps(deps.store)): Koa {
   registerUsersFileCheck(ops, deps.auth);
   mountRoutes(router, [...routeTable(deps), ...opsRoutes(ops, deps.config)], makeGuard(deps));
 
+  app.use((ctx, next) => {
+    // a write forwarded by another worker (serve --workers N): the client's address, not the socket's
+    const ip = forwardedClient.get(ctx.req);
+    if (ip !== undefined) ctx.request.ip = ip;
+    return next();
+  });
   app.use(securityHeaders(H5STORE_VERSION));
   app.use(opsMiddleware(ops, deps.logger));
   app.use(errorMiddleware(deps.logger, deps.store.paths.root));

@@ -4,7 +4,7 @@
  *
  *   h5store serve [--root DIR] [--port N] [--host ADDR] [--config FILE] [--users-file FILE] ...
  *                 [--mount /archive=s3://bucket/prefix ...] [--s3-endpoint URL]
- *                 [--metrics-access public|user|off] [--metrics-port N]
+ *                 [--metrics-access public|user|off] [--metrics-port N] [--workers N]
  *   h5store samples [--root DIR]          write the sample domains and exit
  *   h5store user add|remove|passwd NAME    users (password from a prompt, or stdin when piped)
  *   h5store user list
@@ -16,6 +16,7 @@
  * the same users file as `serve` (`--users-file`, H5STORE_USERS_FILE, or `usersFile` in the
  * config file).
  */
+import cluster from 'node:cluster';
 import { Command, Option } from 'commander';
 import { loadConfig } from './config.js';
 
@@ -42,9 +43,18 @@ common(program.command('serve').description('start the server'))
   .option('--s3-endpoint <url>', 'S3 endpoint URL for mounts (default: AWS)')
   .addOption(new Option('--metrics-access <who>', 'who may read GET /metrics').choices(['public', 'user', 'off']))
   .option('--metrics-port <port>', 'serve /metrics (and /healthz, /readyz) on this port instead')
+  .option('-w, --workers <n>', 'processes serving the port: reads on all of them, writes to a domain in one (default: one per core; 1: a single process)')
   .option('--exit-with-stdin', 'exit when standard input closes (for test harnesses)')
   .action(async (opts) => {
     const config = load(opts);
+    if (cluster.isWorker) {
+      await (await import('./cluster.js')).runWorker(config);
+      return;
+    }
+    if (config.workers > 1) {
+      await (await import('./cluster.js')).runPrimary(config, { exitWithStdin: !!opts.exitWithStdin });
+      return;
+    }
     const { startServer } = await import('./main.js');
     const running = await startServer(config);
     process.stdout.write(`h5store listening on ${running.url}\n`);
@@ -189,6 +199,7 @@ function load(opts: Record<string, unknown>) {
       s3Endpoint: opts.s3Endpoint,
       metricsAccess: opts.metricsAccess,
       metricsPort: opts.metricsPort,
+      workers: opts.workers,
       usersFile: opts.usersFile,
       adminUser: opts.adminUser,
       defaultAcl: opts.defaultAcl,

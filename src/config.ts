@@ -3,6 +3,7 @@
  * (JSON) > defaults. See docs/configuration.md for every setting.
  */
 import fs from 'node:fs';
+import os from 'node:os';
 import { z } from 'zod';
 import { parseMountSpecs } from './store/mountspec.js';
 
@@ -14,6 +15,11 @@ export const ConfigSchema = z
     root: z.string().min(1).default('./data'),
     port: z.coerce.number().int().min(0).max(65535).default(5101),
     host: z.string().min(1).default('127.0.0.1'),
+    /**
+     * Processes serving the port (`serve --workers N`, src/cluster.ts): reads are answered by
+     * whichever gets the connection, writes by the one that owns the domain. Default: one per core.
+     */
+    workers: z.coerce.number().int().min(1).max(256).default(() => os.availableParallelism()),
     /** Base URL used in `hrefs` (default: from the request's Host header). */
     endpoint: z.string().url().optional(),
     logLevel: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),

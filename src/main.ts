@@ -2,9 +2,11 @@
  * Start the server: load the store, write samples when asked, listen; close every file on
  * SIGTERM/SIGINT.
  */
-import type { Server } from 'node:http';
+import http, { type RequestListener, type Server } from 'node:http';
+import type Koa from 'koa';
+import type { Route } from './http/routeTable.js';
 import { pino, type Logger } from 'pino';
-import { createApp } from './app.js';
+import { createApp, routeTable } from './app.js';
 import { Authenticator, authOptions } from './auth/authenticate.js';
 import { type Config, isLoopbackHost } from './config.js';
 import { addPluginPath } from './hdf5/lib.js';
@@ -26,14 +28,30 @@ export interface Running {
   ops: Ops;
   /** The metrics port's address, when `metricsPort` is set. */
   metricsUrl?: string;
+  /** The application (a worker serves it on its private socket too). */
+  app: Koa;
   close(): Promise<void>;
+  /**
+   * Stop accepting connections on the public ports and wait until the requests in flight are
+   * answered (idle keep-alive connections are closed; after `timeoutMs` every connection is).
+   * The store stays open: `close()` closes it.
+   */
+  drain(timeoutMs: number): Promise<void>;
+}
+
+/** How a worker of `serve --workers N` (src/cluster.ts) starts its server. */
+export interface WorkerOptions {
+  /** The worker's index: a `worker` label on every metric, and only worker 0 scans for interrupted writes. */
+  index: number;
+  /** The request listener of the public port, given the app's and its route table (forwards writes to their owner). */
+  listener(app: RequestListener, routes: Route[]): RequestListener;
 }
 
 /**
  * Start h5store with a configuration.
  * @throws Error when the port cannot be bound or the data directory cannot be created.
  */
-export async function startServer(config: Config, logger: Logger = pino({ level: config.logLevel })): Promise<Running> {
+export async function startServer(config: Config, logger: Logger = pino({ level: config.logLevel }), worker?: WorkerOptions): Promise<Running> {
   if (config.pluginPath) addPluginPath(config.pluginPath);
   // vfd.ts took HDF5_USE_FILE_LOCKING out of the environment (the store locks files itself).
   const locking = fileLockingWarning(hdf5FileLocking({ HDF5_USE_FILE_LOCKING: HDF5_FILE_LOCKING_ENV }));
@@ -53,6 +71,7 @@ export async function startServer(config: Config, logger: Logger = pino({ level:
       }),
   );
   const metrics = new Metrics();
+  if (worker) metrics.registry.setDefaultLabels({ worker: String(worker.index) });
   const store = new Store({
     root: config.root,
     idleCloseMs: config.idleCloseMs,
@@ -86,8 +105,11 @@ export async function startServer(config: Config, logger: Logger = pino({ level:
       logger.warn(`no users file while listening on ${config.host}: every request is the user "default", read-only; add users (h5store user add NAME --users-file FILE) and pass --users-file to allow writes`);
     }
   }
-  const app = createApp({ config, store, logger, auth, startTime: Math.floor(Date.now() / 1000) }, ops);
-  const server = app.listen(config.port, config.host);
+  const deps = { config, store, logger, auth, startTime: Math.floor(Date.now() / 1000) };
+  const app = createApp(deps, ops);
+  const routes = routeTable(deps);
+  const server = worker ? http.createServer(worker.listener(app.callback(), routes)) : http.createServer(app.callback());
+  server.listen(config.port, config.host);
   await new Promise<void>((resolve, reject) => {
     server.once('listening', resolve);
     server.once('error', reject);
@@ -103,7 +125,7 @@ export async function startServer(config: Config, logger: Logger = pino({ level:
   );
   // Writes interrupted by a crash are rolled back on first use of their file anyway; this scan
   // repairs them (and logs it) for other programs too, without delaying the first request.
-  void store.recoverInterrupted().then(
+  if (!worker || worker.index === 0) void store.recoverInterrupted().then(
     (n) => n > 0 && logger.warn({ repaired: n }, 'repaired files whose writes a crash interrupted'),
     (e: Error) => logger.warn({ err: e.message }, 'start-up scan for interrupted writes failed'),
   );
@@ -121,5 +143,26 @@ export async function startServer(config: Config, logger: Logger = pino({ level:
     await Promise.all(closing);
     store.close();
   };
-  return { server, store, logger, url, ops, metricsUrl: metricsServer?.url, close };
+  const drain = async (timeoutMs: number) => {
+    const t0 = performance.now();
+    const servers = [server, ...(metricsServer ? [metricsServer.server] : [])];
+    await Promise.all(
+      servers.map(
+        (s) =>
+          new Promise<void>((resolve) => {
+            // A connection that finishes its request while we wait is closed at the next tick.
+            const tick = setInterval(() => {
+              s.closeIdleConnections();
+              if (performance.now() - t0 > timeoutMs) s.closeAllConnections();
+            }, 50);
+            s.close(() => {
+              clearInterval(tick);
+              resolve();
+            });
+            s.closeIdleConnections();
+          }),
+      ),
+    );
+  };
+  return { server, store, logger, url, ops, metricsUrl: metricsServer?.url, app, close, drain };
 }
