@@ -81,6 +81,12 @@ export const ConfigSchema = z
     maxAttributeBytes: z.coerce.number().int().min(1024).default(16 * MiB),
     /** Largest value a broadcast write (`element_count`) builds in memory (bytes). */
     maxBroadcastBytes: z.coerce.number().int().min(1024).default(256 * MiB),
+    /**
+     * Reads of at least this many bytes from chunked datasets filtered only with deflate,
+     * shuffle and Fletcher-32 decode their chunks in parallel off the main thread (0: all such
+     * reads; docs/architecture.md "Values").
+     */
+    parallelChunkMinBytes: z.coerce.number().int().min(0).default(1 * MiB),
     /** Deepest nesting of arrays and objects in a JSON request body. */
     maxJsonDepth: z.coerce.number().int().min(8).max(10_000).default(100),
     /** Owner reported for domains and folders without a recorded owner. */

@@ -84,6 +84,7 @@ export async function startServer(config: Config, logger: Logger = pino({ level:
     maxSelectionBytes: config.maxSelectionBytes,
     maxAttributeBytes: config.maxAttributeBytes,
     maxBroadcastBytes: config.maxBroadcastBytes,
+    parallelChunkMinBytes: config.parallelChunkMinBytes,
     lockWaitMs: config.lockWaitMs,
     fsync: config.fsync,
     statCacheMs: config.statCacheMs,

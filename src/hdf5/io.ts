@@ -510,6 +510,19 @@ export async function readDatasetOnWorker(did: Hid, type: TypeJson, memType: Hid
   return buf;
 }
 
+/**
+ * Whether a dataset's file type is the type `tid` exactly (`H5Tequal`): then `H5Dread` into
+ * `tid` converts nothing and the stored bytes are the bytes read.
+ */
+export function datasetTypeEquals(did: Hid, tid: Hid): boolean {
+  const ft = H5.H5Dget_type(did);
+  try {
+    return H5.H5Tequal(ft, tid) as boolean;
+  } finally {
+    H5.H5Tclose(ft);
+  }
+}
+
 /** Creation properties of an open dataset; `type` (its type JSON) when the caller has it. */
 export function describeCreationOf(did: Hid, type?: TypeJson, refs?: RefCodec): DatasetCreation {
   const dcpl = H5.H5Dget_create_plist(did);

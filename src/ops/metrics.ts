@@ -11,6 +11,7 @@
  * | `h5store_open_files` / `h5store_open_hdf5_ids` | gauge | |
  * | `h5store_lock_wait_seconds` | histogram | lock (`domain`: in-process readers-writer lock, contended waits; `file`: cross-process lock, every write) |
  * | `h5store_lock_refusals_total` | counter | lock (`file`, `hdf5`) |
+ * | `h5store_parallel_chunk_reads_total` | counter | (value reads whose chunks were decoded in parallel) |
  * | `h5store_s3_requests_total` / `h5store_s3_fetched_bytes_total` | counter | mount, op |
  * | `h5store_build_info` | gauge (1) | version, hdf5_version, node_version, commit |
  * | `nodejs_eventloop_lag_seconds` (+ `_p50`, `_p90`, `_p99`, `_max`...), `process_*`, `nodejs_*` | prom-client's default metrics | |
@@ -21,6 +22,7 @@ import { LIB_INFO } from '../hdf5/lib.js';
 import type { StoreObserver } from '../store/files.js';
 import type { S3Mount } from '../store/s3mount.js';
 import type { Store } from '../store/store.js';
+import { parallelChunkReads } from '../store/values/chunked.js';
 
 /** The package version (package.json beside src/ or dist/). */
 export const VERSION: string = (() => {
@@ -114,6 +116,15 @@ export class Metrics {
       registers,
       collect() {
         this.set(store.openIdCount());
+      },
+    });
+    new Counter({
+      name: 'h5store_parallel_chunk_reads_total',
+      help: 'Value reads whose compressed chunks were decoded in parallel off the main thread (src/store/values/chunked.ts)',
+      registers,
+      collect() {
+        this.reset();
+        this.inc(parallelChunkReads());
       },
     });
     const s3 = store.mounts.filter((m): m is S3Mount => 'stats' in m);

@@ -27,6 +27,11 @@ export interface Limits {
   maxAttributeBytes: number;
   /** Largest value built in memory from a broadcast (`element_count`) write (bytes). */
   maxBroadcastBytes: number;
+  /**
+   * Smallest read (bytes) of a deflate/shuffle/Fletcher-32 chunked dataset whose chunks are
+   * decoded in parallel off the main thread (src/store/values/chunked.ts); 0: every such read.
+   */
+  parallelChunkMinBytes: number;
 }
 
 const MiB = 1024 * 1024;
@@ -41,6 +46,7 @@ export const DEFAULT_LIMITS: Limits = {
   maxSelectionBytes: 16 * GiB,
   maxAttributeBytes: 16 * MiB,
   maxBroadcastBytes: 256 * MiB,
+  parallelChunkMinBytes: 1 * MiB,
 };
 
 /** Bytes of `n` elements of `itemSize` bytes, as a number (may exceed 2^53 only in theory). */

@@ -59,6 +59,7 @@ export interface StoreOptions {
   maxSelectionBytes?: number;
   maxAttributeBytes?: number;
   maxBroadcastBytes?: number;
+  parallelChunkMinBytes?: number;
   /** Longest wait for a file another process holds, then 503 (ms; default 5000). */
   lockWaitMs?: number;
   /** fsync policy of writes (default `always`). */
@@ -169,6 +170,7 @@ export class Store {
       maxSelectionBytes: opts.maxSelectionBytes ?? DEFAULT_LIMITS.maxSelectionBytes,
       maxAttributeBytes: opts.maxAttributeBytes ?? DEFAULT_LIMITS.maxAttributeBytes,
       maxBroadcastBytes: opts.maxBroadcastBytes ?? DEFAULT_LIMITS.maxBroadcastBytes,
+      parallelChunkMinBytes: opts.parallelChunkMinBytes ?? DEFAULT_LIMITS.parallelChunkMinBytes,
     };
     this.pagePool = new PagePool(opts.pageBytes);
   }

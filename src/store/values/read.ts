@@ -17,6 +17,7 @@ import { type Selection, pageHyperslab, parsePoints, parseSelect, pointsFromBina
 import type { DomainFile } from '../domainFile.js';
 import { bytesOf, checkSelectionBytes } from '../limits.js';
 import type { PagePool } from '../pagepool.js';
+import { type ChunkedReadCandidate, parallelEligible, readChunksParallel } from './chunked.js';
 import { fieldSubset, pickElements, pointSelection, refuseMissingFilters, storageErrors, toSpaceSelection, type ValueLimits } from './common.js';
 
 /** How a read selects elements. */
@@ -135,7 +136,7 @@ export function planRead(f: DomainFile, id: string, req: ReadRequest, limits: Va
     // thread by `prefetch` (src/hdf5/heavy.ts) before the pages are asked for.
     const heavy = creation.layout === C.H5D_CHUNKED && bytesOf(creation.chunks ?? [], memSize(fullType)) > limits.maxChunkBytes;
     let prefetched: ValuePage | undefined;
-    const prefetch =
+    let prefetch: (() => Promise<void>) | undefined =
       heavy && fixed && count > 0 && bytes <= limits.pageBytes
         ? async (): Promise<void> => {
             const ps =
@@ -157,6 +158,29 @@ export function planRead(f: DomainFile, id: string, req: ReadRequest, limits: Va
             prefetched = { wire: ps?.order ? pickElements(wire, type, ps.count, ps.order) : wire, count };
           }
         : undefined;
+    // A read of a deflate/shuffle/Fletcher-32 chunked dataset: chunks decoded in parallel off
+    // the main thread (chunked.ts); when it declines (an unallocated chunk), the pages below.
+    if (!prefetch && !points && !scalar && sel!.isHyperslab && count > 0 && f.handle.local) {
+      const s = sel!.sel as { start: number; step: number; count: number }[];
+      const candidate: ChunkedReadCandidate = {
+        did,
+        type,
+        memType,
+        creation,
+        slab: { start: s.map((x) => x.start), step: s.map((x) => x.step), count: s.map((x) => x.count) },
+        itemSize: msize,
+        bytes,
+        local: true,
+      };
+      const lim = { minBytes: limits.parallelChunkMinBytes, maxBytes: limits.pageBytes, maxChunkBytes: limits.maxChunkBytes };
+      const dims = parallelEligible(candidate, lim);
+      if (dims) {
+        prefetch = async () => {
+          const wire = await readChunksParallel(candidate, dims, lim);
+          if (wire) prefetched = { wire, count };
+        };
+      }
+    }
     function* pages(pool?: PagePool): Generator<ValuePage> {
       if (count === 0) return;
       if (prefetched) {

@@ -1,0 +1,85 @@
+/**
+ * A chunk decoding thread (src/store/values/decodePool.ts): undoes deflate (zlib), shuffle and
+ * Fletcher-32 on stored chunks, last filter first, skipping those a chunk's filter mask names,
+ * and copies each chunk's part of the selection into the shared result. No libhdf5 here: the
+ * main thread read the stored bytes (`H5Dread_chunk`).
+ */
+import { parentPort } from 'node:worker_threads';
+import { inflateSync } from 'node:zlib';
+import { stripFletcher32, unshuffle } from '../../codec/filters.js';
+import { type ChunkRun, copyChunkPart } from '../../selection/chunks.js';
+
+/** One batch of chunks of one read (the pool's message). */
+export interface DecodeBatch {
+  id: number;
+  /** The result, `prod(outShape) * itemSize` bytes, shared with the main thread. */
+  out: SharedArrayBuffer;
+  itemSize: number;
+  chunkDims: number[];
+  outShape: number[];
+  /** The pipeline in file order: filter id and client data value 0 (shuffle: element size). */
+  filters: { id: number; cd0: number }[];
+  chunks: { raw: ArrayBuffer; size: number; mask: number; pick: ChunkRun[]; offset: number[] }[];
+}
+
+/** The answer: `error` names the first chunk that could not be decoded, and why. */
+export interface DecodeDone {
+  id: number;
+  error?: string;
+}
+
+/**
+ * Decode one stored chunk.
+ * @returns the chunk's elements (`chunkBytes` bytes)
+ * @throws Error with the reason (the caller names the chunk)
+ */
+export function decodeChunk(raw: Buffer, mask: number, filters: { id: number; cd0: number }[], chunkBytes: number, itemSize: number): Buffer {
+  let buf = raw;
+  for (let i = filters.length - 1; i >= 0; i--) {
+    if ((mask >>> i) & 1) continue;
+    const f = filters[i]!;
+    if (f.id === 3) {
+      const data = stripFletcher32(buf);
+      if (!data) throw new Error('data error detected by Fletcher32 checksum');
+      buf = data;
+    } else if (f.id === 1) {
+      try {
+        buf = inflateSync(buf, { chunkSize: Math.max(64, chunkBytes + 64), maxOutputLength: Math.max(1, chunkBytes) });
+      } catch (e) {
+        throw new Error(`deflate: ${(e as Error).message}`);
+      }
+    } else if (f.id === 2) {
+      buf = unshuffle(buf, f.cd0 || itemSize);
+    } else {
+      throw new Error(`filter ${f.id} is not decoded here`);
+    }
+  }
+  if (buf.length !== chunkBytes) throw new Error(`it decodes to ${buf.length} bytes instead of ${chunkBytes}`);
+  return buf;
+}
+
+/** Decode a batch into its shared result. @returns the answer to post */
+export function decodeBatch(b: DecodeBatch): DecodeDone {
+  const out = new Uint8Array(b.out);
+  const chunkBytes = b.chunkDims.reduce((a, x) => a * x, 1) * b.itemSize;
+  for (const c of b.chunks) {
+    let chunk: Buffer;
+    try {
+      chunk = decodeChunk(Buffer.from(c.raw, 0, c.size), c.mask, b.filters, chunkBytes, b.itemSize);
+    } catch (e) {
+      return { id: b.id, error: `The stored chunk at [${c.offset.join(', ')}] of this dataset cannot be decoded (the file is damaged): ${(e as Error).message}` };
+    }
+    copyChunkPart(chunk, out, c.pick, b.chunkDims, b.outShape, b.itemSize);
+  }
+  return { id: b.id };
+}
+
+parentPort?.on('message', (b: DecodeBatch) => {
+  let done: DecodeDone;
+  try {
+    done = decodeBatch(b);
+  } catch (e) {
+    done = { id: b.id, error: `Decoding chunks failed: ${(e as Error).message}` };
+  }
+  parentPort!.postMessage(done);
+});
