@@ -47,6 +47,7 @@ with h5py.File(sys.argv[1], 'w') as f:
     f.create_dataset('scaleoffset', data=a, chunks=(8, 10), scaleoffset=0)
     f.create_dataset('lzf', data=a, chunks=(8, 10), compression='lzf')
     f.create_dataset('nofilter', data=a, chunks=(8, 10))
+    f.create_dataset('mib', data=rng.integers(-10**9, 10**9, size=(600, 700), dtype='<i4').astype('>i4'), chunks=(100, 100), compression='gzip', shuffle=True)
 `;
 
 /** h5py's bytes of `name[sel]` (hex), for each [name, sel]. */
@@ -182,14 +183,21 @@ describe('parallel reads of compressed chunks (issue #9 target 3)', function () 
     expect((await parallelReads()) - before).to.equal(0);
   });
 
-  it('with the default threshold (1 MiB), small reads keep to the ordinary read', async () => {
+  it('with the default threshold (1 MiB), small reads keep to the ordinary read and larger ones do not', async () => {
     const other = await startServer({ root: server.root });
     try {
       const o = new Client(other.url, '/c.h5');
+      const count = async () => Number(/^h5store_parallel_chunk_reads_total (\d+)/m.exec((await o.get('/metrics')).text)?.[1]);
       const r = await o.get(`/datasets/${ids.get('gzip')}/value`, { select: '[0:37,0:45]' }, { accept: 'application/octet-stream' });
       expect(r.status).to.equal(200);
-      const m = /^h5store_parallel_chunk_reads_total (\d+)/m.exec((await o.get('/metrics')).text);
-      expect(Number(m?.[1])).to.equal(0);
+      expect(await count()).to.equal(0);
+      const want = pythonJson(READ, [file, JSON.stringify([['mib', '[0:600,0:700]'], ['mib', '[50:550,1:700:2]']])]) as string[];
+      for (const [i, sel] of ['[0:600,0:700]', '[50:550,1:700:2]'].entries()) {
+        const big = await o.get(`/datasets/${ids.get('mib')}/value`, { select: sel }, { accept: 'application/octet-stream' });
+        expect(big.status).to.equal(200);
+        expect(big.body.toString('hex') === want[i], `mib${sel}`).to.equal(true);
+      }
+      expect(await count()).to.equal(1); // 500x350x4 bytes is under 1 MiB
     } finally {
       await other.stop();
     }
