@@ -154,6 +154,16 @@ describe('parallel reads of compressed chunks (issue #9 target 3)', function () 
     expect((await binary('gzip', '[0:37,0:45]')).status).to.equal(200);
   });
 
+  it('concurrent reads share the decoding threads and each gets its own bytes', async () => {
+    const pairs: [string, string][] = [];
+    for (const t of ['i1', 'i8', 'f4', 'f8']) for (const s of ['[0:37,0:45]', '[1:37:3,2:45:4]']) pairs.push([`t_${t}_be`, s]);
+    const want = pythonJson(READ, [file, JSON.stringify(pairs)]) as string[];
+    const before = await parallelReads();
+    const got = await Promise.all(pairs.map(([n, s]) => binary(n, s)));
+    got.forEach((r, i) => expect(r.body.toString('hex'), pairs[i]!.join('')).to.equal(want[i]));
+    expect((await parallelReads()) - before).to.equal(pairs.length);
+  });
+
   it('JSON reads take the same path and give the same values', async () => {
     const r = await c.get(`/datasets/${ids.get('t_f8_be')}/value`, { select: '[1:37:3,2:45:4]' });
     expect(r.status).to.equal(200);
