@@ -47,6 +47,7 @@ with h5py.File(sys.argv[1], 'w') as f:
     f.create_dataset('scaleoffset', data=a, chunks=(8, 10), scaleoffset=0)
     f.create_dataset('lzf', data=a, chunks=(8, 10), compression='lzf')
     f.create_dataset('nofilter', data=a, chunks=(8, 10))
+    f.create_dataset('mib_flat', data=(np.arange(600 * 700) % 10).astype('<i4').reshape(600, 700), chunks=(100, 100), compression='gzip')
     f.create_dataset('mib', data=rng.integers(-10**9, 10**9, size=(600, 700), dtype='<i4').astype('>i4'), chunks=(100, 100), compression='gzip', shuffle=True)
 `;
 
@@ -193,7 +194,7 @@ describe('parallel reads of compressed chunks (issue #9 target 3)', function () 
     expect((await parallelReads()) - before).to.equal(0);
   });
 
-  it('with the default threshold (1 MiB), small reads keep to the ordinary read and larger ones do not', async () => {
+  it('with the default threshold (1 MiB), small reads and chunks compressed over 20:1 keep to the ordinary read, others do not', async () => {
     const other = await startServer({ root: server.root });
     try {
       const o = new Client(other.url, '/c.h5');
@@ -208,6 +209,11 @@ describe('parallel reads of compressed chunks (issue #9 target 3)', function () 
         expect(big.body.toString('hex') === want[i], `mib${sel}`).to.equal(true);
       }
       expect(await count()).to.equal(1); // 500x350x4 bytes is under 1 MiB
+      // compressed more than 20:1: H5Dread
+      const flat = await o.get(`/datasets/${ids.get('mib_flat')}/value`, { select: '[0:600,0:700]' }, { accept: 'application/octet-stream' });
+      expect(flat.status).to.equal(200);
+      expect(flat.body.readInt32LE(4 * 699)).to.equal(9);
+      expect(await count()).to.equal(1);
     } finally {
       await other.stop();
     }
