@@ -82,9 +82,10 @@ export const ConfigSchema = z
     /** Largest value a broadcast write (`element_count`) builds in memory (bytes). */
     maxBroadcastBytes: z.coerce.number().int().min(1024).default(256 * MiB),
     /**
-     * Reads of at least this many bytes from chunked datasets filtered only with deflate,
-     * shuffle and Fletcher-32 decode their chunks in parallel off the main thread (0: all such
-     * reads; docs/architecture.md "Values").
+     * Reads of at least this many bytes (at most `pageBytes`) from chunked datasets filtered
+     * only with deflate, shuffle and Fletcher-32 decode their chunks in parallel off the main
+     * thread unless compressed more than 20:1 (0: every such read, whatever its size or ratio;
+     * docs/architecture.md "Values").
      */
     parallelChunkMinBytes: z.coerce.number().int().min(0).default(1 * MiB),
     /** Deepest nesting of arrays and objects in a JSON request body. */

@@ -47,6 +47,8 @@ with h5py.File(sys.argv[1], 'w') as f:
     f.create_dataset('scaleoffset', data=a, chunks=(8, 10), scaleoffset=0)
     f.create_dataset('lzf', data=a, chunks=(8, 10), compression='lzf')
     f.create_dataset('nofilter', data=a, chunks=(8, 10))
+    f.create_dataset('mib_flat', data=(np.arange(600 * 700) % 10).astype('<i4').reshape(600, 700), chunks=(100, 100), compression='gzip')
+    f.create_dataset('mib', data=rng.integers(-10**9, 10**9, size=(600, 700), dtype='<i4').astype('>i4'), chunks=(100, 100), compression='gzip', shuffle=True)
 `;
 
 /** h5py's bytes of `name[sel]` (hex), for each [name, sel]. */
@@ -153,6 +155,16 @@ describe('parallel reads of compressed chunks (issue #9 target 3)', function () 
     expect((await binary('gzip', '[0:37,0:45]')).status).to.equal(200);
   });
 
+  it('concurrent reads share the decoding threads and each gets its own bytes', async () => {
+    const pairs: [string, string][] = [];
+    for (const t of ['i1', 'i8', 'f4', 'f8']) for (const s of ['[0:37,0:45]', '[1:37:3,2:45:4]']) pairs.push([`t_${t}_be`, s]);
+    const want = pythonJson(READ, [file, JSON.stringify(pairs)]) as string[];
+    const before = await parallelReads();
+    const got = await Promise.all(pairs.map(([n, s]) => binary(n, s)));
+    got.forEach((r, i) => expect(r.body.toString('hex'), pairs[i]!.join('')).to.equal(want[i]));
+    expect((await parallelReads()) - before).to.equal(pairs.length);
+  });
+
   it('JSON reads take the same path and give the same values', async () => {
     const r = await c.get(`/datasets/${ids.get('t_f8_be')}/value`, { select: '[1:37:3,2:45:4]' });
     expect(r.status).to.equal(200);
@@ -182,14 +194,26 @@ describe('parallel reads of compressed chunks (issue #9 target 3)', function () 
     expect((await parallelReads()) - before).to.equal(0);
   });
 
-  it('with the default threshold (1 MiB), small reads keep to the ordinary read', async () => {
+  it('with the default threshold (1 MiB), small reads and chunks compressed over 20:1 keep to the ordinary read, others do not', async () => {
     const other = await startServer({ root: server.root });
     try {
       const o = new Client(other.url, '/c.h5');
+      const count = async () => Number(/^h5store_parallel_chunk_reads_total (\d+)/m.exec((await o.get('/metrics')).text)?.[1]);
       const r = await o.get(`/datasets/${ids.get('gzip')}/value`, { select: '[0:37,0:45]' }, { accept: 'application/octet-stream' });
       expect(r.status).to.equal(200);
-      const m = /^h5store_parallel_chunk_reads_total (\d+)/m.exec((await o.get('/metrics')).text);
-      expect(Number(m?.[1])).to.equal(0);
+      expect(await count()).to.equal(0);
+      const want = pythonJson(READ, [file, JSON.stringify([['mib', '[0:600,0:700]'], ['mib', '[50:550,1:700:2]']])]) as string[];
+      for (const [i, sel] of ['[0:600,0:700]', '[50:550,1:700:2]'].entries()) {
+        const big = await o.get(`/datasets/${ids.get('mib')}/value`, { select: sel }, { accept: 'application/octet-stream' });
+        expect(big.status).to.equal(200);
+        expect(big.body.toString('hex') === want[i], `mib${sel}`).to.equal(true);
+      }
+      expect(await count()).to.equal(1); // 500x350x4 bytes is under 1 MiB
+      // compressed more than 20:1: H5Dread
+      const flat = await o.get(`/datasets/${ids.get('mib_flat')}/value`, { select: '[0:600,0:700]' }, { accept: 'application/octet-stream' });
+      expect(flat.status).to.equal(200);
+      expect(flat.body.readInt32LE(4 * 699)).to.equal(9);
+      expect(await count()).to.equal(1);
     } finally {
       await other.stop();
     }

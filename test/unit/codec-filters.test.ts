@@ -39,6 +39,31 @@ describe('codec: unshuffle', () => {
   }
 });
 
+describe('codec: unshuffle, word-wise and byte-wise paths agree with a naive reference', () => {
+  const naive = (src: Uint8Array, size: number) => {
+    const n = Math.floor(src.length / size);
+    const out = Buffer.from(src);
+    for (let i = 0; i < n; i++) for (let b = 0; b < size; b++) out[i * size + b] = src[b * n + i]!;
+    return out;
+  };
+  for (const size of [2, 4, 8, 12, 16, 3, 6]) {
+    for (const n of [4, 1024, 1026]) {
+      it(`element size ${size}, ${n} elements, aligned and misaligned buffers`, () => {
+        const shuffled = bytes(size * n, (i) => i * 131 + (i >> 7));
+        const want = naive(shuffled, size);
+        const aligned = new Uint8Array(new ArrayBuffer(shuffled.length));
+        aligned.set(shuffled);
+        expect(unshuffle(aligned, size).equals(want), 'aligned').to.equal(true);
+        const mis = new Uint8Array(new ArrayBuffer(shuffled.length + 1), 1);
+        mis.set(shuffled);
+        expect(unshuffle(mis, size).equals(want), 'misaligned source').to.equal(true);
+        const into = Buffer.from(new ArrayBuffer(shuffled.length + 2), 2, shuffled.length);
+        expect(unshuffle(aligned, size, into).equals(want), 'misaligned destination').to.equal(true);
+      });
+    }
+  }
+});
+
 describe('codec: fletcher32 (as libhdf5 1.10.8 stores it)', () => {
   const cases: { name: string; data: Uint8Array; sum: number }[] = [
     { name: 'one byte 0xab', data: Uint8Array.from([0xab]), sum: 0xab00ab00 },

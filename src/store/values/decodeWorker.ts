@@ -28,9 +28,13 @@ export interface DecodeDone {
   error?: string;
 }
 
+/** Scratch space of this thread for unshuffled chunks (the result of `decodeChunk` may live here). */
+let scratch = Buffer.alloc(0);
+
 /**
  * Decode one stored chunk.
- * @returns the chunk's elements (`chunkBytes` bytes)
+ * @returns the chunk's elements (`chunkBytes` bytes); may be this thread's scratch space, valid
+ *   until the next call
  * @throws Error with the reason (the caller names the chunk)
  */
 export function decodeChunk(raw: Buffer, mask: number, filters: { id: number; cd0: number }[], chunkBytes: number, itemSize: number): Buffer {
@@ -49,7 +53,10 @@ export function decodeChunk(raw: Buffer, mask: number, filters: { id: number; cd
         throw new Error(`deflate: ${(e as Error).message}`);
       }
     } else if (f.id === 2) {
-      buf = unshuffle(buf, f.cd0 || itemSize);
+      // into this thread's scratch buffer (no fresh allocation per chunk); used before the next
+      if (scratch.length < buf.length) scratch = Buffer.from(new ArrayBuffer(buf.length));
+      const into = scratch.subarray(0, buf.length);
+      buf = unshuffle(buf, f.cd0 || itemSize, buf === into ? undefined : into);
     } else {
       throw new Error(`filter ${f.id} is not decoded here`);
     }

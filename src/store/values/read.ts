@@ -159,7 +159,8 @@ export function planRead(f: DomainFile, id: string, req: ReadRequest, limits: Va
           }
         : undefined;
     // A read of a deflate/shuffle/Fletcher-32 chunked dataset: chunks decoded in parallel off
-    // the main thread (chunked.ts); when it declines (an unallocated chunk), the pages below.
+    // the main thread (chunked.ts); when it declines (an unallocated chunk, chunks compressed
+    // more than 20:1, too many or too few chunks), the pages below.
     if (!prefetch && !points && !scalar && sel!.isHyperslab && count > 0 && f.handle.local) {
       const s = sel!.sel as { start: number; step: number; count: number }[];
       const candidate: ChunkedReadCandidate = {
