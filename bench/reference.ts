@@ -9,9 +9,9 @@
  *   as h5store's streaming does (the loopback limit for large reads);
  * - `PUT /sink` reads a request body and drops it (the loopback limit for uploads).
  */
-import { spawn } from 'node:child_process';
 import http from 'node:http';
 import { fileURLToPath } from 'node:url';
+import { spawnListening } from './server.js';
 
 const SLICE = 4 * 1024 * 1024;
 
@@ -79,26 +79,8 @@ function serve(): void {
  * Start the reference server as a child process (exits with the benchmark: its stdin).
  * @returns its URL, process id and `stop`
  */
-export async function startReference(): Promise<{ url: string; pid: number; stop: () => Promise<void> }> {
-  const proc = spawn(process.execPath, ['--import', 'tsx', fileURLToPath(import.meta.url), 'serve'], { stdio: ['pipe', 'pipe', 'inherit'] });
-  const url = await new Promise<string>((resolve, reject) => {
-    let out = '';
-    proc.stdout!.on('data', (b) => {
-      out += b;
-      const m = /listening on (\S+)/.exec(out);
-      if (m) resolve(m[1]);
-    });
-    proc.once('exit', (c) => reject(new Error(`reference server exited ${c}`)));
-  });
-  const exited = new Promise<void>((r) => proc.once('exit', () => r()));
-  return {
-    url,
-    pid: proc.pid!,
-    stop: () => {
-      proc.kill('SIGTERM');
-      return exited;
-    },
-  };
+export function startReference(): Promise<{ url: string; pid: number; stop: () => Promise<void> }> {
+  return spawnListening(['--import', 'tsx', fileURLToPath(import.meta.url), 'serve']);
 }
 
 if (process.argv[2] === 'serve') serve();

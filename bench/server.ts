@@ -18,7 +18,17 @@ const repo = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 export async function startBenchServer(args: string[], env: Record<string, string> = {}): Promise<{ url: string; pid: number; stop: () => Promise<void> }> {
   const built = path.join(repo, 'dist/cli.js');
   const cli = fs.existsSync(built) ? [built] : ['--import', 'tsx', path.join(repo, 'src/cli.ts')];
-  const proc = spawn(process.execPath, [...cli, 'serve', '--port', '0', '--log-level', process.env.BENCH_LOG_LEVEL ?? 'warn', '--exit-with-stdin', '--workers', '1', ...args], {
+  return spawnListening([...cli, 'serve', '--port', '0', '--log-level', process.env.BENCH_LOG_LEVEL ?? 'warn', '--exit-with-stdin', '--workers', '1', ...args], env);
+}
+
+/**
+ * Spawn `node <nodeArgs>` (stdin a pipe: it exits with the benchmark) and wait for its
+ * "listening on <url>" line. Shared by the h5store server and the reference server.
+ * @returns its URL, process id and `stop` (SIGTERM, resolves at exit)
+ * @throws Error when the process exits before it listens
+ */
+export async function spawnListening(nodeArgs: string[], env: Record<string, string> = {}): Promise<{ url: string; pid: number; stop: () => Promise<void> }> {
+  const proc = spawn(process.execPath, nodeArgs, {
     cwd: repo,
     env: { ...process.env, ...env },
     stdio: ['pipe', 'pipe', 'inherit'],
@@ -30,7 +40,7 @@ export async function startBenchServer(args: string[], env: Record<string, strin
       const m = /listening on (\S+)/.exec(out);
       if (m) resolve(m[1]);
     });
-    proc.once('exit', (c) => reject(new Error(`server exited ${c}`)));
+    proc.once('exit', (c) => reject(new Error(`${nodeArgs.join(' ')} exited ${c}`)));
   });
   const exited = new Promise<void>((r) => proc.once('exit', () => r()));
   return {
