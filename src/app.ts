@@ -6,7 +6,6 @@
  * route table (each route behind the one authenticate-and-authorize guard; the ops routes
  * /healthz, /readyz, /metrics included) -> allowed methods (405/501).
  */
-import Router from '@koa/router';
 import Koa from 'koa';
 import querystring from 'node:querystring';
 import { makeGuard } from './http/auth.js';
@@ -17,7 +16,7 @@ import type { Deps } from './http/deps.js';
 import { type Ops, createOps, opsMiddleware, opsRoutes, registerUsersFileCheck } from './http/ops.js';
 import { forwardedClient } from './http/forwarded.js';
 import { errorMiddleware } from './http/present.js';
-import { type Route, mountRoutes } from './http/routeTable.js';
+import { type Route, routesMiddleware } from './http/routeTable.js';
 import { aclRoutes } from './http/routes/acls.js';
 import { attributeRoutes } from './http/routes/attributes.js';
 import { datasetRoutes } from './http/routes/datasets.js';
@@ -66,9 +65,7 @@ export function createApp(deps: Deps, ops: Ops = createOps(deps.store)): Koa {
   app.proxy = false;
   app.silent = true;
   memoizeQuery(app);
-  const router = new Router();
   registerUsersFileCheck(ops, deps.auth);
-  mountRoutes(router, [...routeTable(deps), ...opsRoutes(ops, deps.config)], makeGuard(deps));
 
   app.use((ctx, next) => {
     // a write forwarded by another worker (serve --workers N): the client's address, not the socket's
@@ -81,7 +78,6 @@ export function createApp(deps: Deps, ops: Ops = createOps(deps.store)): Koa {
   app.use(errorMiddleware(deps.logger, deps.store.paths.root));
   app.use(corsMiddleware(deps.config.corsOrigins));
   app.use(viewerMiddleware(deps)); // before the route table's guard: the viewer's files need no credentials
-  app.use(router.routes());
-  app.use(router.allowedMethods());
+  app.use(routesMiddleware([...routeTable(deps), ...opsRoutes(ops, deps.config)], makeGuard(deps), { allowedMethods: true }));
   return app;
 }

@@ -7,7 +7,6 @@
  * table, behind the guard that authenticates (and sets `ctx.state.user = { name }`, which the
  * request log and `metricsAccess: user` use).
  */
-import Router from '@koa/router';
 import crypto from 'node:crypto';
 import http from 'node:http';
 import Koa, { type Context, type Next } from 'koa';
@@ -20,7 +19,7 @@ import { Readiness, checkDirectory } from '../ops/readiness.js';
 import type { Store } from '../store/store.js';
 import { requestStarted } from './inflight.js';
 import { errorMiddleware, sendJson } from './present.js';
-import { type Route, mountRoutes, route } from './routeTable.js';
+import { type Route, route, routesMiddleware } from './routeTable.js';
 
 /** What the operations endpoints work with; other modules register readiness checks on it. */
 export interface Ops {
@@ -101,14 +100,12 @@ export function opsMiddleware(ops: Ops, logger: Logger) {
     const sock = ctx.req.socket;
     const read0 = sock.bytesRead;
     const written0 = sock.bytesWritten;
-    ops.metrics.inFlight.inc();
     const ended = requestStarted();
     let done = false;
     const finish = () => {
       if (done) return;
       done = true;
       ended();
-      ops.metrics.inFlight.dec();
       const seconds = (performance.now() - t0) / 1000;
       const route = (ctx as { _matchedRoute?: string })._matchedRoute ?? (ctx.state.route as string | undefined) ?? '(unmatched)';
       const len = Number(ctx.get('content-length'));
@@ -185,10 +182,8 @@ export async function startMetricsServer(ops: Ops, config: Config, logger: Logge
   const app = new Koa();
   app.silent = true;
   app.use(errorMiddleware(logger, dataRoot));
-  const router = new Router();
   // no users here: a guard that lets every request through
-  mountRoutes(router, opsRoutes(ops, config, { metrics: 'public' }), () => (_ctx, next) => next());
-  app.use(router.routes());
+  app.use(routesMiddleware(opsRoutes(ops, config, { metrics: 'public' }), () => (_ctx, next) => next(), { allowedMethods: false }));
   const host = config.metricsHost ?? config.host;
   const server = app.listen(config.metricsPort, host);
   await new Promise<void>((resolve, reject) => {

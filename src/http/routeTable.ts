@@ -1,11 +1,12 @@
 /**
  * The route table (DESIGN.md section 7): every route is declared once with its method, path,
- * the ACL flag it needs and on what, and its handler. `mountRoutes` registers them all behind
+ * the ACL flag it needs and on what, and its handler. `routesMiddleware` registers them all behind
  * the one middleware that authenticates and authorizes (auth.ts), so no handler checks
  * permissions itself and a route cannot exist without a declared requirement.
  */
-import type Router from '@koa/router';
-import type { Context } from 'koa';
+import Router from '@koa/router';
+import type { Context, Middleware } from 'koa';
+import compose from 'koa-compose';
 import type { Flag, Principal } from '../auth/acl.js';
 import type { AccessMode, DomainAccess } from '../store/access.js';
 import type { AclTarget, AclView } from '../store/store.js';
@@ -95,10 +96,41 @@ export const createOpts: Partial<Route> = {
   },
 };
 
-/** Register every route behind `guard` (the authenticate-and-authorize middleware). */
-export function mountRoutes(router: Router, routes: Route[], guard: (r: Route) => (ctx: Context, next: () => Promise<unknown>) => Promise<unknown>): void {
+/** The first segment of a path (`/groups/abc/links` -> `groups`; `/` -> ``). */
+function firstSegment(p: string): string {
+  const end = p.indexOf('/', 1);
+  return end < 0 ? p.slice(1) : p.slice(1, end);
+}
+
+/**
+ * The middleware that dispatches to every route, each behind `guard` (the
+ * authenticate-and-authorize middleware), followed by @koa/router's `allowedMethods` (405 with
+ * `Allow` for a known path and another method, 501 for an unknown method) when `allowedMethods`.
+ *
+ * Routes are split by the first segment of their path (`groups`, `datasets`, ...), one
+ * @koa/router per segment: a path can only match routes of its own first segment, and
+ * @koa/router tests every route's pattern on each request (issue #9: ~70 patterns for each small
+ * GET). A route whose first segment is a parameter goes to every router.
+ */
+export function routesMiddleware(routes: Route[], guard: (r: Route) => (ctx: Context, next: () => Promise<unknown>) => Promise<unknown>, opts: { allowedMethods: boolean }): Middleware {
+  const bySegment = new Map<string, Route[]>();
+  const anySegment: Route[] = [];
   for (const r of routes) {
-    const handler = (ctx: Context) => r.handler(ctx);
-    router.register(r.path, [r.method], [guard(r), handler]);
+    const seg = firstSegment(r.path);
+    if (seg.startsWith(':') || seg.includes('(') || seg.includes('*')) anySegment.push(r);
+    else bySegment.set(seg, [...(bySegment.get(seg) ?? []), r]);
   }
+  const build = (list: Route[]): Middleware => {
+    const router = new Router();
+    for (const r of [...list, ...anySegment]) {
+      const handler = (ctx: Context) => r.handler(ctx);
+      router.register(r.path, [r.method], [guard(r), handler]);
+    }
+    // @koa/router's types ask for its own context type; Koa's is what runs here
+    const routes = router.routes() as unknown as Middleware;
+    return opts.allowedMethods ? compose([routes, router.allowedMethods() as unknown as Middleware]) : routes;
+  };
+  const routers = new Map([...bySegment].map(([seg, list]) => [seg, build(list)]));
+  const others = build([]);
+  return (ctx, next) => (routers.get(firstSegment(ctx.path)) ?? others)(ctx, next);
 }

@@ -23,6 +23,10 @@ import type { StoreObserver } from '../store/files.js';
 import type { S3Mount } from '../store/s3mount.js';
 import type { Store } from '../store/store.js';
 import { parallelChunkReads } from '../store/values/chunked.js';
+import { requestsInFlight } from '../http/inflight.js';
+import { RequestMetrics, type RequestSample } from './requestMetrics.js';
+
+export type { RequestSample } from './requestMetrics.js';
 
 /** The package version (package.json beside src/ or dist/). */
 export const VERSION: string = (() => {
@@ -38,27 +42,12 @@ const DURATION_BUCKETS = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.
 /** Lock waits, seconds. */
 const LOCK_BUCKETS = [0.0001, 0.0005, 0.001, 0.005, 0.01, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10];
 
-/** One finished request, as the HTTP middleware reports it. */
-export interface RequestSample {
-  method: string;
-  /** Route template (`/datasets/:id/value`), or `(unmatched)`. */
-  route: string;
-  status: number;
-  seconds: number;
-  bytesIn: number;
-  bytesOut: number;
-}
-
 export class Metrics {
   readonly registry = new Registry();
-  private readonly requests: Counter<'method' | 'route' | 'status'>;
-  private readonly duration: Histogram<'method' | 'route'>;
-  private readonly bytesIn: Counter<'method' | 'route'>;
-  private readonly bytesOut: Counter<'method' | 'route'>;
-  private readonly unavailable: Counter<'route'>;
+  /** Requests, durations, bytes and 503s, aggregated per route until a scrape (requestMetrics.ts). */
+  private readonly requests = new RequestMetrics(DURATION_BUCKETS);
   private readonly lockWait: Histogram<'lock'>;
   private readonly lockRefusals: Counter<'lock'>;
-  readonly inFlight: Gauge;
 
   /** Feeds lock waits and refusals of the store into the metrics. */
   readonly storeObserver: StoreObserver;
@@ -66,18 +55,15 @@ export class Metrics {
   constructor() {
     const registers = [this.registry];
     collectDefaultMetrics({ register: this.registry });
-    this.requests = new Counter({ name: 'h5store_http_requests_total', help: 'HTTP requests by route template, method and status', labelNames: ['method', 'route', 'status'], registers });
-    this.duration = new Histogram({
-      name: 'h5store_http_request_duration_seconds',
-      help: 'HTTP request duration until the last byte of the response, by route template and method',
-      labelNames: ['method', 'route'],
-      buckets: DURATION_BUCKETS,
+    for (const m of this.requests.metrics()) this.registry.registerMetric(m as unknown as Parameters<Registry['registerMetric']>[0]);
+    new Gauge({
+      name: 'h5store_http_requests_in_flight',
+      help: 'HTTP requests being served',
       registers,
+      collect() {
+        this.set(requestsInFlight());
+      },
     });
-    this.inFlight = new Gauge({ name: 'h5store_http_requests_in_flight', help: 'HTTP requests being served', registers });
-    this.bytesIn = new Counter({ name: 'h5store_http_request_bytes_total', help: 'Request body bytes received', labelNames: ['method', 'route'], registers });
-    this.bytesOut = new Counter({ name: 'h5store_http_response_bytes_total', help: 'Response bytes sent (headers included)', labelNames: ['method', 'route'], registers });
-    this.unavailable = new Counter({ name: 'h5store_http_unavailable_total', help: '503 answers (locks held elsewhere, S3 not answering)', labelNames: ['route'], registers });
     this.lockWait = new Histogram({
       name: 'h5store_lock_wait_seconds',
       help: 'Time waited for locks: domain = in-process readers-writer lock (contended waits), file = cross-process lock (every write)',
@@ -159,12 +145,7 @@ export class Metrics {
 
   /** Record one finished request. */
   observeRequest(s: RequestSample): void {
-    const l = { method: s.method, route: s.route };
-    this.requests.inc({ ...l, status: String(s.status) });
-    this.duration.observe(l, s.seconds);
-    if (s.bytesIn > 0) this.bytesIn.inc(l, s.bytesIn);
-    if (s.bytesOut > 0) this.bytesOut.inc(l, s.bytesOut);
-    if (s.status === 503) this.unavailable.inc({ route: s.route });
+    this.requests.observe(s);
   }
 
   /** The exposition text and its content type. */
