@@ -65,6 +65,11 @@ export function decodeChunk(raw: Buffer, mask: number, filters: { id: number; cd
   return buf;
 }
 
+/** The message of a stored chunk (at element `offset`) that cannot be decoded, for `why`. */
+export function chunkError(offset: number[], why: unknown): string {
+  return `The stored chunk at [${offset.join(', ')}] of this dataset cannot be decoded (the file is damaged): ${(why as Error).message}`;
+}
+
 /** Decode a batch into its shared result. @returns the answer to post */
 export function decodeBatch(b: DecodeBatch): DecodeDone {
   const out = new Uint8Array(b.out);
@@ -74,7 +79,7 @@ export function decodeBatch(b: DecodeBatch): DecodeDone {
     try {
       chunk = decodeChunk(Buffer.from(c.raw, 0, c.size), c.mask, b.filters, chunkBytes, b.itemSize);
     } catch (e) {
-      return { id: b.id, error: `The stored chunk at [${c.offset.join(', ')}] of this dataset cannot be decoded (the file is damaged): ${(e as Error).message}` };
+      return { id: b.id, error: chunkError(c.offset, e) };
     }
     copyChunkPart(chunk, out, c.pick, b.chunkDims, b.outShape, b.itemSize);
   }

@@ -17,6 +17,7 @@ import { type Selection, pageHyperslab, pagesKeepChunksWhole, parsePoints, parse
 import type { DomainFile } from '../domainFile.js';
 import { bytesOf, checkSelectionBytes } from '../limits.js';
 import type { PagePool } from '../pagepool.js';
+import { chunkScope } from './chunkCache.js';
 import { type ChunkedReadCandidate, parallelEligible, readChunksParallel } from './chunked.js';
 import { fieldSubset, pickElements, pointSelection, refuseMissingFilters, storageErrors, toSpaceSelection, type ValueLimits } from './common.js';
 
@@ -89,9 +90,11 @@ function readSelection(req: ReadRequest, dims: number[], limits: ValueLimits): {
 
 /**
  * Plan a value read. Throws (400/413) before anything is read when the request is invalid.
- * The returned plan owns an open dataset id: consume its pages and call `close()`.
+ * The returned plan owns an open dataset id: consume its pages and call `close()`. `pool`
+ * (optional) holds the result of a chunked read assembled on this thread (`prefetch`): its page
+ * then names the pooled buffer to give back once the bytes are sent.
  */
-export function planRead(f: DomainFile, id: string, req: ReadRequest, limits: ValueLimits): ReadPlan {
+export function planRead(f: DomainFile, id: string, req: ReadRequest, limits: ValueLimits, pool?: PagePool): ReadPlan {
   const did = f.open(id, 'dataset');
   try {
     const { type: fullType, space } = io.datasetTypeAndSpace(did);
@@ -175,13 +178,15 @@ export function planRead(f: DomainFile, id: string, req: ReadRequest, limits: Va
         itemSize: msize,
         bytes,
         local: true,
+        cacheScope: chunkScope(f.handle, String(h5.objectAddr(did))),
+        pool,
       };
       const lim = { minBytes: limits.parallelChunkMinBytes, maxBytes: limits.pageBytes, maxChunkBytes: limits.maxChunkBytes };
       const dims = parallelEligible(candidate, lim);
       if (dims) {
         prefetch = async () => {
-          const wire = await readChunksParallel(candidate, dims, lim);
-          if (wire) prefetched = { wire, count };
+          const r = await readChunksParallel(candidate, dims, lim);
+          if (r) prefetched = { wire: r.wire, count, pooled: r.pooled };
         };
       }
     }
