@@ -48,6 +48,7 @@ with h5py.File(sys.argv[1], 'w') as f:
     f.create_dataset('lzf', data=a, chunks=(8, 10), compression='lzf')
     f.create_dataset('nofilter', data=a, chunks=(8, 10))
     f.create_dataset('mib_flat', data=(np.arange(600 * 700) % 10).astype('<i4').reshape(600, 700), chunks=(100, 100), compression='gzip')
+    f.create_dataset('mib_flat_sh', data=(np.arange(600 * 700) % 10).astype('>i4').reshape(600, 700), chunks=(100, 100), compression='gzip', shuffle=True)
     f.create_dataset('mib', data=rng.integers(-10**9, 10**9, size=(600, 700), dtype='<i4').astype('>i4'), chunks=(100, 100), compression='gzip', shuffle=True)
 `;
 
@@ -255,6 +256,15 @@ describe('parallel reads of compressed chunks (issue #9 target 3)', function () 
         expect(r.status).to.equal(200);
         expect(r.body.toString('hex') === want[i], `after the write ${sel}`).to.equal(true);
       }
+      // gzip + shuffle, big-endian: unshuffled into memory of its own, cold and warm
+      const sh = pythonJson(READ, [file, JSON.stringify([['mib_flat_sh', '[0:600,0:700]']])]) as string[];
+      const [d0, c0] = [await metric('decoded'), await metric('cached')];
+      for (let i = 0; i < 2; i++) {
+        const r = await o.get(`/datasets/${ids.get('mib_flat_sh')}/value`, { select: '[0:600,0:700]' }, { accept: 'application/octet-stream' });
+        expect(r.status).to.equal(200);
+        expect(r.body.toString('hex') === sh[0], `mib_flat_sh read ${i}`).to.equal(true);
+      }
+      expect([(await metric('decoded')) - d0, (await metric('cached')) - c0]).to.deep.equal([1, 1]);
       // and through this server itself
       const w2 = await o.request('PUT', `/datasets/${ids.get('mib_flat')}/value`, {
         query: { select: '[0:1,0:3]' },

@@ -175,15 +175,19 @@ export async function readChunksParallel(c: ChunkedReadCandidate, chunkDims: num
         const raw = readRawChunk(c.did, t.offset, t.size);
         let chunk: Buffer;
         try {
-          chunk = decodeChunk(raw.bytes, raw.filterMask, filters, chunkBytes, c.itemSize);
+          chunk = decodeChunk(raw.bytes, raw.filterMask, filters, chunkBytes, c.itemSize, true);
         } catch (e) {
           throw new H5StoreError('Internal', chunkError(Array.from(t.offset, Number), e));
         }
-        // decodeChunk may answer in its scratch space (unshuffled): the cache keeps its own copy
-        const keep = Buffer.allocUnsafeSlow(chunk.length);
-        chunk.copy(keep);
-        decodedChunks.set(keyOf(t.pick), keep);
-        copyChunkPart(keep, wire, t.pick, chunkDims, c.slab.count, c.itemSize);
+        // memory of its own (`own`): kept as it is, unless it is a small view of a larger buffer
+        // (Node's pool for small outputs), which the cache would keep alive whole
+        if (chunk.byteLength * 2 < chunk.buffer.byteLength) {
+          const own = Buffer.allocUnsafeSlow(chunk.length);
+          chunk.copy(own);
+          chunk = own;
+        }
+        decodedChunks.set(keyOf(t.pick), chunk);
+        copyChunkPart(chunk, wire, t.pick, chunkDims, c.slab.count, c.itemSize);
       }
     } catch (e) {
       if (pooled) c.pool!.give(pooled);

@@ -33,11 +33,12 @@ let scratch = Buffer.alloc(0);
 
 /**
  * Decode one stored chunk.
- * @returns the chunk's elements (`chunkBytes` bytes); may be this thread's scratch space, valid
- *   until the next call
+ * @param own the result must be memory of its own (not the scratch space), e.g. to be kept
+ * @returns the chunk's elements (`chunkBytes` bytes); without `own`, may be this thread's
+ *   scratch space, valid until the next call; with it, `raw` itself or new memory
  * @throws Error with the reason (the caller names the chunk)
  */
-export function decodeChunk(raw: Buffer, mask: number, filters: { id: number; cd0: number }[], chunkBytes: number, itemSize: number): Buffer {
+export function decodeChunk(raw: Buffer, mask: number, filters: { id: number; cd0: number }[], chunkBytes: number, itemSize: number, own = false): Buffer {
   let buf = raw;
   for (let i = filters.length - 1; i >= 0; i--) {
     if ((mask >>> i) & 1) continue;
@@ -54,8 +55,12 @@ export function decodeChunk(raw: Buffer, mask: number, filters: { id: number; cd
       }
     } else if (f.id === 2) {
       // into this thread's scratch buffer (no fresh allocation per chunk); used before the next
-      if (scratch.length < buf.length) scratch = Buffer.from(new ArrayBuffer(buf.length));
-      const into = scratch.subarray(0, buf.length);
+      let into: Buffer;
+      if (own) into = Buffer.allocUnsafeSlow(buf.length);
+      else {
+        if (scratch.length < buf.length) scratch = Buffer.from(new ArrayBuffer(buf.length));
+        into = scratch.subarray(0, buf.length);
+      }
       buf = unshuffle(buf, f.cd0 || itemSize, buf === into ? undefined : into);
     } else {
       throw new Error(`filter ${f.id} is not decoded here`);
