@@ -12,6 +12,8 @@
  * | `h5store_lock_wait_seconds` | histogram | lock (`domain`: in-process readers-writer lock, contended waits; `file`: cross-process lock, every write) |
  * | `h5store_lock_refusals_total` | counter | lock (`file`, `hdf5`) |
  * | `h5store_parallel_chunk_reads_total` | counter | (value reads whose chunks were decoded in parallel) |
+ * | `h5store_chunk_cache_reads_total` | counter | where (`decoded`: chunks decoded on the main thread and cached; `cached`: all from the cache of decoded chunks) |
+ * | `h5store_chunk_cache_bytes` | gauge | (bytes of decoded chunks held) |
  * | `h5store_s3_requests_total` / `h5store_s3_fetched_bytes_total` | counter | mount, op |
  * | `h5store_build_info` | gauge (1) | version, hdf5_version, node_version, commit |
  * | `nodejs_eventloop_lag_seconds` (+ `_p50`, `_p90`, `_p99`, `_max`...), `process_*`, `nodejs_*` | prom-client's default metrics | |
@@ -22,7 +24,8 @@ import { LIB_INFO } from '../hdf5/lib.js';
 import type { StoreObserver } from '../store/files.js';
 import type { S3Mount } from '../store/s3mount.js';
 import type { Store } from '../store/store.js';
-import { parallelChunkReads } from '../store/values/chunked.js';
+import { decodedChunks } from '../store/values/chunkCache.js';
+import { cachedChunkReads, decodedChunkReads, parallelChunkReads } from '../store/values/chunked.js';
 import { requestsInFlight } from '../http/inflight.js';
 import { RequestMetrics, type RequestSample } from './requestMetrics.js';
 
@@ -111,6 +114,25 @@ export class Metrics {
       collect() {
         this.reset();
         this.inc(parallelChunkReads());
+      },
+    });
+    new Counter({
+      name: 'h5store_chunk_cache_reads_total',
+      help: 'Value reads of highly compressed chunks decoded on the main thread and cached (decoded), or served from the cache of decoded chunks alone (cached); src/store/values/chunkCache.ts',
+      labelNames: ['where'],
+      registers,
+      collect() {
+        this.reset();
+        this.inc({ where: 'decoded' }, decodedChunkReads());
+        this.inc({ where: 'cached' }, cachedChunkReads());
+      },
+    });
+    new Gauge({
+      name: 'h5store_chunk_cache_bytes',
+      help: 'Bytes of decoded chunks held by the cache of decoded chunks (bounded; src/store/values/chunkCache.ts)',
+      registers,
+      collect() {
+        this.set(decodedChunks.bytes);
       },
     });
     const s3 = store.mounts.filter((m): m is S3Mount => 'stats' in m);

@@ -772,3 +772,35 @@ export function* pageHyperslab(
     if (a < 0) return;
   }
 }
+
+/**
+ * Whether paging `sel` with `pageBytes` (as `pageHyperslab` does, aligned to `chunkDims`) reads
+ * every touched chunk in one page only: the split dimension k (the outermost one whose "row", the
+ * product of the counts after it, fits the page) is the first dimension with a count over 1, is
+ * read with step 1, and one chunk's extent along it fits twice the page (the alignment limit of
+ * `pageHyperslab`). A read paged so decompresses no chunk twice (libhdf5's chunk cache of a
+ * dataset open for one read holds 1 MiB), which makes small stream pages safe on chunked data.
+ * A selection that fits one page trivially keeps chunks whole.
+ * @param itemSize bytes per element (> 0); @param pageBytes page size in bytes (> 0)
+ * @returns true when no chunk is split between pages
+ */
+export function pagesKeepChunksWhole(sel: Selection, itemSize: number, pageBytes: number, chunkDims: number[]): boolean {
+  if (!sel.isHyperslab) return false;
+  const slabs = sel.sel as Extract<DimSel, { kind: 'slice' }>[];
+  const rank = slabs.length;
+  const item = Math.max(1, itemSize);
+  const budget = Math.max(1, pageBytes);
+  if (rank === 0 || sel.count * item <= budget) return true;
+  if (chunkDims.length !== rank) return false;
+  const rowElems = new Array<number>(rank);
+  let acc = 1;
+  for (let d = rank - 1; d >= 0; d--) {
+    rowElems[d] = acc;
+    acc *= slabs[d]!.count;
+  }
+  let k = 0;
+  while (k < rank - 1 && rowElems[k]! * item > budget) k++;
+  for (let d = 0; d < k; d++) if (slabs[d]!.count > 1) return false;
+  if (slabs[k]!.step !== 1) return false;
+  return chunkDims[k]! * rowElems[k]! * item <= 2 * budget;
+}

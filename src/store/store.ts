@@ -955,7 +955,7 @@ export class Store {
     try {
       leave = await this.enterReached(f, id, 'read', access);
       while (hdf5Busy()) await whenIdle(); // libhdf5 free until the next await (heavy.ts)
-      const plan = values.planRead(f, id, req, this.limits);
+      const plan = values.planRead(f, id, req, this.limits, this.pagePool);
       if (plan.prefetch) {
         try {
           await plan.prefetch();

@@ -48,6 +48,7 @@ with h5py.File(sys.argv[1], 'w') as f:
     f.create_dataset('lzf', data=a, chunks=(8, 10), compression='lzf')
     f.create_dataset('nofilter', data=a, chunks=(8, 10))
     f.create_dataset('mib_flat', data=(np.arange(600 * 700) % 10).astype('<i4').reshape(600, 700), chunks=(100, 100), compression='gzip')
+    f.create_dataset('mib_flat_sh', data=(np.arange(600 * 700) % 10).astype('>i4').reshape(600, 700), chunks=(100, 100), compression='gzip', shuffle=True)
     f.create_dataset('mib', data=rng.integers(-10**9, 10**9, size=(600, 700), dtype='<i4').astype('>i4'), chunks=(100, 100), compression='gzip', shuffle=True)
 `;
 
@@ -194,7 +195,7 @@ describe('parallel reads of compressed chunks (issue #9 target 3)', function () 
     expect((await parallelReads()) - before).to.equal(0);
   });
 
-  it('with the default threshold (1 MiB), small reads and chunks compressed over 20:1 keep to the ordinary read, others do not', async () => {
+  it('with the default threshold (1 MiB), small reads keep to the ordinary read and chunks compressed over 20:1 stay off the threads, others do not', async () => {
     const other = await startServer({ root: server.root });
     try {
       const o = new Client(other.url, '/c.h5');
@@ -209,11 +210,70 @@ describe('parallel reads of compressed chunks (issue #9 target 3)', function () 
         expect(big.body.toString('hex') === want[i], `mib${sel}`).to.equal(true);
       }
       expect(await count()).to.equal(1); // 500x350x4 bytes is under 1 MiB
-      // compressed more than 20:1: H5Dread
+      // compressed more than 20:1: not on the decoding threads (decoded on the main thread and
+      // cached, see the next test)
       const flat = await o.get(`/datasets/${ids.get('mib_flat')}/value`, { select: '[0:600,0:700]' }, { accept: 'application/octet-stream' });
       expect(flat.status).to.equal(200);
       expect(flat.body.readInt32LE(4 * 699)).to.equal(9);
       expect(await count()).to.equal(1);
+    } finally {
+      await other.stop();
+    }
+  });
+
+  it('chunks compressed over 20:1 are decoded once and cached: h5py bytes cold and warm, and a write is seen at once', async () => {
+    const other = await startServer({ root: server.root });
+    try {
+      const o = new Client(other.url, '/c.h5');
+      const metric = async (where: string) => Number(new RegExp(`^h5store_chunk_cache_reads_total\\{where="${where}"\\} (\\d+)`, 'm').exec((await o.get('/metrics')).text)?.[1] ?? 0);
+      const read = (sel: string) => o.get(`/datasets/${ids.get('mib_flat')}/value`, { select: sel }, { accept: 'application/octet-stream' });
+      const sels = ['[0:600,0:700]', '[50:550,1:700]', '[10:590,3:697]'];
+      let want = pythonJson(READ, [file, JSON.stringify(sels.map((s) => ['mib_flat', s]))]) as string[];
+      // cold: decoded here (42 chunks of 100x100), then parts of them from the cache
+      const cold = await read(sels[0]!);
+      expect(cold.status).to.equal(200);
+      expect(cold.body.toString('hex') === want[0], 'cold read').to.equal(true);
+      expect(await metric('decoded')).to.equal(1);
+      expect(await metric('cached')).to.equal(0);
+      for (const [i, sel] of sels.entries()) {
+        const r = await read(sel);
+        expect(r.status).to.equal(200);
+        expect(r.body.toString('hex') === want[i], `warm ${sel}`).to.equal(true);
+      }
+      expect(await metric('cached')).to.equal(sels.length);
+      expect(Number(/^h5store_chunk_cache_bytes (\d+)/m.exec((await o.get('/metrics')).text)?.[1])).to.equal(42 * 100 * 100 * 4);
+      // a write (through the other server: another process) changes cached chunks: read at once
+      const w = await c.request('PUT', `/datasets/${ids.get('mib_flat')}/value`, {
+        query: { select: '[95:105,95:105]' },
+        raw: Buffer.from(new Int32Array(100).fill(-5).buffer),
+        headers: { 'Content-Type': 'application/octet-stream' },
+      });
+      expect(w.status).to.equal(200);
+      want = pythonJson(READ, [file, JSON.stringify(sels.map((s) => ['mib_flat', s]))]) as string[];
+      expect(want[0]).to.include('fbffffff');
+      for (const [i, sel] of sels.entries()) {
+        const r = await read(sel);
+        expect(r.status).to.equal(200);
+        expect(r.body.toString('hex') === want[i], `after the write ${sel}`).to.equal(true);
+      }
+      // gzip + shuffle, big-endian: unshuffled into memory of its own, cold and warm
+      const sh = pythonJson(READ, [file, JSON.stringify([['mib_flat_sh', '[0:600,0:700]']])]) as string[];
+      const [d0, c0] = [await metric('decoded'), await metric('cached')];
+      for (let i = 0; i < 2; i++) {
+        const r = await o.get(`/datasets/${ids.get('mib_flat_sh')}/value`, { select: '[0:600,0:700]' }, { accept: 'application/octet-stream' });
+        expect(r.status).to.equal(200);
+        expect(r.body.toString('hex') === sh[0], `mib_flat_sh read ${i}`).to.equal(true);
+      }
+      expect([(await metric('decoded')) - d0, (await metric('cached')) - c0]).to.deep.equal([1, 1]);
+      // and through this server itself
+      const w2 = await o.request('PUT', `/datasets/${ids.get('mib_flat')}/value`, {
+        query: { select: '[0:1,0:3]' },
+        raw: Buffer.from(new Int32Array([41, 42, 43]).buffer),
+        headers: { 'Content-Type': 'application/octet-stream' },
+      });
+      expect(w2.status).to.equal(200);
+      const after = await read(sels[0]!);
+      expect([after.body.readInt32LE(0), after.body.readInt32LE(4), after.body.readInt32LE(8), after.body.readInt32LE(12)]).to.deep.equal([41, 42, 43, 3]);
     } finally {
       await other.stop();
     }

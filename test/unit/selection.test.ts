@@ -6,6 +6,7 @@ import {
   formatSelection,
   hyperslabSelection,
   pageHyperslab,
+  pagesKeepChunksWhole,
   parsePoints,
   parseSelect,
   pointsFromBinary,
@@ -482,4 +483,42 @@ describe('selection: messages', () => {
     expect(err.message.length).to.be.below(200);
     expectError(() => parseSelect('\u00010:1', [10]), 400, /got '\\u00010:1'/);
   });
+});
+
+describe('selection: pagesKeepChunksWhole', () => {
+  /** Whether some chunk is touched by two pages of pageHyperslab (the property the function promises). */
+  const splits = (sel: Selection, item: number, page: number, chunk: number[]) => {
+    const seen = new Map<string, number>();
+    let i = 0;
+    for (const p of pageHyperslab(sel, item, page, chunk)) {
+      const pts = toPoints(expandPoints(hyperslabSelection(sel.sel.map(() => 1 << 30), p.start, p.count, p.step)), chunk.length);
+      for (const pt of pts) {
+        const key = pt.map((x, d) => Math.floor(x / chunk[d]!)).join(',');
+        const was = seen.get(key);
+        if (was !== undefined && was !== i) return true;
+        seen.set(key, i);
+      }
+      i++;
+    }
+    return false;
+  };
+  const cases: { select: string; dims: number[]; item: number; page: number; chunk: number[]; whole: boolean }[] = [
+    // the bench region: 1024 rows of 4 KiB in 1 MiB pages, 256-row chunks: 4 pages, chunks whole
+    { select: '[1024:2048,512:1536]', dims: [4096, 4096], item: 4, page: 1 << 20, chunk: [256, 256], whole: true },
+    { select: '[:]', dims: [1000], item: 1, page: 100, chunk: [64], whole: true },
+    { select: '[3:997]', dims: [1000], item: 4, page: 400, chunk: [64], whole: true },
+    { select: '[:,:]', dims: [1000, 10], item: 8, page: 8 * 10 * 30, chunk: [100, 10], whole: false }, // a chunk: 8000 bytes > 2x 2400
+    { select: '[:,:]', dims: [1000, 10], item: 8, page: 8 * 10 * 50, chunk: [100, 10], whole: true },
+    { select: '[0:1000:2,:]', dims: [1000, 10], item: 8, page: 8 * 10 * 50, chunk: [100, 10], whole: false }, // step along the split
+    { select: '[:,:]', dims: [4, 1000], item: 1, page: 100, chunk: [2, 128], whole: false }, // outer rows one at a time
+    { select: '[2,:]', dims: [4, 1000], item: 1, page: 100, chunk: [2, 128], whole: true }, // only one outer row
+    { select: '[:,:]', dims: [5, 5], item: 1, page: 1000, chunk: [2, 2], whole: true }, // one page
+  ];
+  for (const c of cases) {
+    it(`${c.select} on ${JSON.stringify(c.dims)} (item ${c.item}, page ${c.page}, chunk ${c.chunk}): ${c.whole ? 'whole' : 'split'}`, () => {
+      const sel = parseSelect(c.select, c.dims);
+      expect(pagesKeepChunksWhole(sel, c.item, c.page, c.chunk)).to.equal(c.whole);
+      if (c.whole && sel.count <= 100_000) expect(splits(sel, c.item, c.page, c.chunk)).to.equal(false);
+    });
+  }
 });

@@ -175,6 +175,13 @@ function sendBinary(ctx: Context, wire: Buffer): void {
 }
 
 /**
+ * Page size of streamed binary reads (bytes; at most the configured `pageBytes`). Binary values
+ * larger than this are streamed in pages of about this size, so the first bytes leave after one
+ * small read and the next page is read while the kernel sends the previous one (`streamPages`).
+ */
+const STREAM_PAGE_BYTES = 1024 * 1024;
+
+/**
  * Send a planned value read as binary (wire-reference 3.5) or JSON. A value larger than one page
  * is streamed: pages are read into pooled buffers one at a time, and the event loop runs between
  * pages so small requests are served while a large read streams. `release` is called exactly
@@ -192,19 +199,34 @@ function sendValue(ctx: Context, d: Deps, plan: ReadPlan, release: () => void, h
     }
     const singlePage = plan.bytes <= d.config.pageBytes;
     if (binary) {
-      if (singlePage) {
-        const parts = [...plan.pages()].map((p) => p.wire);
+      const streamPage = Math.min(STREAM_PAGE_BYTES, d.config.pageBytes);
+      if (plan.bytes <= streamPage) {
+        // into a pooled buffer (no fresh memory to fault in), given back once the response is
+        // written or the connection is gone
+        const pages = [...plan.pages(pool)];
         release();
+        const parts = pages.map((p) => p.wire);
         ctx.status = 200;
         ctx.type = 'application/octet-stream';
         ctx.body = parts.length === 1 ? parts[0] : Buffer.concat(parts);
+        const pooled = pages.map((p) => p.pooled).filter((b): b is Buffer => b !== undefined);
+        if (pooled.length > 0) {
+          let given = false;
+          const giveBack = () => {
+            if (given) return;
+            given = true;
+            for (const b of pooled) pool.give(b);
+          };
+          ctx.res.once('finish', giveBack);
+          ctx.res.once('close', giveBack);
+        }
         return;
       }
       ctx.respond = false;
       const headers: Record<string, string | number> = { 'Content-Type': 'application/octet-stream' };
       if (plan.itemSize !== undefined) headers['Content-Length'] = plan.count * plan.itemSize;
       ctx.res.writeHead(200, headers);
-      void streamPages(ctx, plan.pages(pool), pool, release, d.config.maxStreamBytesPerSec, (p) => p.wire);
+      void streamPages(ctx, plan.pages(pool, streamPage), pool, release, d.config.maxStreamBytesPerSec, (p) => p.wire);
       return;
     }
     const shape = flag(ctx, 'reduce_dim') ? plan.shape.filter((x) => x !== 1) : plan.shape;
@@ -212,7 +234,10 @@ function sendValue(ctx: Context, d: Deps, plan: ReadPlan, release: () => void, h
     const tail = `,"hrefs":${stringifyJson(hrefs)}}`;
     if (singlePage) {
       const parts: Buffer[] = [Buffer.from('{"value":')];
-      for (const page of plan.pages()) parts.push(writer.writeBytes(page.wire, page.count));
+      for (const page of plan.pages()) {
+        parts.push(writer.writeBytes(page.wire, page.count));
+        if (page.pooled) pool.give(page.pooled);
+      }
       release();
       parts.push(writer.endBytes(), Buffer.from(tail));
       ctx.status = 200;
@@ -236,10 +261,12 @@ function sendValue(ctx: Context, d: Deps, plan: ReadPlan, release: () => void, h
 }
 
 /**
- * Write pages to the response as the socket takes them: one libhdf5 read per page, a yield to
- * the event loop after each, pooled buffers returned once written, and the pace kept at most
+ * Write pages to the response as the socket takes them: each page is read (libhdf5, this
+ * thread) as soon as the previous one is written, while the kernel still sends the bytes it took
+ * (the socket buffers hold megabytes on loopback), then the socket is waited for; pooled buffers
+ * are returned once written, the event loop runs between pages, and the pace is kept at most
  * `maxRate` bytes/s (0: unpaced). Mid-stream failures can only abort the connection (the status
- * line is gone).
+ * line is gone). `release` is called once, at the end.
  */
 async function streamPages(
   ctx: Context,
@@ -256,11 +283,17 @@ async function streamPages(
   let sent = 0;
   let closed = false;
   res.once('close', () => (closed = true));
+  // the next page, read while the kernel sends the bytes of the previous one
+  let next: IteratorResult<ValuePage> | undefined;
+  const ask = async (): Promise<IteratorResult<ValuePage>> => {
+    while (hdf5Busy()) await whenIdle(); // a long libhdf5 call runs on the worker thread
+    return pages.next();
+  };
   try {
     for (;;) {
       if (closed) break;
-      while (hdf5Busy()) await whenIdle(); // a long libhdf5 call runs on the worker thread
-      const r = pages.next();
+      const r = await (next ?? ask());
+      next = undefined;
       if (r.done) break;
       const page = r.value;
       const bytes = bytesOf(page);
@@ -269,6 +302,8 @@ async function streamPages(
         if (pooled) pool.give(pooled);
       });
       sent += bytes.length;
+      if (closed) break;
+      next = await ask();
       if (!ok) {
         await new Promise<void>((resolve) => {
           const done = () => {
@@ -295,6 +330,7 @@ async function streamPages(
     d_log(ctx, e);
     res.destroy(e as Error);
   } finally {
+    if (next && !next.done && next.value.pooled) pool.give(next.value.pooled); // the client went away
     pages.return(undefined);
     release();
   }

@@ -16,7 +16,10 @@
  * the ordinary read would use (fixed-size integers and floats in their stored byte order, which is
  * the wire's) take this path, and only when every touched chunk is allocated (otherwise libhdf5
  * fills with the fill value: the ordinary read is used). Everything else, and reads too small to
- * pay, go through `H5Dread` as before (`planRead` in read.ts).
+ * pay, go through `H5Dread` as before (`planRead` in read.ts). Highly compressed chunks (over
+ * 20:1: libhdf5 inflates them at memory speed, threads only add hand-offs) are decoded on the
+ * main thread instead and kept in a bounded cache of decoded chunks (chunkCache.ts), which later
+ * reads of the same chunks copy from.
  */
 import type { TypeJson } from '../../codec/types.js';
 import { H5StoreError } from '../../errors.js';
@@ -25,8 +28,11 @@ import { RAW_CHUNKS, chunkInfo, readRawChunk } from '../../hdf5/chunks.js';
 import { hdf5Busy, whenIdle } from '../../hdf5/heavy.js';
 import * as io from '../../hdf5/io.js';
 import type { Hid } from '../../hdf5/lib.js';
-import { type ChunkRun, type Slab, chunkCount, forEachChunk, slabRuns } from '../../selection/chunks.js';
+import { type ChunkRun, type Slab, chunkCount, copyChunkPart, forEachChunk, slabRuns } from '../../selection/chunks.js';
+import type { PagePool } from '../pagepool.js';
+import { decodedChunks } from './chunkCache.js';
 import { DECODE_THREADS, decodeOnThread } from './decodePool.js';
+import { chunkError, decodeChunk } from './decodeWorker.js';
 
 /** Filters decoded here: deflate, shuffle, Fletcher-32. */
 const HANDLED_FILTERS = new Set([C.H5Z_FILTER_DEFLATE, C.H5Z_FILTER_SHUFFLE, C.H5Z_FILTER_FLETCHER32]);
@@ -60,6 +66,19 @@ export interface ChunkedReadCandidate {
   bytes: number;
   /** The file is local (not a read-only S3 mount). */
   local: boolean;
+  /**
+   * Where decoded chunks of this dataset are cached (`chunkScope`: the file's version and the
+   * dataset); without it, nothing is cached.
+   */
+  cacheScope?: string;
+  /** Pool for the result of reads assembled on this thread (the caller gives it back). */
+  pool?: PagePool;
+}
+
+/** A result of `readChunksParallel`: the wire bytes, and the pooled buffer they live in. */
+export interface ChunkedReadResult {
+  wire: Buffer;
+  pooled?: Buffer;
 }
 
 /** Settings: reads under `minBytes` (0: any) or beyond `maxBytes` use the ordinary read. */
@@ -93,20 +112,44 @@ export function parallelEligible(c: ChunkedReadCandidate, limits: ChunkedReadLim
  * Read the selection through the parallel path. Starts on the main thread inside the caller's
  * read section with libhdf5 idle; between its libhdf5 calls it awaits, and waits for the worker
  * thread to be idle again before each call (`hdf5Busy`/`whenIdle`).
- * @returns the result in the wire format (`bytes` bytes), or undefined without having awaited
- *   anything when a touched chunk is not allocated, when more than MAX_CHUNKS are touched, or
- *   (with `minBytes` > 0) when fewer than two are or they are compressed more than MAX_RATIO:1:
- *   the caller then reads the ordinary way
+ *
+ * With `cacheScope`, a read whose touched chunks are all in the cache of decoded chunks
+ * (chunkCache.ts) is copied from it without calling libhdf5, and chunks compressed more than
+ * MAX_RATIO:1 (which threads do not speed up) are read and decoded on this thread, kept in the
+ * cache and copied into the result (as fast as libhdf5's own read, and the next read of them
+ * only copies).
+ * @returns the result in the wire format (`bytes` bytes; `pooled` names the pool's buffer it
+ *   lives in, to give back once sent), or undefined without having awaited anything when a
+ *   touched chunk is not allocated, when more than MAX_CHUNKS are touched, or (with `minBytes`
+ *   > 0) when fewer than two are, or they are compressed more than MAX_RATIO:1 and there is no
+ *   `cacheScope`: the caller then reads the ordinary way
  * @throws H5StoreError Internal (500) naming the chunk when a stored chunk cannot be decoded
  *   (deflate error, Fletcher-32 mismatch, wrong decoded size), as libhdf5's read fails then too;
  *   Hdf5Error when libhdf5 fails
  */
-export async function readChunksParallel(c: ChunkedReadCandidate, chunkDims: number[], limits: ChunkedReadLimits): Promise<Buffer | undefined> {
+export async function readChunksParallel(c: ChunkedReadCandidate, chunkDims: number[], limits: ChunkedReadLimits): Promise<ChunkedReadResult | undefined> {
   const runs = slabRuns(c.slab, chunkDims);
   const n = chunkCount(runs);
   if ((n < 2 && limits.minBytes > 0) || n > MAX_CHUNKS) return undefined;
   const rank = chunkDims.length;
   const chunkBytes = chunkDims.reduce((a, b) => a * b, 1) * c.itemSize;
+  const keyOf = (pick: ChunkRun[]) => `${c.cacheScope}/${pick.map((r, d) => r.chunk * chunkDims[d]!).join(',')}`;
+  // every touched chunk decoded before (same file version): copied from the cache
+  if (c.cacheScope !== undefined) {
+    const hits: { pick: ChunkRun[]; chunk: Buffer }[] = [];
+    let all = true;
+    forEachChunk(runs, (pick) => {
+      const chunk = all ? decodedChunks.get(keyOf(pick)) : undefined;
+      if (chunk) hits.push({ pick: [...pick], chunk });
+      else all = false;
+    });
+    if (all) {
+      const { wire, pooled } = resultBuffer(c);
+      for (const h of hits) copyChunkPart(h.chunk, wire, h.pick, chunkDims, c.slab.count, c.itemSize);
+      cachedReads++;
+      return { wire, pooled };
+    }
+  }
   // every touched chunk must be stored: an unallocated one reads as the fill value (H5Dread)
   const todo: { pick: ChunkRun[]; offset: BigUint64Array; size: number }[] = [];
   let missing = false;
@@ -122,7 +165,37 @@ export async function readChunksParallel(c: ChunkedReadCandidate, chunkDims: num
   // Highly compressible chunks inflate at memory speed in libhdf5 too (0.1 ms per 256 KiB chunk
   // at 60:1, measured): threads would only add hand-offs. Only `minBytes` 0 (tests) takes them.
   const stored = todo.reduce((a, t) => a + t.size, 0);
-  if (limits.minBytes > 0 && stored * MAX_RATIO < todo.length * chunkBytes) return undefined;
+  if (limits.minBytes > 0 && stored * MAX_RATIO < todo.length * chunkBytes) {
+    if (c.cacheScope === undefined) return undefined;
+    // Decoded here, as fast as libhdf5 would (Node's zlib), and kept for the next read.
+    const filters = c.creation.filters.map((f) => ({ id: f.id, cd0: f.cdValues[0] ?? 0 }));
+    const { wire, pooled } = resultBuffer(c);
+    try {
+      for (const t of todo) {
+        const raw = readRawChunk(c.did, t.offset, t.size);
+        let chunk: Buffer;
+        try {
+          chunk = decodeChunk(raw.bytes, raw.filterMask, filters, chunkBytes, c.itemSize, true);
+        } catch (e) {
+          throw new H5StoreError('Internal', chunkError(Array.from(t.offset, Number), e));
+        }
+        // memory of its own (`own`): kept as it is, unless it is a small view of a larger buffer
+        // (Node's pool for small outputs), which the cache would keep alive whole
+        if (chunk.byteLength * 2 < chunk.buffer.byteLength) {
+          const own = Buffer.allocUnsafeSlow(chunk.length);
+          chunk.copy(own);
+          chunk = own;
+        }
+        decodedChunks.set(keyOf(t.pick), chunk);
+        copyChunkPart(chunk, wire, t.pick, chunkDims, c.slab.count, c.itemSize);
+      }
+    } catch (e) {
+      if (pooled) c.pool!.give(pooled);
+      throw e;
+    }
+    decodedReads++;
+    return { wire, pooled };
+  }
 
   // Batches of stored chunks (one per thread when they fit BATCH_BYTES: few wake-ups) go to the
   // decoding threads, which write into the shared result;
@@ -154,6 +227,26 @@ export async function readChunksParallel(c: ChunkedReadCandidate, chunkDims: num
   await Promise.all(running);
   if (failure !== undefined) throw failure;
   parallelReads++;
-  return Buffer.from(out, 0, c.bytes);
+  return { wire: Buffer.from(out, 0, c.bytes) };
+}
+
+let cachedReads = 0;
+let decodedReads = 0;
+/** Reads served from the cache of decoded chunks alone since the process started. */
+export function cachedChunkReads(): number {
+  return cachedReads;
+}
+/** Reads whose highly compressed chunks were decoded on the main thread (and cached). */
+export function decodedChunkReads(): number {
+  return decodedReads;
+}
+
+/** The result buffer of a read assembled on this thread: pooled when it fits a page. */
+function resultBuffer(c: ChunkedReadCandidate): { wire: Buffer; pooled?: Buffer } {
+  if (c.pool && c.bytes <= c.pool.pageBytes) {
+    const pooled = c.pool.take(c.bytes);
+    return { wire: pooled.subarray(0, c.bytes), pooled };
+  }
+  return { wire: Buffer.allocUnsafeSlow(c.bytes) };
 }
 

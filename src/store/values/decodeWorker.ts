@@ -33,11 +33,12 @@ let scratch = Buffer.alloc(0);
 
 /**
  * Decode one stored chunk.
- * @returns the chunk's elements (`chunkBytes` bytes); may be this thread's scratch space, valid
- *   until the next call
+ * @param own the result must be memory of its own (not the scratch space), e.g. to be kept
+ * @returns the chunk's elements (`chunkBytes` bytes); without `own`, may be this thread's
+ *   scratch space, valid until the next call; with it, `raw` itself or new memory
  * @throws Error with the reason (the caller names the chunk)
  */
-export function decodeChunk(raw: Buffer, mask: number, filters: { id: number; cd0: number }[], chunkBytes: number, itemSize: number): Buffer {
+export function decodeChunk(raw: Buffer, mask: number, filters: { id: number; cd0: number }[], chunkBytes: number, itemSize: number, own = false): Buffer {
   let buf = raw;
   for (let i = filters.length - 1; i >= 0; i--) {
     if ((mask >>> i) & 1) continue;
@@ -54,8 +55,12 @@ export function decodeChunk(raw: Buffer, mask: number, filters: { id: number; cd
       }
     } else if (f.id === 2) {
       // into this thread's scratch buffer (no fresh allocation per chunk); used before the next
-      if (scratch.length < buf.length) scratch = Buffer.from(new ArrayBuffer(buf.length));
-      const into = scratch.subarray(0, buf.length);
+      let into: Buffer;
+      if (own) into = Buffer.allocUnsafeSlow(buf.length);
+      else {
+        if (scratch.length < buf.length) scratch = Buffer.from(new ArrayBuffer(buf.length));
+        into = scratch.subarray(0, buf.length);
+      }
       buf = unshuffle(buf, f.cd0 || itemSize, buf === into ? undefined : into);
     } else {
       throw new Error(`filter ${f.id} is not decoded here`);
@@ -63,6 +68,11 @@ export function decodeChunk(raw: Buffer, mask: number, filters: { id: number; cd
   }
   if (buf.length !== chunkBytes) throw new Error(`it decodes to ${buf.length} bytes instead of ${chunkBytes}`);
   return buf;
+}
+
+/** The message of a stored chunk (at element `offset`) that cannot be decoded, for `why`. */
+export function chunkError(offset: number[], why: unknown): string {
+  return `The stored chunk at [${offset.join(', ')}] of this dataset cannot be decoded (the file is damaged): ${(why as Error).message}`;
 }
 
 /** Decode a batch into its shared result. @returns the answer to post */
@@ -74,7 +84,7 @@ export function decodeBatch(b: DecodeBatch): DecodeDone {
     try {
       chunk = decodeChunk(Buffer.from(c.raw, 0, c.size), c.mask, b.filters, chunkBytes, b.itemSize);
     } catch (e) {
-      return { id: b.id, error: `The stored chunk at [${c.offset.join(', ')}] of this dataset cannot be decoded (the file is damaged): ${(e as Error).message}` };
+      return { id: b.id, error: chunkError(c.offset, e) };
     }
     copyChunkPart(chunk, out, c.pick, b.chunkDims, b.outShape, b.itemSize);
   }

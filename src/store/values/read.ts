@@ -13,10 +13,11 @@ import * as io from '../../hdf5/io.js';
 import type { SpaceSelection } from '../../hdf5/io.js';
 import { fixedWireSize, hasIndirect, isVariable, memSize } from '../../hdf5/memory.js';
 import * as h5 from '../../hdf5/objects.js';
-import { type Selection, pageHyperslab, parsePoints, parseSelect, pointsFromBinary, selectionFromBody } from '../../selection/select.js';
+import { type Selection, pageHyperslab, pagesKeepChunksWhole, parsePoints, parseSelect, pointsFromBinary, selectionFromBody } from '../../selection/select.js';
 import type { DomainFile } from '../domainFile.js';
 import { bytesOf, checkSelectionBytes } from '../limits.js';
 import type { PagePool } from '../pagepool.js';
+import { chunkScope } from './chunkCache.js';
 import { type ChunkedReadCandidate, parallelEligible, readChunksParallel } from './chunked.js';
 import { fieldSubset, pickElements, pointSelection, refuseMissingFilters, storageErrors, toSpaceSelection, type ValueLimits } from './common.js';
 
@@ -50,8 +51,11 @@ export interface ReadPlan {
   /**
    * Pages of wire bytes in C order of the result; each call to next() does one libhdf5 read.
    * With a pool, fixed-size pages are read into pooled buffers (see `ValuePage.pooled`).
+   * `pageBytes` (default and upper bound: the configured `pageBytes`) asks for smaller pages of
+   * hyperslab reads; chunked datasets get them only when no chunk would be split between pages
+   * (`pagesKeepChunksWhole`), otherwise the configured size.
    */
-  pages(pool?: PagePool): Generator<ValuePage>;
+  pages(pool?: PagePool, pageBytes?: number): Generator<ValuePage>;
   /** Close the dataset. Idempotent. */
   close(): void;
   /**
@@ -86,9 +90,11 @@ function readSelection(req: ReadRequest, dims: number[], limits: ValueLimits): {
 
 /**
  * Plan a value read. Throws (400/413) before anything is read when the request is invalid.
- * The returned plan owns an open dataset id: consume its pages and call `close()`.
+ * The returned plan owns an open dataset id: consume its pages and call `close()`. `pool`
+ * (optional) holds the result of a chunked read assembled on this thread (`prefetch`): its page
+ * then names the pooled buffer to give back once the bytes are sent.
  */
-export function planRead(f: DomainFile, id: string, req: ReadRequest, limits: ValueLimits): ReadPlan {
+export function planRead(f: DomainFile, id: string, req: ReadRequest, limits: ValueLimits, pool?: PagePool): ReadPlan {
   const did = f.open(id, 'dataset');
   try {
     const { type: fullType, space } = io.datasetTypeAndSpace(did);
@@ -172,17 +178,25 @@ export function planRead(f: DomainFile, id: string, req: ReadRequest, limits: Va
         itemSize: msize,
         bytes,
         local: true,
+        cacheScope: chunkScope(f.handle, String(h5.objectAddr(did))),
+        pool,
       };
       const lim = { minBytes: limits.parallelChunkMinBytes, maxBytes: limits.pageBytes, maxChunkBytes: limits.maxChunkBytes };
       const dims = parallelEligible(candidate, lim);
       if (dims) {
         prefetch = async () => {
-          const wire = await readChunksParallel(candidate, dims, lim);
-          if (wire) prefetched = { wire, count };
+          const r = await readChunksParallel(candidate, dims, lim);
+          if (r) prefetched = { wire: r.wire, count, pooled: r.pooled };
         };
       }
     }
-    function* pages(pool?: PagePool): Generator<ValuePage> {
+    /** The hyperslab pages of a read of `pageBytes` pages (see `ReadPlan.pages`). */
+    const slabPages = (pageBytes: number | undefined) => {
+      let budget = limits.pageBytes;
+      if (pageBytes !== undefined && pageBytes > 0 && pageBytes < budget && (!chunkDims || pagesKeepChunksWhole(sel!, msize, pageBytes, chunkDims))) budget = pageBytes;
+      return pageHyperslab(sel!, msize, budget, chunkDims);
+    };
+    function* pages(pool?: PagePool, pageBytes?: number): Generator<ValuePage> {
       if (count === 0) return;
       if (prefetched) {
         yield prefetched;
@@ -199,7 +213,7 @@ export function planRead(f: DomainFile, id: string, req: ReadRequest, limits: Va
         yield { wire: storageErrors(() => io.readDataset(did, type, memType, { kind: 'all' }, count, scalar, f.refs)), count };
         return;
       }
-      for (const p of pageHyperslab(sel!, msize, limits.pageBytes, chunkDims)) {
+      for (const p of slabPages(pageBytes)) {
         yield readPage({ kind: 'hyperslab', start: p.start, step: p.step, count: p.count }, p.elements, pool);
       }
     }
