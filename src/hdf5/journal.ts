@@ -13,7 +13,9 @@
  * So every write of h5store runs in a transaction of this module, through the journaling file
  * driver (vfd.ts):
  *  - bytes at or past the file's size when the transaction began (`baseEof`) are written at once
- *    (undoing them is truncating the file back to `baseEof`);
+ *    (undoing them is truncating the file back to `baseEof`), and under the `always` policy their
+ *    writeback to the disk is started every `WRITEBACK_BYTES` (`sync_file_range`), so the
+ *    commit's `fdatasync` finds most of a large write on its way already;
  *  - overwrites of older bytes are held in memory, and at a checkpoint (the commit, or every
  *    `CHECKPOINT_BYTES` of held data) the original bytes they replace are appended to the journal
  *    first, the journal is made durable (`fdatasync`, under the `always` fsync policy), and only
@@ -28,6 +30,7 @@
  */
 import fs from 'node:fs';
 import zlib from 'node:zlib';
+import { startWriteback } from './posix.js';
 
 /** fdatasync on the thread pool (looked up at each call). */
 function fdatasync(fd: number): Promise<void> {
@@ -41,6 +44,11 @@ export const HEADER_BYTES = 64;
  * call, so the fsync of a checkpoint blocks the event loop: kept small).
  */
 export const CHECKPOINT_BYTES = 8 * 1024 * 1024;
+/**
+ * Under the `always` fsync policy, the writeback of bytes appended past `baseEof` is started
+ * (posix.ts `startWriteback`) each time this many have been written since the last start.
+ */
+export const WRITEBACK_BYTES = 4 * 1024 * 1024;
 /** A journal larger than this is truncated when the next transaction starts. */
 const JOURNAL_KEEP_BYTES = 1024 * 1024;
 const MAGIC = Buffer.from('H5SJRNL1', 'latin1');
@@ -237,8 +245,14 @@ export class JournaledFile {
   private pending: Array<{ addr: number; data: Buffer }> = [];
   private pendingBytes = 0;
   private journalEnd = HEADER_BYTES;
-  /** Statistics of the current transaction (bytes journaled, checkpoints). */
-  stats = { journaled: 0, checkpoints: 0, fsyncs: 0 };
+  /** Appended bytes [start, end) whose writeback is not started yet (see `WRITEBACK_BYTES`). */
+  private wbStart = Infinity;
+  private wbEnd = 0;
+  private wbBytes = 0;
+  /** Bytes written past `baseEof` in this transaction. */
+  private appended = 0;
+  /** Statistics of the current transaction (bytes journaled, checkpoints, fsyncs, writeback starts). */
+  stats = { journaled: 0, checkpoints: 0, fsyncs: 0, writebacks: 0 };
   /**
    * Writes libhdf5 made outside a transaction, dropped. After `H5Fflush` and the commit the file
    * is complete; what `H5Fclose` still writes (giving back the unused part of its allocation
@@ -284,7 +298,11 @@ export class JournaledFile {
     this.pending = [];
     this.pendingBytes = 0;
     this.journalEnd = HEADER_BYTES;
-    this.stats = { journaled: 0, checkpoints: 0, fsyncs: 0 };
+    this.wbStart = Infinity;
+    this.wbEnd = 0;
+    this.wbBytes = 0;
+    this.appended = 0;
+    this.stats = { journaled: 0, checkpoints: 0, fsyncs: 0, writebacks: 0 };
   }
 
   /** Mark the transaction active in the header before the first byte of the file changes. */
@@ -336,9 +354,26 @@ export class JournaledFile {
     if (end > this.baseEof) {
       const from = Math.max(addr, this.baseEof);
       pwriteFull(this.dataFd, src.subarray(from - addr), from);
+      this.appended += end - from;
+      if (this.durable) this.noteAppended(from, end);
     }
     if (end > this.eof) this.eof = end;
     if (this.pendingBytes > CHECKPOINT_BYTES) this.checkpoint();
+  }
+
+  /**
+   * Appended bytes [start, end) were written: start their writeback once `WRITEBACK_BYTES` have
+   * gathered (the range spans everything appended since the last start; holes in it cost nothing).
+   */
+  private noteAppended(start: number, end: number): void {
+    if (start < this.wbStart) this.wbStart = start;
+    if (end > this.wbEnd) this.wbEnd = end;
+    this.wbBytes += end - start;
+    if (this.wbBytes < WRITEBACK_BYTES) return;
+    if (startWriteback(this.dataFd, this.wbStart, this.wbEnd - this.wbStart)) this.stats.writebacks++;
+    this.wbStart = Infinity;
+    this.wbEnd = 0;
+    this.wbBytes = 0;
   }
 
   /** libhdf5 truncate (to its EOA): journal the original bytes cut away first. */
@@ -428,7 +463,8 @@ export class JournaledFile {
 
   /**
    * Commit: checkpoint, make the file durable, mark the journal idle (the commit point), make
-   * that durable. The fsyncs run off the event loop (the file stays locked meanwhile).
+   * that durable. The fsyncs run off the event loop (the file stays locked meanwhile); after a
+   * large append (`WRITEBACK_BYTES` or more) the file's first fdatasync runs beside the journal's.
    * @returns the new commit counter (unchanged when the transaction wrote nothing)
    */
   async commit(): Promise<bigint> {
@@ -436,7 +472,13 @@ export class JournaledFile {
     if (this.active) {
       if (this.pending.length) {
         this.stats.checkpoints++;
-        if (this.saveOriginals(this.pending.map((p) => [p.addr, p.addr + p.data.length]))) await this.syncAsync(this.lockFd);
+        if (this.saveOriginals(this.pending.map((p) => [p.addr, p.addr + p.data.length]))) {
+          // What the file holds now (appended bytes; overwrites whose originals an earlier
+          // checkpoint made durable) may reach the disk at any time: a large append is flushed
+          // beside the journal records, so the fdatasync below has only the held overwrites left.
+          const early = this.durable && this.appended >= WRITEBACK_BYTES;
+          await Promise.all([this.syncAsync(this.lockFd), early ? this.syncAsync(this.dataFd) : undefined]);
+        }
         this.applyPending();
       }
       await this.syncAsync(this.dataFd);

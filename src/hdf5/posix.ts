@@ -7,12 +7,22 @@
  * one process, are released when the last descriptor of the description closes, and are
  * released by the kernel when a process dies (so a crashed holder never leaves a stale lock).
  * Every call is non-blocking; waiting is done by the caller, with a deadline.
+ *
+ * Also `startWriteback`: `sync_file_range(2)`, which Node does not offer either.
  */
 import koffi from 'koffi';
 import { LIBC } from './lib.js';
 
 const flockFn = LIBC.func('int flock(int fd, int op)');
 const fcntlFn = LIBC.func('int fcntl(int fd, int cmd, ...)');
+let syncFileRangeFn: ((fd: number, off: number, n: number, flags: number) => number) | undefined;
+try {
+  if (process.platform === 'linux') syncFileRangeFn = LIBC.func('int sync_file_range(int fd, int64_t off, int64_t n, unsigned int flags)');
+} catch {
+  syncFileRangeFn = undefined;
+}
+/** sync_file_range flag: start writeback of dirty pages not already under writeback; no wait. */
+const SYNC_FILE_RANGE_WRITE = 2;
 
 const LOCK_SH = 1;
 const LOCK_EX = 2;
@@ -99,4 +109,19 @@ export function rangeLockedByOthers(fd: number, mode: 'shared' | 'exclusive', st
     throw new LockError('fcntl(F_OFD_GETLK)', e);
   }
   return b.readInt16LE(0) !== F_UNLCK;
+}
+
+/**
+ * Start writing the dirty page-cache pages of bytes [offset, offset+length) of `fd` to the disk
+ * (`sync_file_range(fd, offset, length, SYNC_FILE_RANGE_WRITE)`, Linux), without waiting for
+ * them and without any durability promise: a later `fdatasync` still decides what is durable,
+ * it only has less left to write then. Used for large appends inside a write transaction
+ * (journal.ts), so the commit's `fdatasync` does not start 16 MiB of writeback from nothing
+ * (measured on the 2-core VM: 16 MiB in 32 KiB pieces, write + fdatasync 37-130 ms, 15-43 ms
+ * with a start every 4 MiB). The call may block briefly when the disk queue is congested.
+ * @returns false where the call is not available (not Linux) or failed: nothing to do then
+ */
+export function startWriteback(fd: number, offset: number, length: number): boolean {
+  if (!syncFileRangeFn || length <= 0) return false;
+  return syncFileRangeFn(fd, offset, length, SYNC_FILE_RANGE_WRITE) === 0;
 }

@@ -349,6 +349,61 @@ describe('file handling: names, handles, crashes', function () {
     });
   });
 
+  describe('a large binary write: one page per turn of the event loop, still all-or-nothing', () => {
+    // In-process: the store itself, so the test sees its event loop. Pages of 1 MiB, fsync always.
+    it('the loop runs between pages (the file is seen half-written), and a failure in a late page undoes the earlier ones', async () => {
+      const { Store } = await import('../../src/store/store.js');
+      const sroot = tempRoot('h5store-pages-');
+      const store = new Store({ root: sroot, idleCloseMs: 500, maxOpenFiles: 8, defaultOwner: 'admin', pageBytes: 1 << 20, maxPoints: 1000, fsync: 'always' });
+      try {
+        await store.createDomain('/p.h5', {});
+        const file = path.join(sroot, 'p.h5');
+        const size = 8 << 20; // 8 pages
+        const did = (await store.createDataset('/p.h5', { type: 'H5T_IEEE_F32LE', shape: [2048, 1024] }, false)) as { id: string };
+        const wire = Buffer.alloc(size);
+        for (let i = 0; i < size / 4; i++) wire.writeFloatLE(i, i * 4);
+        const start = fs.statSync(file).size;
+        const seen: number[] = [];
+        let done = false;
+        const w = store.writeValues('/p.h5', did.id, { wire }).finally(() => (done = true));
+        while (!done) {
+          await new Promise<void>((r) => setImmediate(r));
+          seen.push(fs.statSync(file).size);
+        }
+        await w;
+        const half = seen.filter((n) => n > start + (1 << 20) && n < start + size - (1 << 20));
+        expect(half.length, `sizes seen during the write: ${seen.join(' ')} (start ${start})`).to.be.greaterThan(0);
+        if (hasH5py()) {
+          // what h5py reads is what was sent, byte for byte (the store's handle is closed after the write)
+          const out = python(
+            'import sys, h5py, numpy\nf = h5py.File(sys.argv[1], "r")\nds = [o for o in f["__h5store__"].values() if o.shape == (2048, 1024)]\nprint(ds[0][...].astype("<f4").tobytes() == numpy.arange(2048 * 1024, dtype="<f4").tobytes())',
+            [file],
+            { lockFree: true },
+          );
+          expect(out.trim()).to.equal('True');
+        }
+        // A body that ends in its fourth page (spooled: read page by page): the three pages
+        // already written are rolled back with it.
+        const did2 = (await store.createDataset('/p.h5', { type: 'H5T_IEEE_F32LE', shape: [2048, 1024] }, false)) as { id: string };
+        const before = fs.readFileSync(file);
+        const spool = path.join(sroot, 'short.bin');
+        fs.writeFileSync(spool, wire.subarray(0, 3.5 * (1 << 20)));
+        let err: unknown;
+        try {
+          await store.writeValues('/p.h5', did2.id, { spool: { path: spool, size } });
+        } catch (e) {
+          err = e;
+        }
+        expect((err as { status?: number })?.status, String(err)).to.equal(400);
+        expect((err as Error).message).to.match(/ended early/);
+        expect(fs.readFileSync(file).equals(before), 'file unchanged by the failed write').to.equal(true);
+      } finally {
+        store.close();
+        fs.rmSync(sroot, { recursive: true, force: true });
+      }
+    });
+  });
+
   it('no stray processes or files: the lock file of a written domain is hidden and tiny', async () => {
     const names = fs.readdirSync(root).filter((n) => n.endsWith('.h5store-lock'));
     for (const n of names) {

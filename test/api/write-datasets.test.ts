@@ -182,6 +182,22 @@ describe('API write: datasets', function () {
     });
   });
 
+  it('a dataset larger than max_chunk_size without a layout: chunks of about 1 MiB (not h5py\'s 32 KiB guess), bytes as written', async () => {
+    // h5py would store it contiguous; h5store chunks it (one allocation never fills more than
+    // max_chunk_size) with HSDS's chunk size bounds: 16 MiB of float32 -> 1024 x 256 (1 MiB)
+    const id = await makeDataset(d, 'large_f32', { type: 'H5T_IEEE_F32LE', shape: [4096, 1024] });
+    const g = await d.c.get(`/datasets/${id}`);
+    expect(g.json.layout).to.deep.equal({ class: 'H5D_CHUNKED', dims: [1024, 256] });
+    const wire = Buffer.alloc(16 << 20);
+    for (let i = 0; i < wire.length / 4; i++) wire.writeFloatLE(i * 0.5, i * 4);
+    expectStatus(await putBinary(d.c, `/datasets/${id}/value`, wire), 200, 'PUT 16 MiB');
+    expect((await getBinary(d.c, `/datasets/${id}/value`)).body.equals(wire)).to.equal(true);
+    expect(squash(h5dumpText(d.file, ['-H', '-p', '-d', '/large_f32']))).to.include('STORAGE_LAYOUT { CHUNKED ( 1024, 256 )');
+    // extensible: h5py's guess, as h5py would chunk it
+    const ext = await makeDataset(d, 'large_ext', { type: 'H5T_IEEE_F32LE', shape: [4096, 1024], maxdims: [0, 1024] });
+    expect((await d.c.get(`/datasets/${ext}`)).json.layout).to.deep.equal({ class: 'H5D_CHUNKED', dims: [128, 64] });
+  });
+
   // -------------------------------------------------------------------------------------------
   describe('filters (compared with the pipeline h5py writes for the same request)', () => {
     const N = 1000;

@@ -7,7 +7,7 @@ import { expect } from 'chai';
 import { H5StoreError } from '../../src/errors.js';
 import { parseType, type TypeJson } from '../../src/codec/types.js';
 import { decodeElements, encodeElements, hasInvalidUtf8, parseRegionRef } from '../../src/codec/values.js';
-import { applyGivenCreation, givenCreationOf, guessChunks, h5pyItemSize } from '../../src/store/datasets.js';
+import { applyGivenCreation, givenCreationOf, guessChunks, h5pyItemSize, largeChunkBounds } from '../../src/store/datasets.js';
 import { readItems, writeItems } from '../../src/http/attributeBodies.js';
 import { parseInitializer } from '../../src/store/initializer.js';
 
@@ -50,6 +50,26 @@ describe("datasets: h5py's guess_chunk", () => {
     expect(guessChunks([0], [10], 8)).to.deep.equal([10]);
   });
   it('refuses scalar shapes', () => expect400(() => guessChunks([], [], 4), 'scalar'));
+});
+
+describe('datasets: chunks of datasets chunked only for their size (largeChunkBounds: about 1 MiB, at most maxChunkBytes)', () => {
+  // [shape, typesize, maxChunkBytes, chunks] (no maxdims: h5py would store these contiguous)
+  const table: [number[], number, number, number[]][] = [
+    [[4096, 1024], 4, 4 << 20, [1024, 256]], // the 16 MiB float32 of the write benchmark: 1 MiB (h5py's guess: 128 x 64, 32 KiB)
+    [[8192, 8192], 4, 4 << 20, [512, 512]],
+    [[4096, 4096], 4, 1 << 20, [512, 512]], // a server with a 1 MiB chunk limit: at most that
+    [[1100000], 8, 4 << 20, [137500]], // within 50% of the target: kept
+    [[100, 100, 1000], 2, 4 << 20, [25, 50, 500]],
+    [[5000, 3], 4096, 4 << 20, [313, 1]],
+    [[3000, 3000], 8, 512 * 1024, [188, 188]], // a chunk limit below 1 MiB lowers the target too (375 x 188 would pass it)
+  ];
+  for (const [shape, size, limit, chunks] of table) {
+    it(`shape ${JSON.stringify(shape)} itemsize ${size} maxChunkBytes ${limit} -> ${JSON.stringify(chunks)}`, () => {
+      const got = guessChunks(shape, [], size, largeChunkBounds(limit));
+      expect(got).to.deep.equal(chunks);
+      expect(got.reduce((a, b) => a * b, size)).to.be.at.most(limit);
+    });
+  }
 
   const sizes: [string, unknown, number][] = [
     ['int16', 'H5T_STD_I16LE', 2],

@@ -12,7 +12,7 @@ import { expect } from 'chai';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { HEADER_BYTES, JournaledFile, RangeSet, applyRollback, readHeader } from '../../src/hdf5/journal.js';
+import { HEADER_BYTES, JournaledFile, RangeSet, WRITEBACK_BYTES, applyRollback, readHeader } from '../../src/hdf5/journal.js';
 
 describe('journal: RangeSet', () => {
   const cases: Array<{ add: Array<[number, number]>; gaps: [number, number]; want: Array<[number, number]> }> = [
@@ -88,8 +88,14 @@ describe('journal: a transaction killed at any write is undone exactly', functio
   const original = pattern(BASE, 1);
 
   /** The transaction: what libhdf5 might do during one request. */
-  async function transaction(jf: JournaledFile, durable: boolean, bigCheckpoint: boolean): Promise<void> {
+  async function transaction(jf: JournaledFile, durable: boolean, bigCheckpoint: boolean, bigAppend = false): Promise<void> {
     jf.begin();
+    if (bigAppend) {
+      // more than WRITEBACK_BYTES past the old end: writeback started, the first fdatasync of
+      // the file beside the journal's at the commit
+      const big = pattern(WRITEBACK_BYTES + 4096, 15);
+      for (let o = 0; o < big.length; o += 512 * 1024) jf.write(big.subarray(o, Math.min(o + 512 * 1024, big.length)), BASE + 40_000 + o);
+    }
     jf.write(pattern(100, 2), 0); // superblock-like overwrite
     jf.write(pattern(5000, 3), 10_000);
     jf.write(pattern(3000, 4), BASE - 1000); // across the old end of file
@@ -103,57 +109,60 @@ describe('journal: a transaction killed at any write is undone exactly', functio
     void durable;
   }
 
-  async function finalImage(durable: boolean, bigCheckpoint: boolean): Promise<Buffer> {
-    const data = path.join(dir, `final-${durable}-${bigCheckpoint}.bin`);
+  async function finalImage(durable: boolean, bigCheckpoint: boolean, bigAppend: boolean): Promise<Buffer> {
+    const data = path.join(dir, `final-${durable}-${bigCheckpoint}-${bigAppend}.bin`);
     const lock = data + '.lock';
     fs.writeFileSync(data, original);
     fs.writeFileSync(lock, '');
     const d = fs.openSync(data, 'r+');
     const l = fs.openSync(lock, 'r+');
     const st = fs.fstatSync(d, { bigint: true });
-    await transaction(new JournaledFile(d, l, { dev: st.dev, ino: st.ino }, durable, 0n), durable, bigCheckpoint);
+    await transaction(new JournaledFile(d, l, { dev: st.dev, ino: st.ino }, durable, 0n), durable, bigCheckpoint, bigAppend);
     fs.closeSync(d);
     fs.closeSync(l);
     return fs.readFileSync(data);
   }
 
+  const variants: Array<{ durable: boolean; bigCheckpoint: boolean; torn: boolean; bigAppend: boolean }> = [];
   for (const durable of [true, false]) {
     for (const bigCheckpoint of [false, true]) {
-      for (const torn of [false, true]) {
-        it(`fsync ${durable ? 'always' : 'never'}${bigCheckpoint ? ', with an early checkpoint' : ''}${torn ? ', writes torn in half' : ''}`, async () => {
-          const final = await finalImage(durable, bigCheckpoint);
-          expect(final.equals(original)).to.equal(false);
-          let committedSeen = 0;
-          let rolledBack = 0;
-          for (let k = 1; ; k++) {
-            const data = path.join(dir, `t-${k}.bin`);
-            const lock = data + '.lock';
-            fs.writeFileSync(data, original);
-            fs.writeFileSync(lock, '');
-            const d = fs.openSync(data, 'r+');
-            const l = fs.openSync(lock, 'r+');
-            const st = fs.fstatSync(d, { bigint: true });
-            const crashed = await withCrashAt(k, torn, () => transaction(new JournaledFile(d, l, { dev: st.dev, ino: st.ino }, durable, 0n), durable, bigCheckpoint));
-            // "Restart": recover from the files alone.
-            const h = readHeader(l);
-            if (h.kind === 'ok' && h.header.active) {
-              applyRollback(d, l, h.header, durable);
-              rolledBack++;
-            }
-            fs.closeSync(d);
-            fs.closeSync(l);
-            const now = fs.readFileSync(data);
-            fs.rmSync(data);
-            fs.rmSync(lock);
-            if (now.equals(final)) committedSeen++;
-            else expect(now.equals(original), `crash at mutating call ${k}: neither the old nor the new file`).to.equal(true);
-            if (!crashed) break;
-          }
-          expect(rolledBack).to.be.greaterThan(3);
-          expect(committedSeen).to.be.greaterThan(0);
-        });
-      }
+      for (const torn of [false, true]) variants.push({ durable, bigCheckpoint, torn, bigAppend: false });
     }
+  }
+  for (const torn of [false, true]) variants.push({ durable: true, bigCheckpoint: false, torn, bigAppend: true });
+  for (const { durable, bigCheckpoint, torn, bigAppend } of variants) {
+    it(`fsync ${durable ? 'always' : 'never'}${bigCheckpoint ? ', with an early checkpoint' : ''}${bigAppend ? ', with a large append' : ''}${torn ? ', writes torn in half' : ''}`, async () => {
+      const final = await finalImage(durable, bigCheckpoint, bigAppend);
+      expect(final.equals(original)).to.equal(false);
+      let committedSeen = 0;
+      let rolledBack = 0;
+      for (let k = 1; ; k++) {
+        const data = path.join(dir, `t-${k}.bin`);
+        const lock = data + '.lock';
+        fs.writeFileSync(data, original);
+        fs.writeFileSync(lock, '');
+        const d = fs.openSync(data, 'r+');
+        const l = fs.openSync(lock, 'r+');
+        const st = fs.fstatSync(d, { bigint: true });
+        const crashed = await withCrashAt(k, torn, () => transaction(new JournaledFile(d, l, { dev: st.dev, ino: st.ino }, durable, 0n), durable, bigCheckpoint, bigAppend));
+        // "Restart": recover from the files alone.
+        const h = readHeader(l);
+        if (h.kind === 'ok' && h.header.active) {
+          applyRollback(d, l, h.header, durable);
+          rolledBack++;
+        }
+        fs.closeSync(d);
+        fs.closeSync(l);
+        const now = fs.readFileSync(data);
+        fs.rmSync(data);
+        fs.rmSync(lock);
+        if (now.equals(final)) committedSeen++;
+        else expect(now.equals(original), `crash at mutating call ${k}: neither the old nor the new file`).to.equal(true);
+        if (!crashed) break;
+      }
+      expect(rolledBack).to.be.greaterThan(3);
+      expect(committedSeen).to.be.greaterThan(0);
+    });
   }
 
   it('a rollback of the live transaction restores the file and bumps the counter', () => {
@@ -185,6 +194,42 @@ describe('journal: a transaction killed at any write is undone exactly', functio
     fs.closeSync(d);
     fs.closeSync(l);
   });
+
+  for (const c of [
+    { durable: true, append: 2 * WRITEBACK_BYTES + 65536, starts: process.platform === 'linux' ? 2 : 0 },
+    { durable: true, append: WRITEBACK_BYTES - 32768, starts: 0 },
+    { durable: false, append: 2 * WRITEBACK_BYTES + 65536, starts: 0 },
+  ]) {
+    it(`a large append (${c.append} bytes, fsync ${c.durable ? 'always' : 'never'}) starts writeback ${c.starts} times; commit and rollback stay exact`, async () => {
+      const data = path.join(dir, `wb-${c.durable}-${c.append}.bin`);
+      fs.writeFileSync(data, original);
+      fs.writeFileSync(data + '.lock', '');
+      const d = fs.openSync(data, 'r+');
+      const l = fs.openSync(data + '.lock', 'r+');
+      const st = fs.fstatSync(d, { bigint: true });
+      const jf = new JournaledFile(d, l, { dev: st.dev, ino: st.ino }, c.durable, 0n);
+      const added = pattern(c.append, 13);
+      const write = () => {
+        jf.write(pattern(48, 14), 0); // a superblock-like overwrite among the appends
+        for (let o = 0; o < added.length; o += 32768) jf.write(added.subarray(o, Math.min(o + 32768, added.length)), BASE + o);
+      };
+      jf.begin();
+      write();
+      expect(jf.stats.writebacks).to.equal(c.starts);
+      expect(jf.rollback()).to.not.equal(undefined);
+      expect(fs.readFileSync(data).equals(original)).to.equal(true);
+      jf.begin();
+      write();
+      await jf.commit();
+      const now = fs.readFileSync(data);
+      expect(now.length).to.equal(BASE + c.append);
+      expect(now.subarray(0, 48).equals(pattern(48, 14))).to.equal(true);
+      expect(now.subarray(48, BASE).equals(original.subarray(48))).to.equal(true);
+      expect(now.subarray(BASE).equals(added)).to.equal(true);
+      fs.closeSync(d);
+      fs.closeSync(l);
+    });
+  }
 
   it('a journal of another file (replaced since) is never applied by applyRollback callers', () => {
     // The identity is in the header: FileCache compares it with the file before rolling back.

@@ -7,6 +7,7 @@ import type { TypeJson } from '../../codec/types.js';
 import { decodeElements, encodeElements, selectionValues } from '../../codec/values.js';
 import { badRequest, conflict, tooLarge } from '../../errors.js';
 import * as C from '../../hdf5/constants.js';
+import { hdf5Busy, whenIdle } from '../../hdf5/heavy.js';
 import * as io from '../../hdf5/io.js';
 import type { SpaceSelection } from '../../hdf5/io.js';
 import { type Hid } from '../../hdf5/lib.js';
@@ -204,7 +205,22 @@ async function writeValuesOf(f: DomainFile, id: string, req: WriteRequest, limit
   }
 }
 
-/** The writes of a validated plan (see `writeValues`). */
+/**
+ * Let the event loop run (other requests, I/O) between two pages of a large write, then wait
+ * until libhdf5 is free again (heavy.ts). The write stays in its transaction and under the
+ * file's exclusive locks meanwhile (files.ts `write`): nobody else sees or touches the file
+ * until the commit, and a failure in a later page rolls back the earlier ones too.
+ */
+async function nextTurn(): Promise<void> {
+  await new Promise<void>((resolve) => setImmediate(resolve));
+  while (hdf5Busy()) await whenIdle();
+}
+
+/**
+ * The writes of a validated plan (see `writeValues`): a hyperslab of a fixed-size type is written
+ * in pages of `pageBytes`, one page per turn of the event loop (`nextTurn`), so a 16 MiB body
+ * does not keep the server from answering others for the whole `H5Dwrite`.
+ */
 async function writePlanned(f: DomainFile, did: Hid, plan: WritePlan, limits: ValueLimits, pool?: PagePool): Promise<void> {
   {
     const mt = io.createType(plan.type);
@@ -226,6 +242,7 @@ async function writePlanned(f: DomainFile, did: Hid, plan: WritePlan, limits: Va
         try {
           let off = 0;
           for (const p of pageHyperslab(plan.sel!, size, limits.pageBytes)) {
+            if (off > 0) await nextTurn();
             const n = p.elements * size;
             let bytes: Buffer;
             let pooled: Buffer | undefined;
