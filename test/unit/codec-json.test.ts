@@ -1,6 +1,6 @@
 import { expect } from 'chai';
 import { H5StoreError } from '../../src/errors.js';
-import { parseJsonBody, rawJson, stringifyJson, ValueJsonWriter, valueToJson } from '../../src/codec/json.js';
+import { parseJsonBody, RawJson, rawJson, stringifyJson, ValueJsonWriter, valueToJson, WireValue } from '../../src/codec/json.js';
 import { parseType, type TypeJson } from '../../src/codec/types.js';
 import { decodeElements, encodeElements, nestValues } from '../../src/codec/values.js';
 
@@ -39,6 +39,22 @@ describe('codec/json stringifyJson', () => {
     ['raw JSON embedded', { value: rawJson('[0.1,NaN]'), n: 1 }, '{"value":[0.1,NaN],"n":1}'],
     ['toJSON honoured', { d: new Date(0), n: NaN }, '{"d":"1970-01-01T00:00:00.000Z","n":NaN}', '{"d":"1970-01-01T00:00:00.000Z","n":null}'],
     ['undefined top level', undefined, 'null'],
+    ['raw JSON with its ignore_nan form', { value: new RawJson('[0.5,NaN]', '[0.5,null]') }, '{"value":[0.5,NaN]}', '{"value":[0.5,null]}'],
+    ['raw JSON without an ignore_nan form', [new RawJson('NaN')], '[NaN]', '[NaN]'],
+    [
+      'wire value written for its type',
+      { value: new WireValue(Buffer.from([0, 0, 0xc0, 0x7f, 0xcd, 0xcc, 0xcc, 0x3d]), { class: 'H5T_FLOAT', base: 'H5T_IEEE_F32LE' }, [2]) },
+      '{"value":[NaN,0.1]}',
+      '{"value":[null,0.1]}',
+    ],
+    ['members in JSON.stringify order; functions and symbols left out', { b: -0, 2: 'x', f: () => 1, s: Symbol('s'), 1: NaN }, '{"1":NaN,"2":"x","b":-0}', '{"1":null,"2":"x","b":-0}'],
+    ['inherited members left out', Object.assign(Object.create({ inherited: 1 }), { own: NaN }), '{"own":NaN}', '{"own":null}'],
+    [
+      'the same keys in many items, one item special',
+      { items: [{ name: 'a', n: 1 }, { name: 'b', n: Infinity }, { name: 'c', n: 2, t: { k: [1] } }] },
+      '{"items":[{"name":"a","n":1},{"name":"b","n":Infinity},{"name":"c","n":2,"t":{"k":[1]}}]}',
+      '{"items":[{"name":"a","n":1},{"name":"b","n":null},{"name":"c","n":2,"t":{"k":[1]}}]}',
+    ],
   ];
   for (const [name, value, text, ignored] of cases) {
     it(name, () => {
