@@ -63,6 +63,12 @@ describe('query= on compound tables', function () {
       [1, 'KSFO', 1],
       [2, 'PANC', 2],
     ]);
+    // fields adjacent in the row (one run of bytes), apart (two runs), one field, and all of them
+    const all = rows.map((r, i) => [i, ...r]).filter((r) => (r[1] as number) >= 5 && (r[1] as number) < 9);
+    const pick = (names: string[]) => all.map((r) => [r[0], ...names.map((n) => r[1 + ['time', 'temp', 'station', 'count'].indexOf(n)])]);
+    for (const f of ['temp:station', 'time:count', 'count', 'station:count:time', 'time:temp:station:count']) {
+      expect(await q('nullpad', '(time >= 5) & (time < 9)', { fields: f }), f).to.deep.equal(pick(f.split(':')));
+    }
     expect(await q('vlen', 'time >= 0', { Limit: 4 })).to.have.length(4);
     expect((await q('nullpad', 'time >= 0', { select: '[10:20]' })).map((r) => r[0])).to.deep.equal([10, 11, 12, 13, 14, 15, 16, 17, 18, 19]);
     expect((await q('vlen', 'time >= 0', { select: '[10:20]', Limit: 3 })).map((r) => r[0])).to.deep.equal([10, 11, 12]);

@@ -103,6 +103,16 @@ function scanByRows(
   const offsets = fieldOffsets(type);
   const outFields = (outType as { fields: { name: string }[] }).fields.map((of) => type.fields.findIndex((x) => x.name === of.name));
   const outSize = 8 + fixedWireSize(outType);
+  // The output fields as runs of row bytes [offset, length, ...], adjacent fields merged (all
+  // fields in order: one run of the whole row).
+  const runs: number[] = [];
+  for (const fi of outFields) {
+    const off = offsets[fi];
+    const size = fixedWireSize(type.fields[fi].type);
+    const last = runs.length - 2;
+    if (last >= 0 && runs[last] + runs[last + 1] === off) runs[last + 1] += size;
+    else runs.push(off, size);
+  }
   const memType = io.createType(type);
   const hits: number[] = [];
   const parts: Buffer[] = [];
@@ -125,12 +135,14 @@ function scanByRows(
           if (!mask[i]) continue;
           const index = p.start[0] + i * p.step[0];
           hits.push(index);
-          out.writeBigUInt64LE(BigInt(index), o);
+          // uint64 LE index (exact: dataset extents stay below 2^53)
+          out.writeUInt32LE(index % 4294967296, o);
+          out.writeUInt32LE(Math.floor(index / 4294967296), o + 4);
           o += 8;
-          for (const fi of outFields) {
-            const size = fixedWireSize(type.fields[fi].type);
-            rows.copy(out, o, i * rowSize + offsets[fi], i * rowSize + offsets[fi] + size);
-            o += size;
+          const row = i * rowSize;
+          for (let r = 0; r < runs.length; r += 2) {
+            // byte loops: the runs are a few bytes, where Buffer.copy's native call costs more
+            for (let b = row + runs[r], e = b + runs[r + 1]; b < e; b++) out[o++] = rows[b];
           }
         }
         parts.push(out);
