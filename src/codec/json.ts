@@ -8,7 +8,7 @@ import { float64ToString } from './float.js';
 import * as text from './textsink.js';
 import { TextSink } from './textsink.js';
 import { isBooleanEnum, isVariableLength, numericBase, type TypeJson, typeKey } from './types.js';
-import { codecFor, Cursor, readInt64 } from './values.js';
+import { codecFor, Cursor, readInt64, unpaddedEnd } from './values.js';
 
 // ---------------------------------------------------------------------------------------------
 // stringify
@@ -533,11 +533,42 @@ function elemJson(t: TypeJson, ignoreNan: boolean, checkedRead: boolean): ElemJs
     case 'H5T_STRING':
     case 'H5T_REFERENCE':
     case 'H5T_OPAQUE': {
+      if (t.class === 'H5T_STRING' && typeof t.length === 'number') {
+        const len = t.length;
+        const pad = t.strPad;
+        return guard(len, (c, s) => {
+          const start = c.pos;
+          c.pos += len;
+          stringJson(s, c.buf, start, unpaddedEnd(c.buf, start, len, pad));
+        });
+      }
       const codec = codecFor(t);
       const f: ElemJson = (c, s) => s.utf8(JSON.stringify(codec.read(c)));
       return codec.size >= 0 ? guard(codec.size, f) : f;
     }
   }
+}
+
+/**
+ * The JSON string of the UTF-8 bytes `buf[start, end)`: printable ASCII without `"` or `\\`
+ * (the common case) copied straight into the sink, anything else through `JSON.stringify` of
+ * the decoded text (what the codec's `read` gives).
+ */
+function stringJson(s: TextSink, buf: Buffer, start: number, end: number): void {
+  s.ensure(end - start + 2);
+  const out = s.buf;
+  let p = s.pos;
+  out[p++] = 34;
+  for (let i = start; i < end; i++) {
+    const b = buf[i];
+    if (b < 0x20 || b > 0x7e || b === 0x22 || b === 0x5c) {
+      s.utf8(JSON.stringify(buf.toString('utf8', start, end)));
+      return;
+    }
+    out[p++] = b;
+  }
+  out[p++] = 34;
+  s.pos = p;
 }
 
 /** Run writer: the hot loops for top-level numeric types, else element by element. */

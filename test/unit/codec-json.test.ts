@@ -213,6 +213,32 @@ describe('codec/json ValueJsonWriter', () => {
     });
   }
 
+  // Fixed-length strings: printable ASCII is copied straight into the text, anything else goes
+  // through JSON.stringify of the decoded string; both must give what the codec decodes.
+  const fixedCases: [string, string, number[], string][] = [
+    ['NULLPAD, padded', 'H5T_STR_NULLPAD', [0x4b, 0x4f, 0, 0], '"KO"'],
+    ['NULLPAD, full length', 'H5T_STR_NULLPAD', [0x4b, 0x4f, 0x52, 0x44], '"KORD"'],
+    ['NULLTERM, bytes after the NUL ignored', 'H5T_STR_NULLTERM', [0x61, 0, 0x62, 0x63], '"a"'],
+    ['SPACEPAD, trailing spaces and NULs dropped', 'H5T_STR_SPACEPAD', [0x61, 0x20, 0x62, 0x20, 0x20, 0], '"a b"'],
+    ['empty', 'H5T_STR_NULLPAD', [0, 0, 0], '""'],
+    ['quote and backslash escaped', 'H5T_STR_NULLPAD', [0x22, 0x5c, 0x41], '"\\"\\\\A"'],
+    ['control characters and DEL', 'H5T_STR_NULLPAD', [0x09, 0x01, 0x7f], JSON.stringify('\t\u0001\u007f')],
+    ['space and tilde kept', 'H5T_STR_NULLPAD', [0x20, 0x7e, 0x20, 0x41], '" ~ A"'],
+    ['UTF-8', 'H5T_STR_NULLPAD', [0xc3, 0xa9, 0x78, 0], '"éx"'],
+    ['invalid UTF-8 as U+FFFD', 'H5T_STR_NULLPAD', [0xff, 0x41, 0xc3], JSON.stringify('\ufffdA\ufffd')],
+  ];
+  for (const [name, strPad, bytes, text] of fixedCases) {
+    it(`writes a fixed-length string: ${name}`, () => {
+      const t = parseType({ class: 'H5T_STRING', length: bytes.length, strPad, charSet: 'H5T_CSET_UTF8' });
+      const buf = Buffer.from([...bytes, ...bytes]);
+      expect(valueToJson(buf, t, [2])).to.equal(`[${text},${text}]`);
+      expect(valueToJson(buf, t, [2])).to.equal(JSON.stringify(decodeElements(buf, t, 2).values));
+      const pair = parseType({ class: 'H5T_COMPOUND', fields: [{ name: 'i', type: 'H5T_STD_U8LE' }, { name: 's', type: t }] });
+      const row = Buffer.from([7, ...bytes]);
+      expect(valueToJson(row, pair, [])).to.equal(`[7,${text}]`);
+    });
+  }
+
   it('writeBytes/endBytes give the same text as UTF-8', () => {
     const t = parseType({ class: 'H5T_STRING', length: 'H5T_VARIABLE', charSet: 'H5T_CSET_UTF8' });
     const buf = encodeElements(['é', 'x'], t);
