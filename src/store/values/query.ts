@@ -126,27 +126,8 @@ function scanByRows(
       const rows = io.readDataset(did, type, memType, { kind: 'hyperslab', start: p.start, step: p.step, count: p.count }, n, false, undefined, pooled?.subarray(0, n * rowSize));
       compiled.fields.forEach((fi, j) => (cols[fi] = rowColumn(rows, type.fields[fi].type, offsets[fi], rowSize, n, j)));
       const mask = compiled.mask(cols, n);
-      let pageHits = 0;
-      for (let i = 0; i < n && hits.length + pageHits < limit; i++) if (mask[i]) pageHits++;
-      if (pageHits) {
-        const out = Buffer.allocUnsafe(pageHits * outSize);
-        let o = 0;
-        for (let i = 0; i < n && o < out.length; i++) {
-          if (!mask[i]) continue;
-          const index = p.start[0] + i * p.step[0];
-          hits.push(index);
-          // uint64 LE index (exact: dataset extents stay below 2^53)
-          out.writeUInt32LE(index % 4294967296, o);
-          out.writeUInt32LE(Math.floor(index / 4294967296), o + 4);
-          o += 8;
-          const row = i * rowSize;
-          for (let r = 0; r < runs.length; r += 2) {
-            // byte loops: the runs are a few bytes, where Buffer.copy's native call costs more
-            for (let b = row + runs[r], e = b + runs[r + 1]; b < e; b++) out[o++] = rows[b];
-          }
-        }
-        parts.push(out);
-      }
+      const pageHits = maskHits(mask, n, limit - hits.length);
+      if (pageHits.length) parts.push(copyHits(rows, pageHits, rowSize, runs, outSize, p.start[0], p.step[0], hits));
       if (pooled) pool!.give(pooled);
       if (hits.length >= limit) break;
     }
@@ -154,6 +135,37 @@ function scanByRows(
     io.closeType(memType);
   }
   return { hits, wire: Buffer.concat(parts) };
+}
+
+/** Positions of the first `max` set entries of `mask[0, n)`. */
+function maskHits(mask: Uint8Array, n: number, max: number): Int32Array {
+  let count = 0;
+  for (let i = 0; i < n; i++) if (mask[i]) count++;
+  const out = new Int32Array(Math.min(count, max));
+  for (let i = 0, k = 0; k < out.length; i++) if (mask[i]) out[k++] = i;
+  return out;
+}
+
+/**
+ * Result rows of the hits of one page: for each position, the uint64 LE row index (`start +
+ * position * step`, also pushed to `indices`) and the `runs` ([offset, length, ...]) of its row.
+ */
+function copyHits(rows: Buffer, at: Int32Array, rowSize: number, runs: number[], outSize: number, start: number, step: number, indices: number[]): Buffer {
+  const out = Buffer.allocUnsafe(at.length * outSize);
+  let o = 0;
+  for (let k = 0; k < at.length; k++) {
+    const i = at[k];
+    const index = start + i * step;
+    indices.push(index);
+    // uint64 LE (exact: dataset extents stay below 2^53)
+    out.writeUInt32LE(index % 4294967296, o);
+    out.writeUInt32LE(Math.floor(index / 4294967296), o + 4);
+    o += 8;
+    const row = i * rowSize;
+    // byte loops: the runs are a few bytes, where Buffer.copy's native call costs more
+    for (let r = 0; r < runs.length; r += 2) for (let b = row + runs[r], e = b + runs[r + 1]; b < e; b++) out[o++] = rows[b];
+  }
+  return out;
 }
 
 const NUM_READERS: Record<string, (dv: DataView, o: number) => number> = {
