@@ -110,7 +110,8 @@ function presentCached(
   if (shown.value instanceof WireValue) {
     const { wire, type, shape } = shown.value;
     const text = valueToJson(wire, type, shape);
-    const nanText = hasFloats(type) ? valueToJson(wire, type, shape, { ignoreNan: true }) : text;
+    // without a NaN or Infinity literal in the text, the ignore_nan form is the same text
+    const nanText = hasFloats(type) && /NaN|Infinity/.test(text) ? valueToJson(wire, type, shape, { ignoreNan: true }) : text;
     shown = { value: new RawJson(text, nanText) };
     bytes = text.length + (nanText === text ? 0 : nanText.length);
   }

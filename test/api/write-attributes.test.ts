@@ -417,14 +417,15 @@ describe('API write: attributes', function () {
           i: { type: I32, shape: [2], value: [7, -8] },
           s: { type: VSTR, value: 'héllo' },
           n: { type: F64, shape: 'H5S_NULL' },
+          g: { type: F64, shape: [2], value: [1.5, -2.25] },
         },
       });
       expectStatus(w, 201, 'bulk PUT');
     });
 
     const cases: [string, Record<string, string | number>, string[]][] = [
-      ['plain: float32 shortest, NaN and -Infinity as literals', {}, ['"name":"f"', '"value":[0.1,NaN,-Infinity]', '"value":[7,-8]', '"value":"héllo"', '"value":null']],
-      ['ignore_nan=1: null for NaN and -Infinity, the rest as before', { ignore_nan: 1 }, ['"value":[0.1,null,null]', '"value":[7,-8]', '"value":"héllo"']],
+      ['plain: float32 shortest, NaN and -Infinity as literals', {}, ['"name":"f"', '"value":[0.1,NaN,-Infinity]', '"value":[1.5,-2.25]', '"value":[7,-8]', '"value":"héllo"', '"value":null']],
+      ['ignore_nan=1: null for NaN and -Infinity, the rest as before', { ignore_nan: 1 }, ['"value":[0.1,null,null]', '"value":[7,-8]', '"value":"héllo"', '"value":[1.5,-2.25]']],
       ['encoding=base64: the binary form', { encoding: 'base64' }, [`"value":"${Buffer.from([7, 0, 0, 0, 0xf8, 0xff, 0xff, 0xff]).toString('base64')}","encoding":"base64"`]],
       ['max_data_size=8: larger values left out', { max_data_size: 8 }, ['"value":[7,-8]', '"value":null']],
     ];
