@@ -8,14 +8,21 @@ import { float64ToString } from './float.js';
 import * as text from './textsink.js';
 import { TextSink } from './textsink.js';
 import { isBooleanEnum, isVariableLength, numericBase, type TypeJson, typeKey } from './types.js';
-import { codecFor, Cursor, readInt64 } from './values.js';
+import { codecFor, Cursor, readInt64, unpaddedEnd } from './values.js';
 
 // ---------------------------------------------------------------------------------------------
 // stringify
 
-/** Pre-serialised JSON text that `stringifyJson` inserts verbatim (e.g. a `ValueJsonWriter` result). */
+/**
+ * Pre-serialised JSON text that `stringifyJson` inserts verbatim (e.g. a `ValueJsonWriter`
+ * result). `ignoreNanText`, when given, is the same value written with `ignoreNan` (NaN and
+ * ±Infinity as `null`), used instead of `text` when `stringifyJson` is asked for that.
+ */
 export class RawJson {
-  constructor(readonly text: string) {}
+  constructor(
+    readonly text: string,
+    readonly ignoreNanText?: string,
+  ) {}
 }
 
 /** Wrap JSON text so `stringifyJson` embeds it as is. */
@@ -59,63 +66,72 @@ function needsCustom(v: unknown, depth: number): boolean {
   return false;
 }
 
-function writeJson(v: unknown, out: string[], ignoreNan: boolean): boolean {
+/** Quoted JSON text of object keys seen before (keys repeat across the items of a list). */
+const quotedKeys = new Map<string, string>();
+function quoteKey(k: string): string {
+  let q = quotedKeys.get(k);
+  if (q === undefined) {
+    q = JSON.stringify(k);
+    if (k.length <= 64) {
+      if (quotedKeys.size >= 4096) quotedKeys.clear();
+      quotedKeys.set(k, q);
+    }
+  }
+  return q;
+}
+
+/** JSON text of `v` (undefined for undefined, functions and symbols, as JSON.stringify). */
+function writeJson(v: unknown, ignoreNan: boolean): string | undefined {
   switch (typeof v) {
     case 'number':
-      out.push(v - v === 0 ? float64ToString(v) : ignoreNan ? 'null' : v !== v ? 'NaN' : v > 0 ? 'Infinity' : '-Infinity');
-      return true;
+      return v - v === 0 ? float64ToString(v) : ignoreNan ? 'null' : v !== v ? 'NaN' : v > 0 ? 'Infinity' : '-Infinity';
     case 'bigint':
-      out.push(v.toString());
-      return true;
+      return v.toString();
     case 'string':
-      out.push(JSON.stringify(v));
-      return true;
+      return JSON.stringify(v);
     case 'boolean':
-      out.push(v ? 'true' : 'false');
-      return true;
+      return v ? 'true' : 'false';
     case 'object': {
-      if (v === null) {
-        out.push('null');
-        return true;
-      }
-      if (v instanceof RawJson) {
-        out.push(v.text);
-        return true;
-      }
-      if (v instanceof WireValue) {
-        out.push(valueToJson(v.wire, v.type, v.shape, { ignoreNan }));
-        return true;
-      }
-      if (typeof (v as { toJSON?: unknown }).toJSON === 'function') {
-        return writeJson((v as { toJSON(): unknown }).toJSON(), out, ignoreNan);
-      }
+      if (v === null) return 'null';
+      if (v instanceof RawJson) return ignoreNan && v.ignoreNanText !== undefined ? v.ignoreNanText : v.text;
+      if (v instanceof WireValue) return valueToJson(v.wire, v.type, v.shape, { ignoreNan });
+      if (typeof (v as { toJSON?: unknown }).toJSON === 'function') return writeJson((v as { toJSON(): unknown }).toJSON(), ignoreNan);
       if (Array.isArray(v)) {
-        out.push('[');
+        let out = '[';
         for (let i = 0; i < v.length; i++) {
-          if (i) out.push(',');
+          if (i) out += ',';
           const x = v[i];
-          // Plain subtrees (the common case) go through the native stringifier.
-          if (typeof x === 'object' && x !== null && !needsCustom(x, 1)) out.push(JSON.stringify(x));
-          else if (!writeJson(x, out, ignoreNan)) out.push('null');
+          // Plain arrays (of numbers, the common large case) go through the native stringifier;
+          // objects are written member by member (a pre-scan would visit them twice).
+          out += (Array.isArray(x) && !needsCustom(x, 1) ? JSON.stringify(x) : writeJson(x, ignoreNan)) ?? 'null';
         }
-        out.push(']');
-        return true;
+        return out + ']';
       }
-      out.push('{');
-      let first = true;
-      for (const k of Object.keys(v)) {
+      let out = '{';
+      for (const k in v) {
+        if (!Object.prototype.hasOwnProperty.call(v, k)) continue;
         const x = (v as Record<string, unknown>)[k];
-        if (x === undefined || typeof x === 'function' || typeof x === 'symbol') continue;
-        out.push(first ? JSON.stringify(k) + ':' : ',' + JSON.stringify(k) + ':');
-        first = false;
-        if (typeof x === 'object' && x !== null && !needsCustom(x, 1)) out.push(JSON.stringify(x));
-        else writeJson(x, out, ignoreNan);
+        let t: string | undefined;
+        switch (typeof x) {
+          case 'string':
+            t = JSON.stringify(x);
+            break;
+          case 'number':
+            t = x - x === 0 && (x !== 0 || 1 / x > 0) ? String(x) : writeJson(x, ignoreNan);
+            break;
+          case 'object':
+            t = Array.isArray(x) && !needsCustom(x, 1) ? JSON.stringify(x) : writeJson(x, ignoreNan);
+            break;
+          default:
+            t = writeJson(x, ignoreNan);
+        }
+        if (t === undefined) continue;
+        out += out.length === 1 ? quoteKey(k) + ':' + t : ',' + quoteKey(k) + ':' + t;
       }
-      out.push('}');
-      return true;
+      return out + '}';
     }
     default:
-      return false; // undefined, function, symbol
+      return undefined; // undefined, function, symbol
   }
 }
 
@@ -128,9 +144,7 @@ function writeJson(v: unknown, out: string[], ignoreNan: boolean): boolean {
  */
 export function stringifyJson(value: unknown, opts?: { ignoreNan?: boolean }): string {
   if (!needsCustom(value, 0)) return JSON.stringify(value) ?? 'null';
-  const out: string[] = [];
-  if (!writeJson(value, out, opts?.ignoreNan === true)) return 'null';
-  return out.join('');
+  return writeJson(value, opts?.ignoreNan === true) ?? 'null';
 }
 
 /**
@@ -519,11 +533,42 @@ function elemJson(t: TypeJson, ignoreNan: boolean, checkedRead: boolean): ElemJs
     case 'H5T_STRING':
     case 'H5T_REFERENCE':
     case 'H5T_OPAQUE': {
+      if (t.class === 'H5T_STRING' && typeof t.length === 'number') {
+        const len = t.length;
+        const pad = t.strPad;
+        return guard(len, (c, s) => {
+          const start = c.pos;
+          c.pos += len;
+          stringJson(s, c.buf, start, unpaddedEnd(c.buf, start, len, pad));
+        });
+      }
       const codec = codecFor(t);
       const f: ElemJson = (c, s) => s.utf8(JSON.stringify(codec.read(c)));
       return codec.size >= 0 ? guard(codec.size, f) : f;
     }
   }
+}
+
+/**
+ * The JSON string of the UTF-8 bytes `buf[start, end)`: printable ASCII without `"` or `\\`
+ * (the common case) copied straight into the sink, anything else through `JSON.stringify` of
+ * the decoded text (what the codec's `read` gives).
+ */
+function stringJson(s: TextSink, buf: Buffer, start: number, end: number): void {
+  s.ensure(end - start + 2);
+  const out = s.buf;
+  let p = s.pos;
+  out[p++] = 34;
+  for (let i = start; i < end; i++) {
+    const b = buf[i];
+    if (b < 0x20 || b > 0x7e || b === 0x22 || b === 0x5c) {
+      s.utf8(JSON.stringify(buf.toString('utf8', start, end)));
+      return;
+    }
+    out[p++] = b;
+  }
+  out[p++] = 34;
+  s.pos = p;
 }
 
 /** Run writer: the hot loops for top-level numeric types, else element by element. */

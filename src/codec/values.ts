@@ -355,7 +355,8 @@ function floatCodec(info: NumericBase, name: string): Codec {
 // --- strings
 
 /** Length in bytes of the fixed string element starting at `start` after removing its padding. */
-function unpaddedEnd(buf: Buffer, start: number, len: number, strPad: string): number {
+/** End of the text of a fixed-length string at `start` (`len` bytes) by its padding rule. */
+export function unpaddedEnd(buf: Buffer, start: number, len: number, strPad: string): number {
   let end = start + len;
   if (strPad === 'H5T_STR_NULLTERM') {
     const z = buf.indexOf(0, start);

@@ -6,7 +6,7 @@ import type { ShapeJson } from '../codec/shapes.js';
 import { parseShape } from '../codec/shapes.js';
 import type { TypeJson } from '../codec/types.js';
 import { parseType, typesEqual } from '../codec/types.js';
-import { WireValue } from '../codec/json.js';
+import { RawJson, WireValue, valueToJson } from '../codec/json.js';
 import { encodeElements, flattenValue, hasInvalidUtf8 } from '../codec/values.js';
 import { badRequest, conflict, gone, notFound, tooLarge } from '../errors.js';
 import * as io from '../hdf5/io.js';
@@ -87,6 +87,55 @@ export function presentValue(
     return { value: wire.toString('base64'), encoding: 'base64' };
   }
   return { value: new WireValue(wire, facts.type, facts.space.dims) };
+}
+
+/**
+ * `presentValue` for the facts of the file's attribute cache: the presented value of a cached
+ * attribute is kept with its facts (JSON text written once, for both `ignoreNan` settings; its
+ * size counts against ATTR_CACHE_BYTES), so listing the same attributes again only joins text.
+ * Facts not in the cache, `base64` and `maxDataSize` behave as `presentValue`.
+ */
+function presentCached(
+  f: DomainFile,
+  addr: bigint,
+  name: string,
+  facts: AttrFacts,
+  opts: ValueOptions,
+): { value: unknown; encoding?: 'base64' } | undefined {
+  if (opts.base64 || f.attrFacts.get(addr)?.get(name) !== facts) return presentValue(f, addr, name, facts, opts);
+  if (opts.maxDataSize && opts.maxDataSize > 0 && facts.wire && facts.wire.length > opts.maxDataSize) return undefined;
+  if (facts.shown) return facts.shown;
+  let shown = presentValue(f, addr, name, facts)!;
+  let bytes = typeof shown.value === 'string' ? shown.value.length : 0;
+  if (shown.value instanceof WireValue) {
+    const { wire, type, shape } = shown.value;
+    const text = valueToJson(wire, type, shape);
+    // without a NaN or Infinity literal in the text, the ignore_nan form is the same text
+    const nanText = hasFloats(type) && /NaN|Infinity/.test(text) ? valueToJson(wire, type, shape, { ignoreNan: true }) : text;
+    shown = { value: new RawJson(text, nanText) };
+    bytes = text.length + (nanText === text ? 0 : nanText.length);
+  }
+  if (f.attrCacheBytes + bytes <= ATTR_CACHE_BYTES) {
+    facts.shown = shown;
+    f.attrCacheBytes += bytes;
+  }
+  return shown;
+}
+
+/** True if values of `t` may hold floats (whose JSON depends on `ignoreNan`). */
+function hasFloats(t: TypeJson): boolean {
+  switch (t.class) {
+    case 'H5T_FLOAT':
+      return true;
+    case 'H5T_COMPOUND':
+      return t.fields.some((x) => hasFloats(x.type));
+    case 'H5T_ARRAY':
+    case 'H5T_VLEN':
+    case 'H5T_ENUM':
+      return hasFloats(t.base);
+    default:
+      return false;
+  }
 }
 
 /** Put a presented value (and its encoding) into an attribute's JSON; nothing when left out. */
@@ -195,7 +244,7 @@ export function attributesOf(f: DomainFile, oid: Hid, addr: bigint, opts: Attrib
     (name) => {
       const facts = attrFacts(f, oid, addr, name, !!opts.includeData);
       const item: AttributeJson = { name, type: facts.type, shape: shapeJson(facts.space), created: t.created };
-      if (opts.includeData) withValue(item, presentValue(f, addr, name, facts, opts));
+      if (opts.includeData) withValue(item, presentCached(f, addr, name, facts, opts));
       return item;
     },
     opts.pattern,

@@ -69,11 +69,15 @@ export interface Times {
   lastModified: number;
 }
 
-/** What a read learnt about one attribute: type, dataspace, and (small) value in wire format. */
+/**
+ * What a read learnt about one attribute: type, dataspace, (small) value in wire format, and the
+ * value as the REST API shows it (attributes.ts: JSON text made once, base64, or null).
+ */
 export interface AttrFacts {
   type: TypeJson;
   space: SpaceInfo;
   wire?: Buffer;
+  shown?: { value: unknown; encoding?: 'base64' };
 }
 
 /** Most GET results one domain entry remembers (`remembered`); all are dropped past it. */

@@ -63,9 +63,41 @@ describe('query= on compound tables', function () {
       [1, 'KSFO', 1],
       [2, 'PANC', 2],
     ]);
+    // fields adjacent in the row (one run of bytes), apart (two runs), one field, and all of them
+    const all = rows.map((r, i) => [i, ...r]).filter((r) => (r[1] as number) >= 5 && (r[1] as number) < 9);
+    const pick = (names: string[]) => all.map((r) => [r[0], ...names.map((n) => r[1 + ['time', 'temp', 'station', 'count'].indexOf(n)])]);
+    for (const f of ['temp:station', 'time:count', 'count', 'station:count:time', 'time:temp:station:count']) {
+      expect(await q('nullpad', '(time >= 5) & (time < 9)', { fields: f }), f).to.deep.equal(pick(f.split(':')));
+    }
     expect(await q('vlen', 'time >= 0', { Limit: 4 })).to.have.length(4);
     expect((await q('nullpad', 'time >= 0', { select: '[10:20]' })).map((r) => r[0])).to.deep.equal([10, 11, 12, 13, 14, 15, 16, 17, 18, 19]);
     expect((await q('vlen', 'time >= 0', { select: '[10:20]', Limit: 3 })).map((r) => r[0])).to.deep.equal([10, 11, 12]);
+  });
+
+  it('little-endian int64, int32, float64 and float32 fields compare exactly (negative, beyond 2^32)', async () => {
+    const le = [
+      { name: 'big', type: 'H5T_STD_I64LE' },
+      { name: 'small', type: 'H5T_STD_I32LE' },
+      { name: 'x', type: 'H5T_IEEE_F64LE' },
+      { name: 'y', type: 'H5T_IEEE_F32LE' },
+    ];
+    const vals = Array.from({ length: 40 }, (_, i) => [(i - 20) * 4294967301, (i - 20) * 100003, (i - 20) / 8, (i - 20) * 0.5]);
+    const r = await c.post('/datasets', { type: { class: 'H5T_COMPOUND', fields: le }, shape: [vals.length] });
+    expect(r.status, r.text).to.equal(201);
+    expect((await c.put(`/datasets/${r.json.id}/value`, { value: vals })).status).to.equal(200);
+    ids.le = r.json.id;
+    const cases: [string, (v: number[]) => boolean][] = [
+      ['big < -42949673010', (v) => v[0] < -42949673010],
+      ['big >= 4294967301', (v) => v[0] >= 4294967301],
+      ['small == -300009', (v) => v[1] === -300009],
+      ['(x > -0.5) & (x <= 1.25)', (v) => v[2] > -0.5 && v[2] <= 1.25],
+      ['(y != 0.0) & (y < -9.0)', (v) => v[3] !== 0 && v[3] < -9],
+    ];
+    for (const [query, keep] of cases) {
+      const want = vals.map((v, i) => [i, ...v]).filter((row) => keep(row.slice(1)));
+      expect(want.length, query).to.be.greaterThan(0);
+      expect(await q('le', query), query).to.deep.equal(want);
+    }
   });
 
   it('PUT query= updates the matching rows of either path and answers them', async () => {

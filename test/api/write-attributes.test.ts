@@ -399,6 +399,60 @@ describe('API write: attributes', function () {
     });
   });
 
+  describe('listings with values served again from the attribute cache (wire-reference 2.6)', () => {
+    let gid: string;
+    const F32 = { class: 'H5T_FLOAT', base: 'H5T_IEEE_F32LE' };
+    const listing = async (query: Record<string, string | number> = {}) => {
+      const r = await d.c.get(`/groups/${gid}/attributes`, { IncludeData: 1, ...query });
+      expectStatus(r, 200, 'GET attributes');
+      return r.text;
+    };
+    before(async () => {
+      const g = await d.c.post('/groups', { link: { id: d.root, name: 'cached' } });
+      expectStatus(g, 201, 'POST group');
+      gid = g.json.id;
+      const w = await d.c.put(`/groups/${gid}/attributes`, {
+        attributes: {
+          f: { type: F32, shape: [3], value: [0.1, 'NaN', '-Infinity'] },
+          i: { type: I32, shape: [2], value: [7, -8] },
+          s: { type: VSTR, value: 'héllo' },
+          n: { type: F64, shape: 'H5S_NULL' },
+          g: { type: F64, shape: [2], value: [1.5, -2.25] },
+        },
+      });
+      expectStatus(w, 201, 'bulk PUT');
+    });
+
+    const cases: [string, Record<string, string | number>, string[]][] = [
+      ['plain: float32 shortest, NaN and -Infinity as literals', {}, ['"name":"f"', '"value":[0.1,NaN,-Infinity]', '"value":[1.5,-2.25]', '"value":[7,-8]', '"value":"héllo"', '"value":null']],
+      ['ignore_nan=1: null for NaN and -Infinity, the rest as before', { ignore_nan: 1 }, ['"value":[0.1,null,null]', '"value":[7,-8]', '"value":"héllo"', '"value":[1.5,-2.25]']],
+      ['encoding=base64: the binary form', { encoding: 'base64' }, [`"value":"${Buffer.from([7, 0, 0, 0, 0xf8, 0xff, 0xff, 0xff]).toString('base64')}","encoding":"base64"`]],
+      ['max_data_size=8: larger values left out', { max_data_size: 8 }, ['"value":[7,-8]', '"value":null']],
+    ];
+    for (const [name, query, fragments] of cases) {
+      it(`${name}; the same text when asked again and after other forms were asked`, async () => {
+        const first = await listing(query);
+        for (const f of fragments) expect(first).to.include(f);
+        if (query.max_data_size) {
+          const items = JSON.parse(first.replace(/NaN|-?Infinity/g, 'null')).attributes;
+          expect(items.find((x: any) => x.name === 'f')).to.not.have.property('value');
+          expect(items.find((x: any) => x.name === 's')).to.not.have.property('value');
+        }
+        for (const other of cases) await listing(other[1]);
+        expect(await listing(query)).to.equal(first);
+      });
+    }
+
+    it('a write to a cached attribute shows in the next listing', async () => {
+      expect(await listing()).to.include('"value":[7,-8]');
+      expectStatus(await d.c.put(`/groups/${gid}/attributes/i/value`, { value: [1, 2] }), 200, 'PUT value');
+      const after = await listing();
+      expect(after).to.include('"value":[1,2]');
+      expect(after).to.not.include('"value":[7,-8]');
+      expect(await listing({ ignore_nan: 1 })).to.include('"value":[1,2]');
+    });
+  });
+
   describe('many attributes: counts and listings stay exact', () => {
     it('40 attributes created, 15 deleted, 5 replaced: attributeCount, listing and h5py agree', async () => {
       const id = await makeDataset(d, 'many', { type: I32, shape: [1] });

@@ -1,6 +1,6 @@
 import { expect } from 'chai';
 import { H5StoreError } from '../../src/errors.js';
-import { parseJsonBody, rawJson, stringifyJson, ValueJsonWriter, valueToJson } from '../../src/codec/json.js';
+import { parseJsonBody, RawJson, rawJson, stringifyJson, ValueJsonWriter, valueToJson, WireValue } from '../../src/codec/json.js';
 import { parseType, type TypeJson } from '../../src/codec/types.js';
 import { decodeElements, encodeElements, nestValues } from '../../src/codec/values.js';
 
@@ -39,6 +39,22 @@ describe('codec/json stringifyJson', () => {
     ['raw JSON embedded', { value: rawJson('[0.1,NaN]'), n: 1 }, '{"value":[0.1,NaN],"n":1}'],
     ['toJSON honoured', { d: new Date(0), n: NaN }, '{"d":"1970-01-01T00:00:00.000Z","n":NaN}', '{"d":"1970-01-01T00:00:00.000Z","n":null}'],
     ['undefined top level', undefined, 'null'],
+    ['raw JSON with its ignore_nan form', { value: new RawJson('[0.5,NaN]', '[0.5,null]') }, '{"value":[0.5,NaN]}', '{"value":[0.5,null]}'],
+    ['raw JSON without an ignore_nan form', [new RawJson('NaN')], '[NaN]', '[NaN]'],
+    [
+      'wire value written for its type',
+      { value: new WireValue(Buffer.from([0, 0, 0xc0, 0x7f, 0xcd, 0xcc, 0xcc, 0x3d]), { class: 'H5T_FLOAT', base: 'H5T_IEEE_F32LE' }, [2]) },
+      '{"value":[NaN,0.1]}',
+      '{"value":[null,0.1]}',
+    ],
+    ['members in JSON.stringify order; functions and symbols left out', { b: -0, 2: 'x', f: () => 1, s: Symbol('s'), 1: NaN }, '{"1":NaN,"2":"x","b":-0}', '{"1":null,"2":"x","b":-0}'],
+    ['inherited members left out', Object.assign(Object.create({ inherited: 1 }), { own: NaN }), '{"own":NaN}', '{"own":null}'],
+    [
+      'the same keys in many items, one item special',
+      { items: [{ name: 'a', n: 1 }, { name: 'b', n: Infinity }, { name: 'c', n: 2, t: { k: [1] } }] },
+      '{"items":[{"name":"a","n":1},{"name":"b","n":Infinity},{"name":"c","n":2,"t":{"k":[1]}}]}',
+      '{"items":[{"name":"a","n":1},{"name":"b","n":null},{"name":"c","n":2,"t":{"k":[1]}}]}',
+    ],
   ];
   for (const [name, value, text, ignored] of cases) {
     it(name, () => {
@@ -194,6 +210,32 @@ describe('codec/json ValueJsonWriter', () => {
       expect(valueToJson(buf, t, shape, { ignoreNan: true })).to.equal(ignored ?? text);
       const rand = rng(values.length);
       for (let trial = 0; trial < 10; trial++) expect(writeInPieces(t, shape, buf, values.length, rand)).to.equal(text);
+    });
+  }
+
+  // Fixed-length strings: printable ASCII is copied straight into the text, anything else goes
+  // through JSON.stringify of the decoded string; both must give what the codec decodes.
+  const fixedCases: [string, string, number[], string][] = [
+    ['NULLPAD, padded', 'H5T_STR_NULLPAD', [0x4b, 0x4f, 0, 0], '"KO"'],
+    ['NULLPAD, full length', 'H5T_STR_NULLPAD', [0x4b, 0x4f, 0x52, 0x44], '"KORD"'],
+    ['NULLTERM, bytes after the NUL ignored', 'H5T_STR_NULLTERM', [0x61, 0, 0x62, 0x63], '"a"'],
+    ['SPACEPAD, trailing spaces and NULs dropped', 'H5T_STR_SPACEPAD', [0x61, 0x20, 0x62, 0x20, 0x20, 0], '"a b"'],
+    ['empty', 'H5T_STR_NULLPAD', [0, 0, 0], '""'],
+    ['quote and backslash escaped', 'H5T_STR_NULLPAD', [0x22, 0x5c, 0x41], '"\\"\\\\A"'],
+    ['control characters and DEL', 'H5T_STR_NULLPAD', [0x09, 0x01, 0x7f], JSON.stringify('\t\u0001\u007f')],
+    ['space and tilde kept', 'H5T_STR_NULLPAD', [0x20, 0x7e, 0x20, 0x41], '" ~ A"'],
+    ['UTF-8', 'H5T_STR_NULLPAD', [0xc3, 0xa9, 0x78, 0], '"éx"'],
+    ['invalid UTF-8 as U+FFFD', 'H5T_STR_NULLPAD', [0xff, 0x41, 0xc3], JSON.stringify('\ufffdA\ufffd')],
+  ];
+  for (const [name, strPad, bytes, text] of fixedCases) {
+    it(`writes a fixed-length string: ${name}`, () => {
+      const t = parseType({ class: 'H5T_STRING', length: bytes.length, strPad, charSet: 'H5T_CSET_UTF8' });
+      const buf = Buffer.from([...bytes, ...bytes]);
+      expect(valueToJson(buf, t, [2])).to.equal(`[${text},${text}]`);
+      expect(valueToJson(buf, t, [2])).to.equal(JSON.stringify(decodeElements(buf, t, 2).values));
+      const pair = parseType({ class: 'H5T_COMPOUND', fields: [{ name: 'i', type: 'H5T_STD_U8LE' }, { name: 's', type: t }] });
+      const row = Buffer.from([7, ...bytes]);
+      expect(valueToJson(row, pair, [])).to.equal(`[7,${text}]`);
     });
   }
 

@@ -103,6 +103,16 @@ function scanByRows(
   const offsets = fieldOffsets(type);
   const outFields = (outType as { fields: { name: string }[] }).fields.map((of) => type.fields.findIndex((x) => x.name === of.name));
   const outSize = 8 + fixedWireSize(outType);
+  // The output fields as runs of row bytes [offset, length, ...], adjacent fields merged (all
+  // fields in order: one run of the whole row).
+  const runs: number[] = [];
+  for (const fi of outFields) {
+    const off = offsets[fi];
+    const size = fixedWireSize(type.fields[fi].type);
+    const last = runs.length - 2;
+    if (last >= 0 && runs[last] + runs[last + 1] === off) runs[last + 1] += size;
+    else runs.push(off, size);
+  }
   const memType = io.createType(type);
   const hits: number[] = [];
   const parts: Buffer[] = [];
@@ -116,25 +126,8 @@ function scanByRows(
       const rows = io.readDataset(did, type, memType, { kind: 'hyperslab', start: p.start, step: p.step, count: p.count }, n, false, undefined, pooled?.subarray(0, n * rowSize));
       compiled.fields.forEach((fi, j) => (cols[fi] = rowColumn(rows, type.fields[fi].type, offsets[fi], rowSize, n, j)));
       const mask = compiled.mask(cols, n);
-      let pageHits = 0;
-      for (let i = 0; i < n && hits.length + pageHits < limit; i++) if (mask[i]) pageHits++;
-      if (pageHits) {
-        const out = Buffer.allocUnsafe(pageHits * outSize);
-        let o = 0;
-        for (let i = 0; i < n && o < out.length; i++) {
-          if (!mask[i]) continue;
-          const index = p.start[0] + i * p.step[0];
-          hits.push(index);
-          out.writeBigUInt64LE(BigInt(index), o);
-          o += 8;
-          for (const fi of outFields) {
-            const size = fixedWireSize(type.fields[fi].type);
-            rows.copy(out, o, i * rowSize + offsets[fi], i * rowSize + offsets[fi] + size);
-            o += size;
-          }
-        }
-        parts.push(out);
-      }
+      const pageHits = maskHits(mask, n, limit - hits.length);
+      if (pageHits.length) parts.push(copyHits(rows, pageHits, rowSize, runs, outSize, p.start[0], p.step[0], hits));
       if (pooled) pool!.give(pooled);
       if (hits.length >= limit) break;
     }
@@ -142,6 +135,37 @@ function scanByRows(
     io.closeType(memType);
   }
   return { hits, wire: Buffer.concat(parts) };
+}
+
+/** Positions of the first `max` set entries of `mask[0, n)`. */
+function maskHits(mask: Uint8Array, n: number, max: number): Int32Array {
+  let count = 0;
+  for (let i = 0; i < n; i++) if (mask[i]) count++;
+  const out = new Int32Array(Math.min(count, max));
+  for (let i = 0, k = 0; k < out.length; i++) if (mask[i]) out[k++] = i;
+  return out;
+}
+
+/**
+ * Result rows of the hits of one page: for each position, the uint64 LE row index (`start +
+ * position * step`, also pushed to `indices`) and the `runs` ([offset, length, ...]) of its row.
+ */
+function copyHits(rows: Buffer, at: Int32Array, rowSize: number, runs: number[], outSize: number, start: number, step: number, indices: number[]): Buffer {
+  const out = Buffer.allocUnsafe(at.length * outSize);
+  let o = 0;
+  for (let k = 0; k < at.length; k++) {
+    const i = at[k];
+    const index = start + i * step;
+    indices.push(index);
+    // uint64 LE (exact: dataset extents stay below 2^53)
+    out.writeUInt32LE(index % 4294967296, o);
+    out.writeUInt32LE(Math.floor(index / 4294967296), o + 4);
+    o += 8;
+    const row = i * rowSize;
+    // byte loops: the runs are a few bytes, where Buffer.copy's native call costs more
+    for (let r = 0; r < runs.length; r += 2) for (let b = row + runs[r], e = b + runs[r + 1]; b < e; b++) out[o++] = rows[b];
+  }
+  return out;
 }
 
 const NUM_READERS: Record<string, (dv: DataView, o: number) => number> = {
@@ -181,11 +205,28 @@ function scratchColumn(slot: number, n: number): Float64Array {
 
 /** One field of `n` wire rows (stride `rowSize`, field at `offset`) as a query column. */
 function rowColumn(rows: Buffer, t: TypeJson, offset: number, rowSize: number, n: number, slot: number): Column {
-  const read = (t.class === 'H5T_INTEGER' || t.class === 'H5T_FLOAT') ? NUM_READERS[t.base] : undefined;
+  const base = t.class === 'H5T_INTEGER' || t.class === 'H5T_FLOAT' ? t.base : undefined;
+  const read = base ? NUM_READERS[base] : undefined;
   if (read) {
     const dv = new DataView(rows.buffer, rows.byteOffset, rows.length);
     const col = scratchColumn(slot, n);
-    for (let i = 0, o = offset; i < n; i++, o += rowSize) col[i] = read(dv, o);
+    // the common little-endian types in loops of their own (no call through `read` per row)
+    switch (base) {
+      case 'H5T_IEEE_F64LE':
+        for (let i = 0, o = offset; i < n; i++, o += rowSize) col[i] = dv.getFloat64(o, true);
+        break;
+      case 'H5T_IEEE_F32LE':
+        for (let i = 0, o = offset; i < n; i++, o += rowSize) col[i] = dv.getFloat32(o, true);
+        break;
+      case 'H5T_STD_I64LE':
+        for (let i = 0, o = offset; i < n; i++, o += rowSize) col[i] = dv.getInt32(o + 4, true) * 4294967296 + dv.getUint32(o, true);
+        break;
+      case 'H5T_STD_I32LE':
+        for (let i = 0, o = offset; i < n; i++, o += rowSize) col[i] = dv.getInt32(o, true);
+        break;
+      default:
+        for (let i = 0, o = offset; i < n; i++, o += rowSize) col[i] = read(dv, o);
+    }
     return col;
   }
   if (t.class === 'H5T_STRING' && typeof t.length === 'number') return fixedStrings(rows, t.length, t.strPad, n, offset, rowSize);
