@@ -25,6 +25,7 @@ import { regionFromJson, regionToJson } from './regionRefs.js';
 import type { FileHandle } from './fileHandle.js';
 import type { RWLock } from './rwlock.js';
 import { RESERVED, ReservedGroup } from './reserved.js';
+import { headerKinds } from './headerKinds.js';
 
 export { GENERATIONS, RESERVED } from './reserved.js';
 
@@ -89,13 +90,15 @@ export interface LinkList {
   index: Map<string, number>;
   /** REST JSON of each link, filled in as pages are asked for (owned by links.ts). */
   json: unknown[];
+  /** The same as JSON text pieces, filled in as pages are asked for (owned by links.ts). */
+  text: unknown[];
 }
 
 /** A link list with its name index. */
 function listOf(links: LinkRecord[]): LinkList {
   const index = new Map<string, number>();
   links.forEach((l, i) => index.set(l.name, i));
-  return { links, index, json: [] };
+  return { links, index, json: [], text: [] };
 }
 
 export class DomainFile {
@@ -492,6 +495,22 @@ export class DomainFile {
       this.known.set(addr, kind);
     }
     return kind;
+  }
+
+  /**
+   * Learn at once the kinds of the hard-link targets among `links` that are not known yet, from
+   * their object headers read in a few large reads (headerKinds.ts) when libhdf5 has the file
+   * open read-only (outside a write session, the bytes on disk are what libhdf5 sees); targets
+   * left undecided are asked of libhdf5 one by one later (`kindOfAddr`). Costs nothing for
+   * fewer than two unknown targets.
+   */
+  learnKinds(links: readonly LinkRecord[]): void {
+    const h = this.handle;
+    if (!h.local || h.writable || h.fid === undefined) return;
+    const todo: bigint[] = [];
+    for (const l of links) if (l.cls === 'H5L_TYPE_HARD' && this.known.get(l.addr!) === undefined) todo.push(l.addr!);
+    if (todo.length < 2) return;
+    for (const [addr, kind] of headerKinds(h.realPath, h.dev, h.ino, todo)) this.known.set(addr, kind);
   }
 
   /** True when `name` in the group `gaddr` is the hidden reserved group. */

@@ -112,20 +112,60 @@ export interface LinkListOptions {
 }
 
 /**
+ * One link of a listing page as JSON text, for building the response without an object per
+ * link: `head` is the link's JSON (`linkJson`, same keys in the same order) without its closing
+ * brace, followed by `,"href":"`; `title` the percent-encoded title (pure ASCII, no JSON
+ * escaping needed); `target` the path of the target object (`/groups/<id>`) for hard links.
+ */
+export interface LinkText {
+  head: string;
+  title: string;
+  target?: string;
+}
+
+/** A page of links: the items and the same as text pieces (`LinkText`). */
+export interface LinkPage {
+  items: LinkJson[];
+  texts: LinkText[];
+}
+
+function linkText(l: LinkJson): LinkText {
+  const head = JSON.stringify(l).slice(0, -1) + ',"href":"';
+  return l.id && l.collection ? { head, title: encodeURIComponent(l.title), target: `/${l.collection}/${l.id}` } : { head, title: encodeURIComponent(l.title) };
+}
+
+/**
  * The links of a group, paged: ascending name order (or creation order when asked and the
- * group tracks it), starting after `marker` (with or without surrounding double quotes).
+ * group tracks it), starting after `marker` (with or without surrounding double quotes). The
+ * kinds of the page's hard-link targets are learnt in one go (`DomainFile.learnKinds`); items
+ * and their text are cached per link until the next write (callers copy before adding hrefs).
  * @throws H5StoreError NotFound when the marker is not a link of the group (wire-reference 0.9).
  */
+export function listLinksPage(f: DomainFile, groupId: string, opts: LinkListOptions): LinkPage {
+  return pageOfLinks(f, groupId, opts, true);
+}
+
+/** The links of a group, paged, as `listLinksPage` (the items only). */
 export function listLinks(f: DomainFile, groupId: string, opts: LinkListOptions): LinkJson[] {
+  return pageOfLinks(f, groupId, opts, false).items;
+}
+
+function pageOfLinks(f: DomainFile, groupId: string, opts: LinkListOptions, withText: boolean): LinkPage {
   return f.withId(groupId, 'group', (gid, gaddr) => {
     const list = f.links(gid, gaddr, opts.createOrder ? 'crt' : 'name');
     const { links, index } = list;
     const cache = list.json as (LinkJson | undefined)[];
+    const textCache = list.text as (LinkText | undefined)[];
     const start = startAfterExact(opts.marker, (name) => index.get(name), 'a link of this group');
-    const times = groupTimes(f, gid);
     const pattern = opts.pattern;
-    // Cached per link until the next write; callers copy before adding request-specific hrefs.
-    return takePage(links, start, pageLimit(opts.limit), (l, i) => (cache[i] ??= linkJson(f, gid, l, times)), pattern && ((l) => pattern(l.name)));
+    const page = takePage(links, start, pageLimit(opts.limit), (_l, i) => i, pattern && ((l) => pattern(l.name)));
+    const missing = page.filter((i) => cache[i] === undefined);
+    if (missing.length) {
+      f.learnKinds(missing.map((i) => links[i]!));
+      const times = groupTimes(f, gid);
+      for (const i of missing) cache[i] = linkJson(f, gid, links[i]!, times);
+    }
+    return { items: page.map((i) => cache[i]!), texts: withText ? page.map((i) => (textCache[i] ??= linkText(cache[i]!))) : [] };
   });
 }
 
@@ -146,7 +186,9 @@ export function listLinksDeep(f: DomainFile, groupId: string, opts: Omit<LinkLis
     h5.withObject(f.h, gaddr, (gid) => {
       const times = groupTimes(f, gid);
       const items: LinkJson[] = [];
-      for (const rec of f.links(gid, gaddr, opts.createOrder ? 'crt' : 'name').links) {
+      const recs = f.links(gid, gaddr, opts.createOrder ? 'crt' : 'name').links;
+      f.learnKinds(recs);
+      for (const rec of recs) {
         if (rec.cls === 'H5L_TYPE_HARD' && f.kindOfAddr(gid, rec) === 'group' && !seen.has(rec.addr!)) {
           seen.add(rec.addr!);
           queue.push(rec.addr!);
