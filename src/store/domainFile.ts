@@ -26,6 +26,9 @@ import type { FileHandle } from './fileHandle.js';
 import type { RWLock } from './rwlock.js';
 import { RESERVED, ReservedGroup } from './reserved.js';
 import { headerKinds } from './headerKinds.js';
+import { AddrMap } from './addrMap.js';
+
+const MAX_SAFE_ADDR = BigInt(Number.MAX_SAFE_INTEGER);
 
 export { GENERATIONS, RESERVED } from './reserved.js';
 
@@ -113,9 +116,9 @@ export class DomainFile {
   /** The handle's `epoch` this entry's state was learnt at (see `FileCache.syncEpoch`). */
   seenEpoch = 0;
 
-  private known = new Map<bigint, ObjectKind | undefined>();
+  private known = new AddrMap<ObjectKind | undefined>();
   private fullyVisited = false;
-  private gens = new Map<bigint, number>();
+  private gens = new AddrMap<number>();
   private rootAddr_: bigint | undefined;
   /** The reserved group (reserved.ts): objects held without a link, address generations. */
   readonly reserved = new ReservedGroup({
@@ -507,10 +510,10 @@ export class DomainFile {
   learnKinds(links: readonly LinkRecord[]): void {
     const h = this.handle;
     if (!h.local || h.writable || h.fid === undefined) return;
-    const todo: bigint[] = [];
-    for (const l of links) if (l.cls === 'H5L_TYPE_HARD' && this.known.get(l.addr!) === undefined) todo.push(l.addr!);
+    const todo: number[] = [];
+    for (const l of links) if (l.cls === 'H5L_TYPE_HARD' && this.known.get(l.addr!) === undefined && l.addr! <= MAX_SAFE_ADDR) todo.push(Number(l.addr!));
     if (todo.length < 2) return;
-    for (const [addr, kind] of headerKinds(h.realPath, h.dev, h.ino, todo)) this.known.set(addr, kind);
+    for (const [addr, kind] of headerKinds(h.realPath, h.dev, h.ino, todo)) this.known.set(BigInt(addr), kind);
   }
 
   /** True when `name` in the group `gaddr` is the hidden reserved group. */

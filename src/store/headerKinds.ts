@@ -22,14 +22,14 @@ const MAX_SPAN_BYTES = 1024 * 1024;
 const spanBuffer = Buffer.allocUnsafe(MAX_SPAN_BYTES);
 
 /**
- * The kinds of the objects whose header addresses (relative to the superblock) are `addrs`, read
- * from the file at `file` when it is still the file `dev`:`ino`.
+ * The kinds of the objects whose header addresses (relative to the superblock; numbers, exact
+ * below 2^53) are `addrs`, read from the file at `file` when it is still the file `dev`:`ino`.
  * @returns address -> kind for the objects the header bytes decide; the others are left out
  *   (also all of them when the file cannot be read or is another file now). Never throws for
  *   what is in the file.
  */
-export function headerKinds(file: string, dev: bigint, ino: bigint, addrs: readonly bigint[]): Map<bigint, HeaderKind> {
-  const out = new Map<bigint, HeaderKind>();
+export function headerKinds(file: string, dev: bigint, ino: bigint, addrs: readonly number[]): Map<number, HeaderKind> {
+  const out = new Map<number, HeaderKind>();
   if (addrs.length === 0) return out;
   let fd: number;
   try {
@@ -49,17 +49,17 @@ export function headerKinds(file: string, dev: bigint, ino: bigint, addrs: reado
     };
     const sb = readSuperblock(direct, size);
     if (!sb) return out;
-    const sorted = [...new Set(addrs)].filter((a) => a >= 0n && a < BigInt(size)).sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
+    const sorted = Float64Array.from(addrs.filter((a) => Number.isSafeInteger(a) && a >= 0 && a < size)).sort();
     let span: Uint8Array | undefined;
     let spanPos = 0;
     const read: ReadAt = (pos, len) => (span && pos >= spanPos && pos + len <= spanPos + span.length ? span.subarray(pos - spanPos, pos - spanPos + len) : direct(pos, len));
     for (let i = 0; i < sorted.length; ) {
       // one span: this header and the following ones close enough to it
-      const first = sb.base + Number(sorted[i]!);
+      const first = sb.base + sorted[i]!;
       let end = first + SPECULATIVE_BYTES;
       let j = i + 1;
       for (; j < sorted.length; j++) {
-        const p = sb.base + Number(sorted[j]!);
+        const p = sb.base + sorted[j]!;
         if (p > end + MAX_GAP_BYTES || p + SPECULATIVE_BYTES - first > MAX_SPAN_BYTES) break;
         end = p + SPECULATIVE_BYTES;
       }
@@ -68,7 +68,8 @@ export function headerKinds(file: string, dev: bigint, ino: bigint, addrs: reado
       spanPos = first;
       for (; i < j; i++) {
         const addr = sorted[i]!;
-        const kind = objectKindAt(read, Number(addr), sb);
+        if (i > 0 && sorted[i - 1] === addr) continue;
+        const kind = objectKindAt(read, addr, sb);
         if (kind) out.set(addr, kind);
       }
     }
