@@ -12,7 +12,7 @@ import { badRequest, conflict, forbidden, gone, notFound } from '../errors.js';
 import type { Hid } from '../hdf5/lib.js';
 import * as h5 from '../hdf5/objects.js';
 import type { LinkRecord, ObjectKind } from '../hdf5/objects.js';
-import type { DomainFile, Times } from './domainFile.js';
+import type { DomainFile, LinkList, Times } from './domainFile.js';
 import { RESERVED as RESERVED_NAME } from './domainFile.js';
 import { COLLECTION } from './ids.js';
 import { pageLimit, startAfterExact, takePage } from './paging.js';
@@ -123,50 +123,60 @@ export interface LinkText {
   target?: string;
 }
 
-/** A page of links: the items and the same as text pieces (`LinkText`). */
-export interface LinkPage {
-  items: LinkJson[];
-  texts: LinkText[];
-}
-
 function linkText(l: LinkJson): LinkText {
   const head = JSON.stringify(l).slice(0, -1) + ',"href":"';
   return l.id && l.collection ? { head, title: encodeURIComponent(l.title), target: `/${l.collection}/${l.id}` } : { head, title: encodeURIComponent(l.title) };
 }
 
 /**
- * The links of a group, paged: ascending name order (or creation order when asked and the
- * group tracks it), starting after `marker` (with or without surrounding double quotes). The
- * kinds of the page's hard-link targets are learnt in one go (`DomainFile.learnKinds`); items
- * and their text are cached per link until the next write (callers copy before adding hrefs).
+ * The links of a group, paged, as JSON text pieces (`LinkText`, for GET .../links): ascending
+ * name order (or creation order when asked and the group tracks it), starting after `marker`
+ * (with or without surrounding double quotes). The kinds of the page's hard-link targets are
+ * learnt in one go (`DomainFile.learnKinds`); the pieces are cached per link until the next
+ * write (only they: fewer long-lived objects per link for the garbage collector).
  * @throws H5StoreError NotFound when the marker is not a link of the group (wire-reference 0.9).
  */
-export function listLinksPage(f: DomainFile, groupId: string, opts: LinkListOptions): LinkPage {
-  return pageOfLinks(f, groupId, opts, true);
-}
-
-/** The links of a group, paged, as `listLinksPage` (the items only). */
-export function listLinks(f: DomainFile, groupId: string, opts: LinkListOptions): LinkJson[] {
-  return pageOfLinks(f, groupId, opts, false).items;
-}
-
-function pageOfLinks(f: DomainFile, groupId: string, opts: LinkListOptions, withText: boolean): LinkPage {
+export function listLinksPage(f: DomainFile, groupId: string, opts: LinkListOptions): LinkText[] {
   return f.withId(groupId, 'group', (gid, gaddr) => {
     const list = f.links(gid, gaddr, opts.createOrder ? 'crt' : 'name');
-    const { links, index } = list;
-    const cache = list.json as (LinkJson | undefined)[];
-    const textCache = list.text as (LinkText | undefined)[];
-    const start = startAfterExact(opts.marker, (name) => index.get(name), 'a link of this group');
-    const pattern = opts.pattern;
-    const page = takePage(links, start, pageLimit(opts.limit), (_l, i) => i, pattern && ((l) => pattern(l.name)));
+    const cache = list.text as (LinkText | undefined)[];
+    const page = pageIndexes(list, opts);
     const missing = page.filter((i) => cache[i] === undefined);
     if (missing.length) {
-      f.learnKinds(missing.map((i) => links[i]!));
+      const json = list.json as (LinkJson | undefined)[];
+      f.learnKinds(missing.map((i) => list.links[i]!));
       const times = groupTimes(f, gid);
-      for (const i of missing) cache[i] = linkJson(f, gid, links[i]!, times);
+      for (const i of missing) cache[i] = linkText(json[i] ?? linkJson(f, gid, list.links[i]!, times));
     }
-    return { items: page.map((i) => cache[i]!), texts: withText ? page.map((i) => (textCache[i] ??= linkText(cache[i]!))) : [] };
+    return page.map((i) => cache[i]!);
   });
+}
+
+/**
+ * The links of a group, paged as `listLinksPage`, as `LinkJson` items (cached per link until the
+ * next write; callers copy before changing them).
+ * @throws H5StoreError NotFound when the marker is not a link of the group (wire-reference 0.9).
+ */
+export function listLinks(f: DomainFile, groupId: string, opts: LinkListOptions): LinkJson[] {
+  return f.withId(groupId, 'group', (gid, gaddr) => {
+    const list = f.links(gid, gaddr, opts.createOrder ? 'crt' : 'name');
+    const cache = list.json as (LinkJson | undefined)[];
+    const page = pageIndexes(list, opts);
+    const missing = page.filter((i) => cache[i] === undefined);
+    if (missing.length) {
+      f.learnKinds(missing.map((i) => list.links[i]!));
+      const times = groupTimes(f, gid);
+      for (const i of missing) cache[i] = linkJson(f, gid, list.links[i]!, times);
+    }
+    return page.map((i) => cache[i]!);
+  });
+}
+
+/** Indexes into `list.links` of the page `opts` asks for (Marker, Limit, pattern). */
+function pageIndexes(list: LinkList, opts: LinkListOptions): number[] {
+  const start = startAfterExact(opts.marker, (name) => list.index.get(name), 'a link of this group');
+  const pattern = opts.pattern;
+  return takePage(list.links, start, pageLimit(opts.limit), (_l, i) => i, pattern && ((l) => pattern(l.name)));
 }
 
 /**

@@ -90,13 +90,13 @@ export function groupRoutes(d: Deps): Route[] {
       sendJson(ctx, 200, { links: await onlyReadable(ctx, d.store, ref.domain, all), hrefs: ownedHrefs(h, `/groups/${id}/links`, `/groups/${id}`) });
       return;
     }
-    const page = await d.store.listLinksPage(ref.domain, id, {
+    const texts = await d.store.listLinksPage(ref.domain, id, {
       limit: limitParam(ctx),
       marker: markerParam(ctx),
       createOrder: flag(ctx, 'CreateOrder'),
       pattern: globParam(ctx),
     });
-    sendJsonText(ctx, 200, linkListText(page.texts, h, id, ownedHrefs(h, `/groups/${id}/links`, `/groups/${id}`)));
+    sendJsonText(ctx, 200, linkListText(texts, h, id, ownedHrefs(h, `/groups/${id}/links`, `/groups/${id}`)));
   }));
 
   // POST /groups/:id/links: links by title, of several groups (grp_ids), or of every group below (follow_links)
