@@ -123,8 +123,25 @@ export interface LinkText {
   target?: string;
 }
 
+/**
+ * `JSON.stringify(l)` without its closing brace, written key by key: V8's `JSON.stringify`
+ * prints each double afresh (measured: ~10x the cost of the rest of the item for a `created`
+ * with a fraction), while `String(n)` (the same shortest round-trip text for a finite number)
+ * hits V8's number-string cache, and every link of a group has its group's `created`.
+ */
+function jsonHead(l: LinkJson): string {
+  let out = '{';
+  for (const k in l) {
+    const v = l[k as keyof LinkJson];
+    if (v === undefined) continue;
+    if (out.length > 1) out += ',';
+    out += '"' + k + '":' + (typeof v === 'number' ? (Number.isFinite(v) ? String(v) : 'null') : JSON.stringify(v));
+  }
+  return out;
+}
+
 function linkText(l: LinkJson): LinkText {
-  const head = JSON.stringify(l).slice(0, -1) + ',"href":"';
+  const head = jsonHead(l) + ',"href":"';
   return l.id && l.collection ? { head, title: encodeURIComponent(l.title), target: `/${l.collection}/${l.id}` } : { head, title: encodeURIComponent(l.title) };
 }
 

@@ -161,6 +161,26 @@ describe('link listings: target kinds on a file opened for the first time', func
     expect(total).to.be.greaterThan(500);
   });
 
+  it('titles that need JSON escaping or percent-encoding: canonical JSON, exact titles and hrefs', async () => {
+    const c = new Client(srv.url, '/k/k_v108.h5');
+    const origin = new URL(srv.url).origin;
+    const rootId = (await c.get('/')).json.root as string;
+    const names = ['quote"back\\slash', 'ünïcödé ✓', 'ctl\u0001\u001f', 'x?y#z&w=1', 'tab\there', '😀 astral'];
+    const target = (await c.get(`/groups/${rootId}/links/g`)).json.link.id as string;
+    const r = await c.put(`/groups/${rootId}/links`, { links: Object.fromEntries(names.map((n, i) => [n, i % 2 ? { h5path: '/g' } : { id: target }])) });
+    expect(r.status, r.text).to.equal(201);
+    const { items, bodies } = await pages(c, rootId, 5);
+    for (const text of bodies) expect(JSON.stringify(JSON.parse(text))).to.equal(text);
+    const q = `?domain=${encodeURIComponent('/k/k_v108.h5').replace(/%2F/g, '/')}`;
+    for (const [i, n] of names.entries()) {
+      const l = items.find((x) => x.title === n);
+      expect(l, n).to.not.equal(undefined);
+      expect(l!.href).to.equal(`${origin}/groups/${rootId}/links/${encodeURIComponent(n)}${q}`);
+      if (i % 2) expect([l!.class, (l as { h5path?: string }).h5path]).to.deep.equal(['H5L_TYPE_SOFT', '/g']);
+      else expect([l!.collection, l!.id, l!.target]).to.deep.equal(['groups', target, `${origin}/groups/${target}${q}`]);
+    }
+  });
+
   it('after a write through the server, a new listing shows the new objects with their kinds', async () => {
     const c = new Client(srv.url, '/k/k_latest.h5');
     const rootId = (await c.get('/')).json.root as string;
