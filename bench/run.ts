@@ -262,8 +262,15 @@ async function main() {
       fs.copyFileSync(path.join(dataDir, 'groups10k.h5'), path.join(root, 'b', 'links10k.h5'));
       execFileSync('sync');
       const L = '/b/links10k.h5';
+      // the server's CPU time (user + system, /proc, 10 ms ticks): what the listing cost it,
+      // whatever else runs on the machine
+      const serverCpuMs = () => {
+        const f = fs.readFileSync(`/proc/${srv.pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
+        return (Number(f[11]) + Number(f[12])) * (1000 / 100);
+      };
       const listAll = async (lroot: string) => {
         const s = performance.now();
+        const c0 = serverCpuMs();
         let marker: string | undefined;
         let total = 0;
         for (;;) {
@@ -272,16 +279,21 @@ async function main() {
           if (j.links.length < 1000) break;
           marker = j.links[j.links.length - 1].title;
         }
-        return { ms: performance.now() - s, total };
+        return { ms: performance.now() - s, total, cpu: serverCpuMs() - c0 };
       };
       const tOpen = performance.now();
       const lroot = (await getJson(`${base}/?domain=${L}`)).root;
       const opened = performance.now() - tOpen;
       const cold = await listAll(lroot);
-      report('list 10,000 links in pages of 1000, file opened for the first time', cold.ms, 'ms', '<= 50', cold.ms <= 50 && cold.total === 10001, `${cold.total} links; GET / before it ${opened.toFixed(1)} ms`);
+      report('list 10,000 links in pages of 1000, file opened for the first time', cold.ms, 'ms', '<= 50', cold.ms <= 50 && cold.total === 10001, `${cold.total} links; GET / before it ${opened.toFixed(1)} ms; server CPU ${cold.cpu} ms`);
       const warm: number[] = [];
-      for (let i = 0; i < 5; i++) warm.push((await listAll(lroot)).ms);
-      report('list 10,000 links in pages of 1000, again', median(warm), 'ms', '<= 50', median(warm) <= 50, 'client JSON parsing included');
+      const warmCpu: number[] = [];
+      for (let i = 0; i < 5; i++) {
+        const r = await listAll(lroot);
+        warm.push(r.ms);
+        warmCpu.push(r.cpu);
+      }
+      report('list 10,000 links in pages of 1000, again', median(warm), 'ms', '<= 50', median(warm) <= 50, `client JSON parsing included; server CPU median ${median(warmCpu)} ms`);
       rss('link listings');
     }
     if (want('write')) {

@@ -9,6 +9,7 @@ import type { Logger } from 'pino';
 import { stringifyJson } from '../codec/json.js';
 import type { Config } from '../config.js';
 import { H5StoreError, STATUS } from '../errors.js';
+import type { LinkText } from '../store/links.js';
 import type { DomainRef } from './request.js';
 
 /** One hypermedia element (spec 2.4). */
@@ -33,6 +34,14 @@ export class Hrefs {
     if (!query) return this.suffix ? this.base + path + '?' + this.suffix : this.base + path;
     return this.base + path + '?' + query + (this.suffix ? '&' + this.suffix : '');
   }
+  /**
+   * The two parts every `url(path)` is made of, JSON-escaped (for building JSON text without
+   * `JSON.stringify` per href): `url(path)` is `base + path + tail` for a path needing no escape.
+   */
+  jsonParts(): { base: string; tail: string } {
+    const esc = (s: string) => JSON.stringify(s).slice(1, -1);
+    return { base: esc(this.base), tail: this.suffix ? esc('?' + this.suffix) : '' };
+  }
   /** A `{rel, href}` element. */
   rel(rel: string, path: string, query?: string): Href {
     return { rel, href: this.url(path, query) };
@@ -51,6 +60,31 @@ export function sendJson(ctx: Context, status: number, body: unknown, opts: { ig
   ctx.status = status;
   ctx.type = 'application/json; charset=utf-8';
   ctx.body = opts.plain ? JSON.stringify(body) : stringifyJson(body, opts);
+}
+
+/**
+ * The body of `GET /groups/<id>/links` (wire-reference 2.2), `{"links": [...], "hrefs": [...]}`,
+ * built as text from the links' cached pieces (store/links.ts `LinkText`): the same bytes as
+ * `JSON.stringify` of each item followed by its `href` and, for a hard link, its `target`.
+ * @param groupId the group id as the request gave it (hrefs repeat it)
+ */
+export function linkListText(texts: readonly LinkText[], h: Hrefs, groupId: string, hrefs: Href[]): string {
+  const { base, tail } = h.jsonParts();
+  const self = base + JSON.stringify(`/groups/${groupId}/links/`).slice(1, -1);
+  let out = '{"links":[';
+  for (let i = 0; i < texts.length; i++) {
+    const t = texts[i]!;
+    if (i) out += ',';
+    out += t.target ? t.head + self + t.title + tail + '","target":"' + base + t.target + tail + '"}' : t.head + self + t.title + tail + '"}';
+  }
+  return out + '],"hrefs":' + JSON.stringify(hrefs) + '}';
+}
+
+/** Send a JSON body already serialized (`text` must be valid JSON). */
+export function sendJsonText(ctx: Context, status: number, text: string): void {
+  ctx.status = status;
+  ctx.type = 'application/json; charset=utf-8';
+  ctx.body = text;
 }
 
 /** A reason phrase safe for the status line: one line of printable ASCII, at most 200 chars. */

@@ -25,6 +25,10 @@ import { regionFromJson, regionToJson } from './regionRefs.js';
 import type { FileHandle } from './fileHandle.js';
 import type { RWLock } from './rwlock.js';
 import { RESERVED, ReservedGroup } from './reserved.js';
+import { headerKinds } from './headerKinds.js';
+import { AddrMap } from './addrMap.js';
+
+const MAX_SAFE_ADDR = BigInt(Number.MAX_SAFE_INTEGER);
 
 export { GENERATIONS, RESERVED } from './reserved.js';
 
@@ -93,13 +97,15 @@ export interface LinkList {
   index: Map<string, number>;
   /** REST JSON of each link, filled in as pages are asked for (owned by links.ts). */
   json: unknown[];
+  /** The same as JSON text pieces, filled in as pages are asked for (owned by links.ts). */
+  text: unknown[];
 }
 
 /** A link list with its name index. */
 function listOf(links: LinkRecord[]): LinkList {
   const index = new Map<string, number>();
   links.forEach((l, i) => index.set(l.name, i));
-  return { links, index, json: [] };
+  return { links, index, json: [], text: [] };
 }
 
 export class DomainFile {
@@ -114,9 +120,9 @@ export class DomainFile {
   /** The handle's `epoch` this entry's state was learnt at (see `FileCache.syncEpoch`). */
   seenEpoch = 0;
 
-  private known = new Map<bigint, ObjectKind | undefined>();
+  private known = new AddrMap<ObjectKind | undefined>();
   private fullyVisited = false;
-  private gens = new Map<bigint, number>();
+  private gens = new AddrMap<number>();
   private rootAddr_: bigint | undefined;
   /** The reserved group (reserved.ts): objects held without a link, address generations. */
   readonly reserved = new ReservedGroup({
@@ -496,6 +502,22 @@ export class DomainFile {
       this.known.set(addr, kind);
     }
     return kind;
+  }
+
+  /**
+   * Learn at once the kinds of the hard-link targets among `links` that are not known yet, from
+   * their object headers read in a few large reads (headerKinds.ts) when libhdf5 has the file
+   * open read-only (outside a write session, the bytes on disk are what libhdf5 sees); targets
+   * left undecided are asked of libhdf5 one by one later (`kindOfAddr`). Costs nothing for
+   * fewer than two unknown targets.
+   */
+  learnKinds(links: readonly LinkRecord[]): void {
+    const h = this.handle;
+    if (!h.local || h.writable || h.fid === undefined) return;
+    const todo: number[] = [];
+    for (const l of links) if (l.cls === 'H5L_TYPE_HARD' && this.known.get(l.addr!) === undefined && l.addr! <= MAX_SAFE_ADDR) todo.push(Number(l.addr!));
+    if (todo.length < 2) return;
+    for (const [addr, kind] of headerKinds(h.realPath, h.dev, h.ino, todo)) this.known.set(BigInt(addr), kind);
   }
 
   /** True when `name` in the group `gaddr` is the hidden reserved group. */

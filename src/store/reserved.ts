@@ -223,7 +223,7 @@ export class ReservedGroup {
   }
 
   /** Write the generations table (rows with a generation above 0), creating it when missing. */
-  saveGenerations(gens: ReadonlyMap<bigint, number>): void {
+  saveGenerations(gens: { entries(): Iterable<[bigint, number]> }): void {
     const rows = [...gens.entries()].filter(([, g]) => g > 0);
     if (rows.length === 0) return;
     const gid = this.open(true)!;

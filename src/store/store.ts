@@ -835,6 +835,10 @@ export class Store {
   listLinks(domain: string, groupId: string, opts: links.LinkListOptions) {
     return this.read(domain, (f) => links.listLinks(f, groupId, opts));
   }
+  /** A page of links with their JSON text pieces (`links.listLinksPage`, GET .../links). */
+  listLinksPage(domain: string, groupId: string, opts: links.LinkListOptions) {
+    return this.read(domain, (f) => links.listLinksPage(f, groupId, opts));
+  }
   listLinksDeep(domain: string, groupId: string, opts: Omit<links.LinkListOptions, 'marker'>) {
     return this.read(domain, (f) => links.listLinksDeep(f, groupId, opts));
   }

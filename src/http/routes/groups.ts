@@ -10,7 +10,7 @@ import { groupIdsIn, linkNameFromPath, parseLinkSpec, parseLinksPost, parseLinks
 import { onlyReadable } from '../visible.js';
 import type { Deps } from '../deps.js';
 import { objectHrefs, ownedHrefs } from '../deps.js';
-import { Hrefs, sendJson } from '../present.js';
+import { Hrefs, linkListText, sendJson, sendJsonText } from '../present.js';
 import { bodyOf, flag, globParam, jsonObject, limitParam, markerParam, param, pathOptions, refOf } from '../request.js';
 import { type Route, createOpts, route } from '../routeTable.js';
 
@@ -90,19 +90,13 @@ export function groupRoutes(d: Deps): Route[] {
       sendJson(ctx, 200, { links: await onlyReadable(ctx, d.store, ref.domain, all), hrefs: ownedHrefs(h, `/groups/${id}/links`, `/groups/${id}`) });
       return;
     }
-    const items = await d.store.listLinks(ref.domain, id, {
+    const texts = await d.store.listLinksPage(ref.domain, id, {
       limit: limitParam(ctx),
       marker: markerParam(ctx),
       createOrder: flag(ctx, 'CreateOrder'),
       pattern: globParam(ctx),
     });
-    const self = `/groups/${id}/links/`;
-    const links = items.map((l) =>
-      l.id && l.collection
-        ? { ...l, href: h.url(self + encodeURIComponent(l.title)), target: h.url(`/${l.collection}/${l.id}`) }
-        : { ...l, href: h.url(self + encodeURIComponent(l.title)) },
-    );
-    sendJson(ctx, 200, { links, hrefs: ownedHrefs(h, `/groups/${id}/links`, `/groups/${id}`) }, { plain: true });
+    sendJsonText(ctx, 200, linkListText(texts, h, id, ownedHrefs(h, `/groups/${id}/links`, `/groups/${id}`)));
   }));
 
   // POST /groups/:id/links: links by title, of several groups (grp_ids), or of every group below (follow_links)
