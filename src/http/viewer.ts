@@ -88,8 +88,10 @@ export function viewerMiddleware(d: Deps): Middleware {
   if (built()) d.logger.info({ dir }, 'web viewer at /view/');
   else d.logger.info({ dir }, 'web viewer not built (npm run build): /view/ says so');
 
-  return async (ctx: Context, next: Next): Promise<void> => {
-    if (ctx.path === '/') {
+  // not async: API requests (nearly all) pass on with no promise of their own
+  return (ctx: Context, next: Next): Promise<void> | void => {
+    const p = ctx.path;
+    if (p === '/') {
       ctx.vary('Accept'); // GET / answers a browser differently from an API client
       if (isBrowserRootRequest(ctx)) {
         ctx.status = 302;
@@ -98,13 +100,16 @@ export function viewerMiddleware(d: Deps): Middleware {
       }
       return next();
     }
-    if (ctx.path === '/view') {
+    if (p === '/view') {
       ctx.status = 301;
       ctx.redirect(VIEW_PATH + (ctx.querystring ? `?${ctx.querystring}` : ''));
       return;
     }
-    if (!ctx.path.startsWith(VIEW_PATH)) return next();
+    if (!p.startsWith(VIEW_PATH)) return next();
+    return serveFile(ctx);
+  };
 
+  async function serveFile(ctx: Context): Promise<void> {
     if (ctx.method !== 'GET' && ctx.method !== 'HEAD') {
       throw new H5StoreError('MethodNotAllowed', `Method ${ctx.method} is not allowed on ${ctx.path}`, { Allow: 'GET, HEAD' });
     }
@@ -140,5 +145,5 @@ export function viewerMiddleware(d: Deps): Middleware {
       ctx.status = 304;
       ctx.body = null;
     }
-  };
+  }
 }
