@@ -394,6 +394,8 @@ function nonFinite(s: TextSink, v: number, ignoreNan: boolean): void {
 const NUM_MAX = 32;
 /** Elements per ensure() in the numeric run loops (1024 x NUM_MAX: 32 KiB, a small part of the sink's 1 MiB chunks). */
 const CHUNK = 1024;
+/** Doubles per JSON.stringify call in the float64 run (one array reused). */
+const CHUNK64 = 4096;
 
 /** Compile the element JSON writer of a type. `checkedRead`: bounds-check fixed reads (inside variable-length parents). */
 function elemJson(t: TypeJson, ignoreNan: boolean, checkedRead: boolean): ElemJson {
@@ -578,18 +580,18 @@ function compileRun(t: TypeJson, ignoreNan: boolean): RunJson {
     // V8's JSON.stringify of a plain array of doubles is the fastest shortest-round-trip printer
     // available; used per chunk when the chunk has no NaN/Infinity/-0.
     const le = base.littleEndian;
-    const full: number[] = new Array<number>(CHUNK).fill(0.5);
+    const full: number[] = new Array<number>(CHUNK64).fill(0.5);
     return (c, s, n) => {
       const dv = c.dv;
       let pos = c.pos;
-      for (let i0 = 0; i0 < n; i0 += CHUNK) {
-        const m = Math.min(CHUNK, n - i0);
-        const arr = m === CHUNK ? full : [];
+      for (let i0 = 0; i0 < n; i0 += CHUNK64) {
+        const m = Math.min(CHUNK64, n - i0);
+        const arr = m === CHUNK64 ? full : [];
         let plain = true;
         for (let i = 0; i < m; i++) {
           const v = dv.getFloat64(pos + 8 * i, le);
           if (v - v !== 0 || (v === 0 && 1 / v < 0)) plain = false;
-          if (m === CHUNK) arr[i] = v;
+          if (m === CHUNK64) arr[i] = v;
           else arr.push(v);
         }
         if (i0 > 0) {
