@@ -9,16 +9,25 @@ import type { TypeJson } from '../src/codec/types.js';
 const N = 1 << 20;
 const REPS = 7;
 
+/** Wall and CPU time (the process's user + system: less sensitive to other processes on a shared machine). */
 function time(label: string, f: () => number): void {
   const ts: number[] = [];
+  const cpu: number[] = [];
   let size = 0;
   for (let r = 0; r < REPS; r++) {
     const t0 = performance.now();
+    const c0 = process.cpuUsage();
     size = f();
+    const c = process.cpuUsage(c0);
     ts.push(performance.now() - t0);
+    cpu.push((c.user + c.system) / 1000);
   }
   ts.sort((a, b) => a - b);
-  console.log(`${label.padEnd(44)} median ${ts[REPS >> 1].toFixed(1).padStart(7)} ms   best ${ts[0].toFixed(1).padStart(7)} ms   (${(size / 1e6).toFixed(1)} MB)`);
+  cpu.sort((a, b) => a - b);
+  console.log(
+    `${label.padEnd(44)} median ${ts[REPS >> 1].toFixed(1).padStart(7)} ms   best ${ts[0].toFixed(1).padStart(7)} ms   ` +
+      `CPU median ${cpu[REPS >> 1].toFixed(1).padStart(7)} ms   (${(size / 1e6).toFixed(1)} MB)`,
+  );
 }
 
 function writeAll(type: TypeJson, buf: Buffer, shape: number[], pages = 1): number {
@@ -31,6 +40,15 @@ function writeAll(type: TypeJson, buf: Buffer, shape: number[], pages = 1): numb
     len += w.write(buf.subarray(i * size, (i + n) * size), n).length;
   }
   return len + w.end().length;
+}
+
+/** As the server sends a value: UTF-8 chunks, no strings. */
+function writeAllChunks(type: TypeJson, buf: Buffer, shape: number[]): number {
+  const w = new ValueJsonWriter(type, shape);
+  let len = 0;
+  for (const c of w.writeChunks(buf, N)) len += c.length;
+  for (const c of w.endChunks()) len += c.length;
+  return len;
 }
 
 const f32 = new Float32Array(N);
@@ -56,6 +74,10 @@ const f32bebuf = encodeElements(Array.from(f32), F32BE);
 
 console.log(`Node ${process.version}, ${N} elements per run, ${REPS} runs`);
 time('float32 random (mixed magnitudes), 1-D', () => writeAll(F32, f32buf, [N]));
+const f32r = new Float32Array(N);
+for (let i = 0; i < N; i++) f32r[i] = Math.random() * 1000 - 500;
+const f32rbuf = Buffer.from(f32r.buffer);
+time('float32 [-500,500) (bench/run.ts), chunks', () => writeAllChunks(F32, f32rbuf, [1024, 1024]));
 time('float32 uniform [0,1), 1-D', () => writeAll(F32, f32ubuf, [N]));
 time('float32 BE, 1-D', () => writeAll(F32BE, f32bebuf, [N]));
 time('float32, [1024,1024] in 16 pages', () => writeAll(F32, f32buf, [1024, 1024], 16));

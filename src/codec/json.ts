@@ -391,17 +391,25 @@ const NULL = 'null';
 // module-local copies of the hot functions (no live-binding lookups in the loops)
 const writeFloat16 = text.writeFloat16;
 const writeFloat32 = text.writeFloat32;
+const putFloat32Bits = text.putFloat32Bits;
+const putAscii = text.putAscii;
 const writeFloat64 = text.writeFloat64;
 const writeInt = text.writeInt;
 
+function nonFiniteText(v: number, ignoreNan: boolean): string {
+  return ignoreNan ? NULL : v !== v ? 'NaN' : v > 0 ? 'Infinity' : '-Infinity';
+}
+
 function nonFinite(s: TextSink, v: number, ignoreNan: boolean): void {
-  s.ascii(ignoreNan ? NULL : v !== v ? 'NaN' : v > 0 ? 'Infinity' : '-Infinity');
+  s.ascii(nonFiniteText(v, ignoreNan));
 }
 
 /** Max bytes of one number's JSON (plus a comma). */
 const NUM_MAX = 32;
-/** Elements per ensure() in the numeric run loops. */
-const CHUNK = 4096;
+/** Elements per ensure() in the numeric run loops (1024 x NUM_MAX: 32 KiB, a small part of the sink's 1 MiB chunks). */
+const CHUNK = 1024;
+/** Doubles per JSON.stringify call in the float64 run (one array reused). */
+const CHUNK64 = 4096;
 
 /** Compile the element JSON writer of a type. `checkedRead`: bounds-check fixed reads (inside variable-length parents). */
 function elemJson(t: TypeJson, ignoreNan: boolean, checkedRead: boolean): ElemJson {
@@ -599,13 +607,16 @@ function compileRun(t: TypeJson, ignoreNan: boolean): RunJson {
       for (let i0 = 0; i0 < n; i0 += CHUNK) {
         const m = Math.min(CHUNK, n - i0);
         s.ensure(m * NUM_MAX);
+        const b = s.buf;
+        let p = s.pos;
         for (let i = 0; i < m; i++) {
-          if (i0 + i > 0) s.buf[s.pos++] = 44;
-          const v = dv.getFloat32(pos, le);
+          if (i0 + i > 0) b[p++] = 44;
+          const bits = dv.getUint32(pos, le);
           pos += 4;
-          if (v - v === 0) writeFloat32(s, v);
-          else nonFinite(s, v, ignoreNan);
+          if ((bits & 0x7f800000) !== 0x7f800000) p = putFloat32Bits(b, p, bits);
+          else p = putAscii(b, p, nonFiniteText(dv.getFloat32(pos - 4, le), ignoreNan));
         }
+        s.pos = p;
       }
       c.pos = pos;
     };
@@ -614,18 +625,18 @@ function compileRun(t: TypeJson, ignoreNan: boolean): RunJson {
     // V8's JSON.stringify of a plain array of doubles is the fastest shortest-round-trip printer
     // available; used per chunk when the chunk has no NaN/Infinity/-0.
     const le = base.littleEndian;
-    const full: number[] = new Array<number>(CHUNK).fill(0.5);
+    const full: number[] = new Array<number>(CHUNK64).fill(0.5);
     return (c, s, n) => {
       const dv = c.dv;
       let pos = c.pos;
-      for (let i0 = 0; i0 < n; i0 += CHUNK) {
-        const m = Math.min(CHUNK, n - i0);
-        const arr = m === CHUNK ? full : [];
+      for (let i0 = 0; i0 < n; i0 += CHUNK64) {
+        const m = Math.min(CHUNK64, n - i0);
+        const arr = m === CHUNK64 ? full : [];
         let plain = true;
         for (let i = 0; i < m; i++) {
           const v = dv.getFloat64(pos + 8 * i, le);
           if (v - v !== 0 || (v === 0 && 1 / v < 0)) plain = false;
-          if (m === CHUNK) arr[i] = v;
+          if (m === CHUNK64) arr[i] = v;
           else arr.push(v);
         }
         if (i0 > 0) {
@@ -764,6 +775,21 @@ export class ValueJsonWriter {
     return this.sink.takeBytes();
   }
 
+  /**
+   * Like `write`, as UTF-8 bytes in chunks of at most about 1 MiB that the caller owns (no copy;
+   * an empty list when there is nothing to add).
+   */
+  writeChunks(buf: Buffer, count: number): Buffer[] {
+    this.emit(buf, count);
+    return this.sink.takeChunks();
+  }
+
+  /** Like `end`, as chunks (see `writeChunks`). */
+  endChunks(): Buffer[] {
+    this.finish();
+    return this.sink.takeChunks();
+  }
+
   /** The closing text after the last element. */
   end(): string {
     this.finish();
@@ -840,7 +866,7 @@ function emptyNested(dims: number[], level: number): string {
 /** One-shot: the JSON text of `count = prod(shape)` elements in `buf` (see `ValueJsonWriter`). */
 export function valueToJson(buf: Buffer, type: TypeJson, shape: readonly number[], opts?: { ignoreNan?: boolean }): string {
   // One shared sink for these one-shot conversions (synchronous, so never used twice at once).
-  sharedSink.pos = 0;
+  sharedSink.reset();
   const w = new ValueJsonWriter(type, shape, opts, sharedSink);
   let count = 1;
   for (const d of shape) count *= d;

@@ -1,17 +1,29 @@
 /**
- * A growable byte buffer for building JSON text without creating one JS string per number
- * (the JSON value writer's hot path). Numbers are written as ASCII digits directly.
+ * A byte buffer for building JSON text without creating one JS string per number (the JSON value
+ * writer's hot path), and the number writers that fill it with ASCII digits directly.
  */
-import { float16ToString, float32Digits, float32Result } from './float.js';
+import { float16ToString, float32Digits, float32DigitsBits, float32Result } from './float.js';
 
 // module-local copies: no live-binding lookups in the hot loops
 const R32 = float32Result;
 const digits32Of = float32Digits;
+const digits32OfBits = float32DigitsBits;
 const half = float16ToString;
 
+/**
+ * Text is written at `pos` into `buf`. When `buf` is full, the bytes not yet taken stay where
+ * they are (as a chunk) and writing continues in a new buffer (twice the size, up to
+ * `MAX_CHUNK`): nothing written is ever copied to grow, and a large text is a list of chunks of
+ * at most 1 MiB (plus any single longer string). `takeChunks` hands those bytes over without
+ * copying; the other `take*` methods copy them and reuse the space.
+ */
 export class TextSink {
   buf: Buffer;
   pos = 0;
+  /** Start of the bytes of `buf` not yet taken (before it: handed over by `takeChunks`, never written again). */
+  private start = 0;
+  /** Earlier chunks not yet taken. */
+  private full: Buffer[] = [];
 
   constructor(capacity = 1024) {
     this.buf = Buffer.allocUnsafe(Math.max(64, capacity));
@@ -19,34 +31,66 @@ export class TextSink {
 
   /** Make room for `n` more bytes. */
   ensure(n: number): void {
-    if (this.pos + n > this.buf.length) {
-      let cap = this.buf.length * 2;
-      while (cap < this.pos + n) cap *= 2;
-      const nb = Buffer.allocUnsafe(cap);
-      this.buf.copy(nb, 0, 0, this.pos);
-      this.buf = nb;
-    }
+    if (this.pos + n > this.buf.length) this.grow(n);
+  }
+
+  private grow(n: number): void {
+    if (this.pos > this.start) this.full.push(this.buf.subarray(this.start, this.pos));
+    this.buf = Buffer.allocUnsafe(Math.max(n, Math.min(this.buf.length * 2, MAX_CHUNK)));
+    this.pos = this.start = 0;
+  }
+
+  /** Drop everything written and not yet taken (e.g. after a failed conversion). */
+  reset(): void {
+    this.full = [];
+    this.pos = this.start;
+  }
+
+  /** Number of bytes written and not yet taken. */
+  get length(): number {
+    let n = this.pos - this.start;
+    for (const c of this.full) n += c.length;
+    return n;
   }
 
   /** The text written so far (decoded as UTF-8), and reset. */
   take(): string {
-    const s = this.buf.toString('utf8', 0, this.pos);
-    this.pos = 0;
-    return s;
+    return this.takeString('utf8');
   }
 
   /** The text written so far as latin1 (faster; only when everything written was ASCII), and reset. */
   takeAscii(): string {
-    const s = this.buf.toString('latin1', 0, this.pos);
-    this.pos = 0;
+    return this.takeString('latin1');
+  }
+
+  private takeString(enc: 'utf8' | 'latin1'): string {
+    let s: string;
+    if (this.full.length === 0) s = this.buf.toString(enc, this.start, this.pos);
+    else if (enc === 'latin1') s = this.full.map((c) => c.toString(enc)).join('') + this.buf.toString(enc, this.start, this.pos);
+    else s = Buffer.concat([...this.full, this.buf.subarray(this.start, this.pos)]).toString(enc); // a character may span chunks
+    this.full = [];
+    this.pos = this.start;
     return s;
   }
 
   /** A copy of the bytes written so far, and reset. */
   takeBytes(): Buffer {
-    const b = Buffer.from(this.buf.subarray(0, this.pos));
-    this.pos = 0;
+    const b = Buffer.concat([...this.full, this.buf.subarray(this.start, this.pos)]);
+    this.full = [];
+    this.pos = this.start;
     return b;
+  }
+
+  /**
+   * The bytes written so far as chunks (no copy: the sink never writes into them again; an empty
+   * list when nothing was written), and reset.
+   */
+  takeChunks(): Buffer[] {
+    const out = this.full;
+    if (this.pos > this.start) out.push(this.buf.subarray(this.start, this.pos));
+    this.full = [];
+    this.start = this.pos;
+    return out;
   }
 
   /** Append one byte (caller ensured room). */
@@ -81,6 +125,9 @@ export class TextSink {
     this.pos += count;
   }
 }
+
+/** Largest buffer the sink allocates when it grows (a longer single write gets its own). */
+const MAX_CHUNK = 1 << 20;
 
 const ZERO = 48;
 const DOT = 46;
@@ -157,12 +204,11 @@ for (let i = 0; i < 100; i++) {
 }
 
 /**
- * Append the decimal D * 10^e (D a positive integer without trailing zeros, at most 9 digits)
- * formatted as `String(number)` would (ECMA-262 Number::toString). Caller ensured 32 bytes.
+ * Write the decimal D * 10^e (D a positive integer without trailing zeros, at most 9 digits)
+ * formatted as `String(number)` would (ECMA-262 Number::toString) into b at p (at most 32
+ * bytes); returns the position after it.
  */
-function writeDecimal(s: TextSink, D: number, e: number): void {
-  const b = s.buf;
-  let p = s.pos;
+function putDecimal(b: Buffer, p: number, D: number, e: number): number {
   D |= 0;
   const k = numDigits(D);
   const n = k + e;
@@ -213,7 +259,7 @@ function writeDecimal(s: TextSink, D: number, e: number): void {
     }
     b[p++] = ZERO + x;
   }
-  s.pos = p;
+  return p;
 }
 
 const P10I = [1, 10, 100, 1000, 10000, 100000, 1000000, 10000000, 100000000, 1000000000];
@@ -230,7 +276,37 @@ export function writeFloat32(s: TextSink, v: number): void {
     v = -v;
   }
   digits32Of(v);
-  writeDecimal(s, R32.digits, R32.exp);
+  s.pos = putDecimal(s.buf, s.pos, R32.digits, R32.exp);
+}
+
+/**
+ * Append the finite float32 with bit pattern `bits` (an unsigned 32-bit integer, e.g. from
+ * `DataView.getUint32`; not NaN or infinite) in its shortest round-trip form, as
+ * `writeFloat32`. Caller ensured 32 bytes.
+ */
+export function writeFloat32Bits(s: TextSink, bits: number): void {
+  s.pos = putFloat32Bits(s.buf, s.pos, bits);
+}
+
+/**
+ * Write the finite float32 with bit pattern `bits` (unsigned 32-bit integer; not NaN or infinite)
+ * in its shortest round-trip form (see `writeFloat32`) into b at p, which has room for 32 bytes;
+ * returns the position after it. For loops that keep the buffer and position in locals.
+ */
+export function putFloat32Bits(b: Buffer, p: number, bits: number): number {
+  if (bits >>> 31) b[p++] = MINUS;
+  if ((bits & 0x7fffffff) === 0) {
+    b[p++] = ZERO;
+    return p;
+  }
+  digits32OfBits(bits);
+  return putDecimal(b, p, R32.digits, R32.exp);
+}
+
+/** Write an ASCII string into b at p (room ensured by the caller); returns the position after it. */
+export function putAscii(b: Buffer, p: number, str: string): number {
+  for (let i = 0; i < str.length; i++) b[p++] = str.charCodeAt(i);
+  return p;
 }
 
 /** Append a finite double in its shortest round-trip form (`String(v)`; `-0` for negative zero). Caller ensured 32 bytes. */

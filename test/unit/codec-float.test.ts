@@ -119,6 +119,69 @@ describe('codec/float float32 shortest representation', () => {
   });
 });
 
+describe('codec/float float32 edge cases (table, each also against the reference search)', () => {
+  const bitsOf = (v: number) => {
+    f32[0] = v;
+    return u32[0];
+  };
+  // [why, value (rounded to float32), expected text]
+  const cases: [string, number, string][] = [
+    ['exact tie between two 8-digit candidates: the larger', 0.216796875, '0.21679688'],
+    ['exact tie, negative', -319.765625, '-319.76563'],
+    ['exact tie (typical magnitude)', 473.890625, '473.89063'],
+    ['exact tie (typical magnitude)', 167.265625, '167.26563'],
+    ['interval end on an integer of the digit window (exact check)', 4195843.5, '4195843.5'],
+    ['interval end on an integer of the digit window (exact check)', 4199803, '4199803'],
+    ['interval end near an integer of the digit window', 0.09036187082529068, '0.09036187'],
+    ['interval end near an integer of the digit window', 1.660921795960456e-30, '1.6609218e-30'],
+    ['interval end near an integer of the digit window', 2.674850341222168e-10, '2.6748503e-10'],
+    ['smallest subnormal', fromBits(1), '1e-45'],
+    ['second subnormal', fromBits(2), '3e-45'],
+    ['middle subnormal (power of two)', fromBits(0x400000), '5.877472e-39'],
+    ['largest subnormal', fromBits(0x7fffff), '1.1754942e-38'],
+    ['smallest normal (power of two, symmetric interval)', fromBits(0x800000), '1.1754944e-38'],
+    ['smallest normal + 1 ulp', fromBits(0x800001), '1.1754945e-38'],
+    ['largest finite', fromBits(0x7f7fffff), '3.4028235e+38'],
+    ['largest finite - 1 ulp', fromBits(0x7f7ffffe), '3.4028233e+38'],
+    ['power of two: narrower interval below', 0.5, '0.5'],
+    ['just below a power of two', fromBits(bitsOf(1) - 1), '0.99999994'],
+    ['2^23: last power of two with a fraction below it', 8388608, '8388608'],
+    ['just below 2^23', 8388607.5, '8388607.5'],
+    ['2^24: first integer gap above', 16777216, '16777216'],
+    ['2^64: trailing zeros in fixed notation', 18446744073709552000, '18446744000000000000'],
+    ['2^66', 73786976294838210000, '73786980000000000000'],
+    ['2^70: exponential notation', 1.1805916207174113e21, '1.1805916e+21'],
+    ['just below 2^70: 9 digits', fromBits(bitsOf(1.1805916207174113e21) - 1), '1.18059155e+21'],
+    ['2^127', 1.7014118346046923e38, '1.7014118e+38'],
+    ['1e-7: exponential below', 1e-7, '1e-7'],
+    ['float32 just below 1e-7', fromBits(bitsOf(1e-7) - 1), '9.9999994e-8'],
+    ['float32 just above 1e-7', fromBits(bitsOf(1e-7) + 1), '1.0000001e-7'],
+    ['1e-6: fixed notation from here', 1e-6, '0.000001'],
+    ['float32 just below 1e-6', fromBits(bitsOf(1e-6) - 1), '9.999999e-7'],
+    ['1e20: fixed notation', 1e20, '100000000000000000000'],
+    ['float32 just above 1e20', fromBits(bitsOf(1e20) + 1), '100000010000000000000'],
+    ['float32 just below 1e21: fixed', fromBits(bitsOf(1e21) - 1), '999999950000000000000'],
+    ['1e21: exponential from here', 1e21, '1e+21'],
+    ['float32 just above 1e21', fromBits(bitsOf(1e21) + 1), '1.0000001e+21'],
+    ['zero', 0, '0'],
+    ['negative zero', -0, '-0'],
+  ];
+  for (const [why, x, want] of cases) {
+    it(`${why}: ${x} -> ${want}`, () => {
+      const v = Math.fround(x);
+      expect(float32ToStringSlow(v)).to.equal(want);
+      expect(float32ToString(v)).to.equal(want);
+      expect(valueToJson(Buffer.from(new Float32Array([v]).buffer), F32, [])).to.equal(want);
+      const neg = want.startsWith('-') ? want.slice(1) : '-' + want;
+      expect(float32ToString(-v)).to.equal(neg);
+      expect(valueToJson(Buffer.from(new Float32Array([-v]).buffer), F32, [])).to.equal(neg);
+      const be = Buffer.alloc(4);
+      be.writeFloatBE(v);
+      expect(valueToJson(be, parseType('H5T_IEEE_F32BE'), [])).to.equal(want);
+    });
+  }
+});
+
 describe('codec/float formatDecimal and writeInt', () => {
   it('formatDecimal formats like String(number)', () => {
     const rand = rng(3);

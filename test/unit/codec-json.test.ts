@@ -3,6 +3,7 @@ import { H5StoreError } from '../../src/errors.js';
 import { parseJsonBody, RawJson, rawJson, stringifyJson, ValueJsonWriter, valueToJson, WireValue } from '../../src/codec/json.js';
 import { parseType, type TypeJson } from '../../src/codec/types.js';
 import { decodeElements, encodeElements, nestValues } from '../../src/codec/values.js';
+import { TextSink } from '../../src/codec/textsink.js';
 
 function expect400(f: () => unknown, fragment: string): void {
   let err: unknown;
@@ -247,6 +248,51 @@ describe('codec/json ValueJsonWriter', () => {
     expect(bytes.toString('utf8')).to.equal('["é","x"]');
   });
 
+  // [name, type, element bytes, shape, pages]: writeChunks/endChunks give the same bytes as write/end
+  const f32many = new Float32Array(400000).map((_, i) => Math.sin(i) * 10 ** ((i % 17) - 8));
+  f32many[5] = NaN;
+  f32many[6] = -Infinity;
+  f32many[7] = -0;
+  const VSTR = { class: 'H5T_STRING', length: 'H5T_VARIABLE', charSet: 'H5T_CSET_UTF8', strPad: 'H5T_STR_NULLTERM' } as const;
+  const chunked: [string, TypeJson | string, Buffer, number[], number][] = [
+    ['float32 2-D over 1 MiB of text, 7 pages', 'H5T_IEEE_F32LE', Buffer.from(f32many.buffer), [400, 1000], 7],
+    ['float32 big-endian, 1 page', 'H5T_IEEE_F32BE', encodeElements(Array.from(f32many.subarray(0, 1000)), parseType('H5T_IEEE_F32BE')), [1000], 1],
+    ['float64 3-D, 3 pages', 'H5T_IEEE_F64LE', Buffer.from(new Float64Array(60000).map((_, i) => i / 7).buffer), [10, 60, 100], 3],
+    ['int32, 2 pages', 'H5T_STD_I32LE', Buffer.from(new Int32Array(300000).map((_, i) => i * 7919 - 1e9).buffer), [300000], 2],
+    ['strings (UTF-8)', VSTR, encodeElements(['é', 'x', '日本'], parseType(VSTR)), [3], 1],
+    ['scalar', 'H5T_IEEE_F32LE', Buffer.from(new Float32Array([0.1]).buffer), [], 1],
+    ['empty extent', 'H5T_STD_I32LE', Buffer.alloc(0), [3, 0], 1],
+  ];
+  for (const [name, typeIn, buf, shape, pages] of chunked) {
+    it(`writeChunks/endChunks: ${name}`, () => {
+      const t = parseType(typeIn);
+      const count = shape.reduce((a, b) => a * b, 1);
+      const split = (w: ValueJsonWriter, f: (b: Buffer, n: number) => unknown) => {
+        const per = Math.max(1, Math.ceil(count / pages));
+        let off = 0;
+        for (let i = 0; i < count; i += per) {
+          const n = Math.min(per, count - i);
+          const size = count ? buf.length / count : 0;
+          f(buf.subarray(off, off + n * size), n);
+          off += n * size;
+        }
+      };
+      const text: string[] = [];
+      const w1 = new ValueJsonWriter(t, shape);
+      split(w1, (b, n) => text.push(w1.write(b, n)));
+      text.push(w1.end());
+      const chunks: Buffer[] = [];
+      const w2 = new ValueJsonWriter(t, shape);
+      split(w2, (b, n) => chunks.push(...w2.writeChunks(b, n)));
+      chunks.push(...w2.endChunks());
+      // chunks were handed over without copies: the writer must not have written into them since
+      const copies = chunks.map((c) => Buffer.from(c));
+      expect(Buffer.concat(chunks).toString('utf8')).to.equal(text.join(''));
+      expect(chunks.every((c, i) => c.equals(copies[i]))).to.equal(true);
+      for (const c of chunks) expect(c.length).to.be.at.most(1 << 20);
+    });
+  }
+
   it('formats many random float32 values that parse back exactly', () => {
     const rand = rng(7);
     const n = 20000;
@@ -274,4 +320,52 @@ describe('codec/json ValueJsonWriter', () => {
     const t = parseType({ class: 'H5T_VLEN', base: { class: 'H5T_STRING', length: 'H5T_VARIABLE' } });
     expect(() => new ValueJsonWriter(t, [1])).to.throw(H5StoreError, 'Variable-length sequences');
   });
+});
+
+describe('codec/textsink TextSink', () => {
+  /** Operations on a sink: [op, argument]; `take*` ops check the text returned. */
+  type Op = ['ascii' | 'utf8', string] | ['digits', number] | ['takeAscii' | 'take' | 'takeBytes' | 'takeChunks', string] | ['reset', ''];
+  const big = 'x'.repeat(3000);
+  const cases: [string, number, Op[]][] = [
+    ['small text, no growth', 64, [['ascii', 'abc'], ['takeAscii', 'abc'], ['ascii', 'de'], ['take', 'de']]],
+    ['growth keeps earlier bytes (no copy, chunks)', 64, [['ascii', big], ['ascii', 'y'], ['takeAscii', big + 'y']]],
+    ['UTF-8 across a growth', 64, [['ascii', 'a'.repeat(62)], ['utf8', 'é日'], ['take', 'a'.repeat(62) + 'é日']]],
+    ['takeBytes copies, then reuse', 64, [['ascii', 'abc'], ['takeBytes', 'abc'], ['ascii', 'xyz'], ['takeBytes', 'xyz']]],
+    ['takeChunks, then more text', 64, [['ascii', 'abc'], ['takeChunks', 'abc'], ['ascii', 'def'], ['takeChunks', 'def'], ['takeChunks', '']]],
+    ['takeChunks over many growths', 64, [['digits', 5_000_000], ['takeChunks', 'digits:5000000']]],
+    ['reset drops untaken text', 64, [['ascii', big], ['ascii', 'q'], ['reset', ''], ['ascii', 'z'], ['takeAscii', 'z']]],
+  ];
+  const digits = (n: number) => {
+    let s = '';
+    for (let i = 0; s.length < n; i++) s += String(i % 10).repeat(997);
+    return s.slice(0, n);
+  };
+  for (const [name, cap, ops] of cases) {
+    it(name, () => {
+      const s = new TextSink(cap);
+      const handed: [Buffer, Buffer][] = [];
+      for (const [op, arg] of ops) {
+        if (op === 'ascii' || op === 'utf8') s[op](arg);
+        else if (op === 'digits') {
+          const text = digits(arg);
+          for (let i = 0; i < text.length; i += 1000) s.ascii(text.slice(i, i + 1000));
+        } else if (op === 'reset') s.reset();
+        else {
+          const want = arg.startsWith('digits:') ? digits(Number(arg.slice(7))) : arg;
+          if (op === 'takeChunks') {
+            const chunks = s.takeChunks();
+            for (const c of chunks) {
+              expect(c.length).to.be.at.most(1 << 20);
+              handed.push([c, Buffer.from(c)]);
+            }
+            expect(Buffer.concat(chunks).toString('latin1')).to.equal(want);
+          } else if (op === 'takeBytes') expect(s.takeBytes().toString('utf8')).to.equal(want);
+          else expect(s[op]()).to.equal(want);
+          expect(s.length).to.equal(0);
+        }
+      }
+      // bytes handed over by takeChunks are never written again
+      for (const [c, copy] of handed) expect(c.equals(copy)).to.equal(true);
+    });
+  }
 });

@@ -1,6 +1,7 @@
 /**
  * Dataset routes: metadata, shape, type, and values (wire-reference 2.3, 2.4, 3.5).
  */
+import { Readable } from 'node:stream';
 import type { Context } from 'koa';
 import { ValueJsonWriter, WireValue, stringifyJson } from '../../codec/json.js';
 import { badRequest, tooLarge } from '../../errors.js';
@@ -233,27 +234,33 @@ function sendValue(ctx: Context, d: Deps, plan: ReadPlan, release: () => void, h
     const writer = new ValueJsonWriter(plan.type, shape, { ignoreNan: flag(ctx, 'ignore_nan') });
     const tail = `,"hrefs":${stringifyJson(hrefs)}}`;
     if (singlePage) {
+      // the whole text before the status line (a malformed value is still a 4xx), as the
+      // writer's chunks of up to 1 MiB: no copy into one body buffer
       const parts: Buffer[] = [Buffer.from('{"value":')];
       for (const page of plan.pages()) {
-        parts.push(writer.writeBytes(page.wire, page.count));
+        for (const c of writer.writeChunks(page.wire, page.count)) parts.push(c);
         if (page.pooled) pool.give(page.pooled);
       }
       release();
-      parts.push(writer.endBytes(), Buffer.from(tail));
+      for (const c of writer.endChunks()) parts.push(c);
+      parts.push(Buffer.from(tail));
+      let length = 0;
+      for (const c of parts) length += c.length;
       ctx.status = 200;
       ctx.type = 'application/json';
-      ctx.body = Buffer.concat(parts);
+      ctx.body = Readable.from(parts);
+      ctx.length = length;
       return;
     }
     ctx.respond = false;
     ctx.res.writeHead(200, { 'Content-Type': 'application/json' });
     ctx.res.write('{"value":');
     const text = (p: ValuePage) => {
-      const out = writer.writeBytes(p.wire, p.count);
+      const out = writer.writeChunks(p.wire, p.count);
       if (p.pooled) pool.give(p.pooled);
       return out;
     };
-    void streamPages(ctx, plan.pages(pool), pool, release, d.config.maxStreamBytesPerSec, text, () => Buffer.concat([writer.endBytes(), Buffer.from(tail)]));
+    void streamPages(ctx, plan.pages(pool), pool, release, d.config.maxStreamBytesPerSec, text, () => [...writer.endChunks(), Buffer.from(tail)]);
   } catch (e) {
     release();
     throw e;
@@ -274,8 +281,8 @@ async function streamPages(
   pool: PagePool,
   release: () => void,
   maxRate: number,
-  bytesOf: (p: ValuePage) => Buffer,
-  tail?: () => Buffer,
+  bytesOf: (p: ValuePage) => Buffer | Buffer[],
+  tail?: () => Buffer[],
 ): Promise<void> {
   const res = ctx.res;
   let pacedFrom = performance.now();
@@ -297,11 +304,17 @@ async function streamPages(
       if (r.done) break;
       const page = r.value;
       const bytes = bytesOf(page);
-      const pooled = bytes === page.wire ? page.pooled : undefined;
-      const ok = res.write(bytes, () => {
-        if (pooled) pool.give(pooled);
-      });
-      sent += bytes.length;
+      let ok: boolean;
+      if (Array.isArray(bytes)) {
+        ok = writeAll(res, bytes);
+        for (const b of bytes) sent += b.length;
+      } else {
+        const pooled = bytes === page.wire ? page.pooled : undefined;
+        ok = res.write(bytes, () => {
+          if (pooled) pool.give(pooled);
+        });
+        sent += bytes.length;
+      }
       if (closed) break;
       next = await ask();
       if (!ok) {
@@ -325,7 +338,10 @@ async function streamPages(
       if (ahead >= 1) await new Promise<void>((resolve) => setTimeout(resolve, ahead));
       else if (ok) await new Promise<void>((resolve) => setImmediate(resolve));
     }
-    if (!closed) res.end(tail ? tail() : undefined);
+    if (!closed) {
+      if (tail) writeAll(res, tail());
+      res.end();
+    }
   } catch (e) {
     d_log(ctx, e);
     res.destroy(e as Error);
@@ -334,6 +350,15 @@ async function streamPages(
     pages.return(undefined);
     release();
   }
+}
+
+/** Write buffers to the response in one go (corked: one `writev`); false when it should drain first. */
+function writeAll(res: Context['res'], parts: Buffer[]): boolean {
+  let ok = true;
+  res.cork();
+  for (const b of parts) ok = res.write(b);
+  res.uncork();
+  return ok;
 }
 
 /** Log a failure that happened after the response started (it can only abort the stream). */
