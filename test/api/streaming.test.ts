@@ -3,6 +3,7 @@
  * and a low spool threshold, so every path of the streaming code runs on small data.
  */
 import { expect } from 'chai';
+import { spawn } from 'node:child_process';
 import http from 'node:http';
 import { Client, type TestServer, startServer, tempRoot } from '../helpers/server.js';
 import { python, pythonJson } from '../helpers/python.js';
@@ -156,5 +157,58 @@ with h5py.File(sys.argv[1], 'w') as f:
       expect(r.json.message).to.match(/lzf/);
     }
     await srv.stop();
+  });
+});
+
+describe('other requests while a large read streams (default settings)', function () {
+  this.timeout(60000);
+  let srv: TestServer;
+  after(async () => srv?.stop());
+
+  // Regression: a write that the kernel takes at once reports `drain` from process.nextTick, so
+  // a stream that only awaited `drain` ran from its first page to its last in one macrotask and
+  // every other request waited for its end (measured: a GET /about took the whole 256 MiB read).
+  it('answers small requests between the pages of a streamed binary read', async () => {
+    srv = await startServer({ root: tempRoot() });
+    const c = new Client(srv.url, '/big.h5');
+    expect((await c.put('/')).status).to.equal(201);
+    const root = (await c.get('/')).json.root;
+    // 256 MiB of fill values: read page by page like any other contiguous dataset
+    const id = (await c.post('/datasets', { type: 'H5T_IEEE_F32LE', shape: [4096, 16384], link: { id: root, name: 'f' } })).json.id;
+    // the stream goes to curl, which reads as fast as the kernel gives (as a real client does;
+    // a reader in this process would itself slow the stream down and hide the stall)
+    const smallAgent = new http.Agent({ keepAlive: true, maxSockets: 1 });
+    try {
+      const curl = spawn('curl', ['-s', '-S', '-o', '/dev/null', '-w', '%{http_code} %{size_download}', '-H', 'Accept: application/octet-stream', c.url(`/datasets/${id}/value`)]);
+      let out = '';
+      curl.stdout.on('data', (b: Buffer) => (out += b));
+      let ended = false;
+      const streamed = new Promise<void>((resolve) => curl.once('exit', () => ((ended = true), resolve())));
+      const about = () =>
+        new Promise<number>((resolve, reject) => {
+          http.get(`${srv.url}/about`, { agent: smallAgent }, (res) => {
+            res.resume();
+            res.on('end', () => resolve(res.statusCode ?? 0));
+          }).on('error', reject);
+        });
+      await new Promise((r) => setTimeout(r, 5));
+      let answeredDuring = 0;
+      let worst = 0;
+      const t0 = performance.now();
+      while (!ended) {
+        const s = performance.now();
+        expect(await about()).to.equal(200);
+        worst = Math.max(worst, performance.now() - s);
+        if (!ended) answeredDuring++;
+      }
+      const total = performance.now() - t0;
+      await streamed;
+      expect(out).to.equal(`200 ${4096 * 16384 * 4}`);
+      // before the fix: 1-4 answered, the worst waiting 130-210 ms of a 230-260 ms stream
+      expect(answeredDuring, 'small requests answered while the 256 MiB read was still being sent').to.be.at.least(10);
+      expect(worst, `worst small request (the stream took ${total.toFixed(0)} ms)`).to.be.below(total / 2);
+    } finally {
+      smallAgent.destroy();
+    }
   });
 });

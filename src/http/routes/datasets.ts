@@ -335,8 +335,11 @@ async function streamPages(
         pacedSent = sent;
       }
       const ahead = maxRate > 0 ? ((sent - pacedSent) / maxRate) * 1000 - (now - pacedFrom) : 0;
+      // Always give the event loop a turn: a write the kernel took at once reports `drain` from
+      // process.nextTick, so awaiting it alone would run the whole stream in one macrotask and
+      // leave every other request (and timer) waiting until its end.
       if (ahead >= 1) await new Promise<void>((resolve) => setTimeout(resolve, ahead));
-      else if (ok) await new Promise<void>((resolve) => setImmediate(resolve));
+      else await new Promise<void>((resolve) => setImmediate(resolve));
     }
     if (!closed) {
       if (tail) writeAll(res, tail());
