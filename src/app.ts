@@ -35,16 +35,32 @@ export function routeTable(deps: Deps): Route[] {
  * through URLSearchParams on each new request object and a request reads it a dozen times:
  * domain, flags, the log). Same result shape: repeated keys give arrays, `+` is a space,
  * malformed escapes are kept as they are. Keyed by the URL, so a rewritten URL is parsed again.
+ * Results are frozen and shared between requests with the same query string (the last
+ * `QUERY_CACHE` distinct ones): clients repeat the same `?domain=...` on every request.
  */
 function memoizeQuery(app: Koa): void {
-  type Memo = { req: { url?: string }; querystring: string; _qUrl?: string; _q?: Record<string, string | string[]> };
+  type Query = Readonly<Record<string, string | readonly string[]>>;
+  type Memo = { req: { url?: string }; querystring: string; _qUrl?: string; _q?: Query };
+  const QUERY_CACHE = 512;
+  const parsed = new Map<string, Query>();
+  const parse = (qs: string): Query => {
+    let q = parsed.get(qs);
+    if (q === undefined) {
+      // an object without prototype: a `__proto__` key is just a key
+      const fresh = querystring.parse(qs) as Record<string, string | string[]>;
+      for (const v of Object.values(fresh)) if (Array.isArray(v)) Object.freeze(v);
+      q = Object.freeze(fresh);
+      if (parsed.size >= QUERY_CACHE) parsed.clear();
+      parsed.set(qs, q);
+    }
+    return q;
+  };
   Object.defineProperty(app.request, 'query', {
     configurable: true,
     enumerable: true,
     get(this: Memo) {
       if (this._q === undefined || this._qUrl !== this.req.url) {
-        // an object without prototype: a `__proto__` key is just a key
-        this._q = querystring.parse(this.querystring) as Record<string, string | string[]>;
+        this._q = parse(this.querystring);
         this._qUrl = this.req.url;
       }
       return this._q;

@@ -21,6 +21,13 @@ export function isServiceName(name: string): boolean {
 }
 
 /**
+ * Domains `normalizeDomain` accepted, raw -> canonical (pure function of the string; the top
+ * folder, whose answer depends on `allowRoot`, and refused names are not kept). Clients send
+ * the same domain with every request.
+ */
+const NORMALIZED = new Map<string, string>();
+
+/**
  * Normalise a domain string: strip a leading `hdf5:/` (HSDS accepts `hdf5://home/u/f.h5`),
  * require an absolute path, collapse repeated slashes, drop one trailing slash (folders).
  * @returns the canonical domain path, e.g. `/home/alice/run1.h5`; `/` for the top folder.
@@ -28,6 +35,8 @@ export function isServiceName(name: string): boolean {
  *   reserved names.
  */
 export function normalizeDomain(raw: string, opts: { allowRoot?: boolean } = {}): string {
+  const known = NORMALIZED.get(raw);
+  if (known !== undefined) return known;
   let d = raw;
   if (d.startsWith('hdf5://')) d = d.slice(6);
   else if (d.startsWith('hdf5:/')) d = d.slice(5);
@@ -44,7 +53,10 @@ export function normalizeDomain(raw: string, opts: { allowRoot?: boolean } = {})
     if (opts.allowRoot) return '/';
     throw badRequest('Invalid domain: the top folder "/" is not a domain');
   }
-  return '/' + parts.join('/');
+  const out = '/' + parts.join('/');
+  if (NORMALIZED.size >= 4096) NORMALIZED.clear();
+  NORMALIZED.set(raw, out);
+  return out;
 }
 
 /** The parent folder of a domain path (`/` for top-level names). */

@@ -29,6 +29,13 @@ describe('domain paths', () => {
     ['/a b/c?.h5', '/a b/c?.h5'],
   ];
   for (const [raw, want] of ok) it(`normalizes ${JSON.stringify(raw)}`, () => expect(normalizeDomain(raw)).to.equal(want));
+  it('gives the same answers when asked again (accepted names are remembered)', () => {
+    for (let round = 0; round < 3; round++) for (const [raw, want] of ok) expect(normalizeDomain(raw)).to.equal(want);
+    for (let round = 0; round < 3; round++) for (const raw of bad) expect(code(() => normalizeDomain(raw))).to.equal('BadRequest');
+    expect(code(() => normalizeDomain('/'))).to.equal('BadRequest');
+    expect(normalizeDomain('/', { allowRoot: true })).to.equal('/');
+    expect(code(() => normalizeDomain('/'))).to.equal('BadRequest');
+  });
   const bad = ['relative/path.h5', '/a/../b.h5', '/..', '/./a.h5', '/a\\b.h5', '/a\u0000b', '/a/\u0007', '/x/.f.h5.h5store-lock', '/' + 'x'.repeat(256), '/'];
   for (const raw of bad) it(`refuses ${JSON.stringify(raw)} with 400`, () => expect(code(() => normalizeDomain(raw))).to.equal('BadRequest'));
   it('allows the top folder only when asked', () => {
