@@ -109,15 +109,21 @@ describe('journal: a transaction killed at any write is undone exactly', functio
     void durable;
   }
 
-  async function finalImage(durable: boolean, bigCheckpoint: boolean, bigAppend: boolean): Promise<Buffer> {
-    const data = path.join(dir, `final-${durable}-${bigCheckpoint}-${bigAppend}.bin`);
+  /** A data file holding `original` and its empty lock file, both open read-write. */
+  function freshPair(name: string): { data: string; lock: string; d: number; l: number; id: { dev: bigint; ino: bigint } } {
+    const data = path.join(dir, name);
     const lock = data + '.lock';
     fs.writeFileSync(data, original);
     fs.writeFileSync(lock, '');
     const d = fs.openSync(data, 'r+');
     const l = fs.openSync(lock, 'r+');
     const st = fs.fstatSync(d, { bigint: true });
-    await transaction(new JournaledFile(d, l, { dev: st.dev, ino: st.ino }, durable, 0n), durable, bigCheckpoint, bigAppend);
+    return { data, lock, d, l, id: { dev: st.dev, ino: st.ino } };
+  }
+
+  async function finalImage(durable: boolean, bigCheckpoint: boolean, bigAppend: boolean): Promise<Buffer> {
+    const { data, d, l, id } = freshPair(`final-${durable}-${bigCheckpoint}-${bigAppend}.bin`);
+    await transaction(new JournaledFile(d, l, id, durable, 0n), durable, bigCheckpoint, bigAppend);
     fs.closeSync(d);
     fs.closeSync(l);
     return fs.readFileSync(data);
@@ -137,14 +143,8 @@ describe('journal: a transaction killed at any write is undone exactly', functio
       let committedSeen = 0;
       let rolledBack = 0;
       for (let k = 1; ; k++) {
-        const data = path.join(dir, `t-${k}.bin`);
-        const lock = data + '.lock';
-        fs.writeFileSync(data, original);
-        fs.writeFileSync(lock, '');
-        const d = fs.openSync(data, 'r+');
-        const l = fs.openSync(lock, 'r+');
-        const st = fs.fstatSync(d, { bigint: true });
-        const crashed = await withCrashAt(k, torn, () => transaction(new JournaledFile(d, l, { dev: st.dev, ino: st.ino }, durable, 0n), durable, bigCheckpoint, bigAppend));
+        const { data, lock, d, l, id } = freshPair(`t-${k}.bin`);
+        const crashed = await withCrashAt(k, torn, () => transaction(new JournaledFile(d, l, id, durable, 0n), durable, bigCheckpoint, bigAppend));
         // "Restart": recover from the files alone.
         const h = readHeader(l);
         if (h.kind === 'ok' && h.header.active) {
