@@ -20,6 +20,9 @@ import cluster from 'node:cluster';
 import { Command, Option } from 'commander';
 import { loadConfig } from './config.js';
 
+/** How long `serve` (one process) may take to close on SIGINT/SIGTERM before it exits anyway, ms. */
+const STOP_DEADLINE_MS = 10_000;
+
 function common(cmd: Command): Command {
   return cmd
     .option('-r, --root <dir>', 'data directory (domains are files under it)')
@@ -59,6 +62,13 @@ common(program.command('serve').description('start the server'))
     const running = await startServer(config);
     process.stdout.write(`h5store listening on ${running.url}\n`);
     const stop = async () => {
+      // closing ends every connection and closes every file at once; should it not finish (a
+      // connection the HTTP server does not let go of), the process still ends
+      const deadline = setTimeout(() => {
+        running.logger.error({ afterMs: STOP_DEADLINE_MS }, 'shutdown did not finish in time: exiting anyway');
+        process.exit(1);
+      }, STOP_DEADLINE_MS);
+      deadline.unref();
       await running.close();
       process.exit(0);
     };
