@@ -80,6 +80,14 @@ function quoteKey(k: string): string {
   return q;
 }
 
+/**
+ * The last finite number written as an object member, and its text: the items of a list repeat
+ * the same timestamps (`created` of 1,000 attributes), and printing a double is the costly part
+ * of such an item. (0 is left out: it may be -0.)
+ */
+let lastNumber = NaN;
+let lastNumberText = 'NaN';
+
 /** JSON text of `v` (undefined for undefined, functions and symbols, as JSON.stringify). */
 function writeJson(v: unknown, ignoreNan: boolean): string | undefined {
   switch (typeof v) {
@@ -117,7 +125,12 @@ function writeJson(v: unknown, ignoreNan: boolean): string | undefined {
             t = JSON.stringify(x);
             break;
           case 'number':
-            t = x - x === 0 && (x !== 0 || 1 / x > 0) ? String(x) : writeJson(x, ignoreNan);
+            if (x === lastNumber && x !== 0) t = lastNumberText;
+            else if (x - x === 0 && (x !== 0 || 1 / x > 0)) {
+              t = String(x);
+              lastNumber = x;
+              lastNumberText = t;
+            } else t = writeJson(x, ignoreNan);
             break;
           case 'object':
             t = Array.isArray(x) && !needsCustom(x, 1) ? JSON.stringify(x) : writeJson(x, ignoreNan);

@@ -6,7 +6,7 @@ import type { ShapeJson } from '../codec/shapes.js';
 import { parseShape } from '../codec/shapes.js';
 import type { TypeJson } from '../codec/types.js';
 import { parseType, typesEqual } from '../codec/types.js';
-import { RawJson, WireValue, valueToJson } from '../codec/json.js';
+import { RawJson, WireValue, stringifyJson, valueToJson } from '../codec/json.js';
 import { encodeElements, flattenValue, hasInvalidUtf8 } from '../codec/values.js';
 import { badRequest, conflict, gone, notFound, tooLarge } from '../errors.js';
 import * as io from '../hdf5/io.js';
@@ -49,8 +49,9 @@ export function spaceCount(space: SpaceInfo): number {
 /** An attribute as the REST API shows it. */
 export interface AttributeJson {
   name: string;
-  type: TypeJson;
-  shape: ShapeJson;
+  /** Objects, or (in listings of cached attributes) their JSON text. */
+  type: TypeJson | RawJson;
+  shape: ShapeJson | RawJson;
   value?: unknown;
   /** `base64` when `value` is the base64 of the binary wire form (asked for, or not UTF-8). */
   encoding?: 'base64';
@@ -120,6 +121,26 @@ function presentCached(
     f.attrCacheBytes += bytes;
   }
   return shown;
+}
+
+/**
+ * An attribute's `type` and `shape` for a listing: JSON text written once and kept with the
+ * facts of the file's attribute cache (counted against ATTR_CACHE_BYTES), so listing the same
+ * attributes again does not walk the type objects (issue #9: 1,000 attributes in one GET).
+ * Facts not in the cache get the objects.
+ */
+function headOf(f: DomainFile, addr: bigint, name: string, facts: AttrFacts): { type: TypeJson | RawJson; shape: ShapeJson | RawJson } {
+  if (facts.head) return facts.head;
+  const type = facts.type;
+  const shape = shapeJson(facts.space);
+  if (f.attrFacts.get(addr)?.get(name) !== facts) return { type, shape };
+  const head = { type: new RawJson(stringifyJson(type)), shape: new RawJson(stringifyJson(shape)) };
+  const bytes = head.type.text.length + head.shape.text.length;
+  if (f.attrCacheBytes + bytes <= ATTR_CACHE_BYTES) {
+    facts.head = head;
+    f.attrCacheBytes += bytes;
+  }
+  return head;
 }
 
 /** True if values of `t` may hold floats (whose JSON depends on `ignoreNan`). */
@@ -243,7 +264,8 @@ export function attributesOf(f: DomainFile, oid: Hid, addr: bigint, opts: Attrib
     pageLimit(opts.limit),
     (name) => {
       const facts = attrFacts(f, oid, addr, name, !!opts.includeData);
-      const item: AttributeJson = { name, type: facts.type, shape: shapeJson(facts.space), created: t.created };
+      const head = headOf(f, addr, name, facts);
+      const item: AttributeJson = { name, type: head.type, shape: head.shape, created: t.created };
       if (opts.includeData) withValue(item, presentCached(f, addr, name, facts, opts));
       return item;
     },

@@ -12,6 +12,7 @@ import fs from 'node:fs';
 import { badRequest, gone, notFound } from '../errors.js';
 import * as C from '../hdf5/constants.js';
 import type { TypeJson } from '../codec/types.js';
+import type { RawJson } from '../codec/json.js';
 import type { FileAcl } from './acls.js';
 import type { GivenState } from './given.js';
 import type { SpaceInfo } from '../hdf5/io.js';
@@ -82,6 +83,8 @@ export interface AttrFacts {
   space: SpaceInfo;
   wire?: Buffer;
   shown?: { value: unknown; encoding?: 'base64' };
+  /** `type` and `shape` as JSON text, written once for listings (attributes.ts `headOf`). */
+  head?: { type: RawJson; shape: RawJson };
 }
 
 /** Most GET results one domain entry remembers (`remembered`); all are dropped past it. */

@@ -51,6 +51,12 @@ describe('codec/json stringifyJson', () => {
     ['members in JSON.stringify order; functions and symbols left out', { b: -0, 2: 'x', f: () => 1, s: Symbol('s'), 1: NaN }, '{"1":NaN,"2":"x","b":-0}', '{"1":null,"2":"x","b":-0}'],
     ['inherited members left out', Object.assign(Object.create({ inherited: 1 }), { own: NaN }), '{"own":NaN}', '{"own":null}'],
     [
+      'repeated numbers in members (the last one is remembered), zeros and NaN between them',
+      { items: [{ t: 1795471259.368 }, { t: 1795471259.368 }, { t: 0 }, { t: -0 }, { t: 1795471259.368 }, { t: 2.5, u: 2.5 }, { t: NaN }, { t: 2.5 }, { t: -0 }, { t: 0 }] },
+      '{"items":[{"t":1795471259.368},{"t":1795471259.368},{"t":0},{"t":-0},{"t":1795471259.368},{"t":2.5,"u":2.5},{"t":NaN},{"t":2.5},{"t":-0},{"t":0}]}',
+      '{"items":[{"t":1795471259.368},{"t":1795471259.368},{"t":0},{"t":-0},{"t":1795471259.368},{"t":2.5,"u":2.5},{"t":null},{"t":2.5},{"t":-0},{"t":0}]}',
+    ],
+    [
       'the same keys in many items, one item special',
       { items: [{ name: 'a', n: 1 }, { name: 'b', n: Infinity }, { name: 'c', n: 2, t: { k: [1] } }] },
       '{"items":[{"name":"a","n":1},{"name":"b","n":Infinity},{"name":"c","n":2,"t":{"k":[1]}}]}',
