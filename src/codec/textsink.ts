@@ -212,20 +212,33 @@ function putDecimal(b: Buffer, p: number, D: number, e: number): number {
   D |= 0;
   const k = numDigits(D);
   const n = k + e;
+  if (0 < n && n < k) {
+    // the common case, digits with a point after n of them: written right to left in one pass
+    // (fraction digits, the point, integer digits)
+    let q = p + k + 1;
+    let f = k - n;
+    while (f >= 2) {
+      const d = (D / 100) | 0;
+      const r = (D - d * 100) << 1;
+      b[--q] = PAIRS[r + 1];
+      b[--q] = PAIRS[r];
+      D = d;
+      f -= 2;
+    }
+    if (f === 1) {
+      const d = (D / 10) | 0;
+      b[--q] = ZERO + (D - d * 10);
+      D = d;
+    }
+    b[--q] = DOT;
+    digitsBackward(b, q, D, n);
+    return p + k + 1;
+  }
   if (k <= n && n <= 21) {
     // integer: digits then zeros
     digitsBackward(b, p + k, D, k);
     p += k;
     for (let i = k; i < n; i++) b[p++] = ZERO;
-  } else if (0 < n && n <= 21) {
-    // digits with a point after n of them
-    const f = k - n;
-    const div = P10I[f];
-    const hi = (D / div) | 0;
-    digitsBackward(b, p + n, hi, n);
-    b[p + n] = DOT;
-    digitsBackward(b, p + k + 1, D - hi * div, f);
-    p += k + 1;
   } else if (-6 < n && n <= 0) {
     b[p++] = ZERO;
     b[p++] = DOT;

@@ -111,7 +111,7 @@ export function datasetRoutes(d: Deps): Route[] {
     }
     const hrefs = await valueHrefs(ctx, ref, id);
     const { plan, release } = await d.store.openValueRead(ref.domain, id, { select: param(ctx, 'select'), fields: param(ctx, 'fields') }, domainAccess(ctx));
-    sendValue(ctx, d, plan, release, hrefs);
+    await sendValue(ctx, d, plan, release, hrefs);
   }));
 
   // POST /datasets/:id/value: points (JSON or binary uint64) or a long selection
@@ -128,7 +128,7 @@ export function datasetRoutes(d: Deps): Route[] {
       req = { body, select: param(ctx, 'select'), fields };
     }
     const { plan, release } = await d.store.openValueRead(ref.domain, id, req, domainAccess(ctx));
-    sendValue(ctx, d, plan, release, hrefs);
+    await sendValue(ctx, d, plan, release, hrefs);
   }));
 
   // PUT /datasets/:id/value: write (binary or JSON); query update
@@ -185,10 +185,20 @@ const STREAM_PAGE_BYTES = 1024 * 1024;
 /**
  * Send a planned value read as binary (wire-reference 3.5) or JSON. A value larger than one page
  * is streamed: pages are read into pooled buffers one at a time, and the event loop runs between
- * pages so small requests are served while a large read streams. `release` is called exactly
- * once, when the last page was read or the client went away.
+ * pages so small requests are served while a large read streams. A JSON value of one page is
+ * read, then formatted whole before the status line (a slice per turn of the event loop above
+ * `JSON_SLICE_BYTES`) and sent with a Content-Length. `releasePlan` is called exactly once: when
+ * the last page was read, or the client went away, or the read failed.
+ * @throws H5StoreError (PayloadTooLarge above `maxJsonValueBytes`; any error of the read or of
+ *   the formatting of a one-page value)
  */
-function sendValue(ctx: Context, d: Deps, plan: ReadPlan, release: () => void, hrefs: Href[]): void {
+async function sendValue(ctx: Context, d: Deps, plan: ReadPlan, releasePlan: () => void, hrefs: Href[]): Promise<void> {
+  let released = false;
+  const release = () => {
+    if (released) return;
+    released = true;
+    releasePlan();
+  };
   const binary = wantsBinary(ctx);
   const pool = d.store.pagePool;
   try {
@@ -199,6 +209,8 @@ function sendValue(ctx: Context, d: Deps, plan: ReadPlan, release: () => void, h
       );
     }
     const singlePage = plan.bytes <= d.config.pageBytes;
+    // fixed-size JSON values above JSON_SLICE_BYTES are formatted a slice per turn of the event loop
+    const sliced = !binary && plan.itemSize !== undefined && plan.bytes > JSON_SLICE_BYTES;
     if (binary) {
       const streamPage = Math.min(STREAM_PAGE_BYTES, d.config.pageBytes);
       if (plan.bytes <= streamPage) {
@@ -234,14 +246,22 @@ function sendValue(ctx: Context, d: Deps, plan: ReadPlan, release: () => void, h
     const writer = new ValueJsonWriter(plan.type, shape, { ignoreNan: flag(ctx, 'ignore_nan') });
     const tail = `,"hrefs":${stringifyJson(hrefs)}}`;
     if (singlePage) {
-      // the whole text before the status line (a malformed value is still a 4xx), as the
-      // writer's chunks of up to 1 MiB: no copy into one body buffer
-      const parts: Buffer[] = [Buffer.from('{"value":')];
-      for (const page of plan.pages()) {
-        for (const c of writer.writeChunks(page.wire, page.count)) parts.push(c);
-        if (page.pooled) pool.give(page.pooled);
-      }
+      // the whole text before the status line (a malformed value is still a 4xx, and the answer
+      // has a Content-Length), as the writer's chunks of up to 1 MiB: no copy into one body
+      // buffer. The page is read and the file let go first; large values are then formatted a
+      // slice at a time, with a turn of the event loop after each (other requests go on).
+      const pages = [...plan.pages()];
       release();
+      const parts: Buffer[] = [Buffer.from('{"value":')];
+      for (const page of pages) {
+        for (const piece of sliced ? slicesOf(page, plan.itemSize!) : [page]) {
+          for (const c of writer.writeChunks(piece.wire, piece.count)) parts.push(c);
+          if (sliced) {
+            await new Promise<void>((resolve) => setImmediate(resolve));
+            if (ctx.req.socket.destroyed) return; // the client went away: nothing to send
+          }
+        }
+      }
       for (const c of writer.endChunks()) parts.push(c);
       parts.push(Buffer.from(tail));
       let length = 0;
@@ -260,10 +280,57 @@ function sendValue(ctx: Context, d: Deps, plan: ReadPlan, release: () => void, h
       if (p.pooled) pool.give(p.pooled);
       return out;
     };
-    void streamPages(ctx, plan.pages(pool), pool, release, d.config.maxStreamBytesPerSec, text, () => [...writer.endChunks(), Buffer.from(tail)]);
+    const pages = sliced ? slicedPages(plan.pages(pool), plan.itemSize!, pool) : plan.pages(pool);
+    void streamPages(ctx, pages, pool, release, d.config.maxStreamBytesPerSec, text, () => [...writer.endChunks(), Buffer.from(tail)]);
   } catch (e) {
     release();
     throw e;
+  }
+}
+
+/**
+ * JSON values of fixed-size types above this many bytes of data are formatted a slice at a time,
+ * with a turn of the event loop after each slice (`slicesOf`, `slicedPages`), even when libhdf5
+ * reads them in one page: formatting a 4 MiB page of float32 takes ~70 ms, which held every other
+ * request that long.
+ */
+const JSON_SLICE_BYTES = 256 * 1024;
+
+/** Elements formatted per slice (per turn of the event loop): ~1-4 ms of formatting, ~0.2-0.6 MB of text. */
+const JSON_SLICE_ELEMENTS = 32768;
+
+/** A page cut into slices of at most `JSON_SLICE_ELEMENTS` elements of `itemSize` wire bytes (views, no copy; no pooled buffer). */
+function* slicesOf(p: ValuePage, itemSize: number): Generator<ValuePage> {
+  for (let i = 0; i < p.count; i += JSON_SLICE_ELEMENTS) {
+    const n = Math.min(JSON_SLICE_ELEMENTS, p.count - i);
+    yield { wire: p.wire.subarray(i * itemSize, (i + n) * itemSize), count: n };
+  }
+}
+
+/**
+ * The pages of a streamed read cut into slices (`slicesOf`). A page's pooled buffer travels with
+ * its last slice; if the consumer stops before that slice, it is given back here.
+ */
+function* slicedPages(pages: Generator<ValuePage>, itemSize: number, pool: PagePool): Generator<ValuePage> {
+  let owed: Buffer | undefined;
+  try {
+    for (;;) {
+      const r = pages.next();
+      if (r.done) return;
+      const p = r.value;
+      owed = p.pooled;
+      let last: ValuePage | undefined;
+      for (const piece of slicesOf(p, itemSize)) {
+        if (last) yield last;
+        last = piece;
+      }
+      owed = undefined;
+      if (last) yield { ...last, pooled: p.pooled }; // the consumer gives it back after the last slice
+      else if (p.pooled) pool.give(p.pooled);
+    }
+  } finally {
+    if (owed) pool.give(owed);
+    pages.return(undefined);
   }
 }
 
