@@ -26,6 +26,7 @@ import type { S3Mount } from '../store/s3mount.js';
 import type { Store } from '../store/store.js';
 import { decodedChunks } from '../store/values/chunkCache.js';
 import { cachedChunkReads, decodedChunkReads, parallelChunkReads } from '../store/values/chunked.js';
+import { queryColumns } from '../store/values/query.js';
 import { requestsInFlight } from '../http/inflight.js';
 import { RequestMetrics, type RequestSample } from './requestMetrics.js';
 
@@ -133,6 +134,14 @@ export class Metrics {
       registers,
       collect() {
         this.set(decodedChunks.bytes);
+      },
+    });
+    new Gauge({
+      name: 'h5store_query_column_cache_bytes',
+      help: 'Bytes of table columns kept from query scans for repeated queries (bounded; src/store/values/query.ts)',
+      registers,
+      collect() {
+        this.set(queryColumns.bytes);
       },
     });
     const s3 = store.mounts.filter((m): m is S3Mount => 'stats' in m);

@@ -5,6 +5,7 @@
  */
 import { expect } from 'chai';
 import { Client, type TestServer, startServer, tempRoot } from '../helpers/server.js';
+import { python } from '../helpers/python.js';
 
 const str = (length: number | 'H5T_VARIABLE', strPad = 'H5T_STR_NULLPAD') => ({ class: 'H5T_STRING', charSet: 'H5T_CSET_ASCII', strPad, length });
 
@@ -107,6 +108,71 @@ describe('query= on compound tables', function () {
       expect(r.json.value.every((row: unknown[]) => row[4] === 7 && row[3] === 'PANC')).to.equal(true);
       expect(await q(name, 'count == 7')).to.have.length(rows.filter((x) => x[2] === 'PANC').length);
     }
+  });
+
+  // Numeric columns of a scan are remembered by file version (store/values/query.ts
+  // `queryColumns`): a repeated query reads only the rows it returns. Every kind of repeat must
+  // answer as the first scan did, and no write (through the server, or by h5py behind its back)
+  // may be answered from columns of the old file.
+  it('repeated queries answer as the first scan, and see every write', async () => {
+    const n = 3000;
+    const value = Array.from({ length: n }, (_, i) => [i, (i * 37) % 101, ['KORD', 'KSFO'][i % 2]]);
+    const fields = [
+      { name: 'time', type: 'H5T_STD_I64LE' },
+      { name: 'temp', type: 'H5T_IEEE_F64LE' },
+      { name: 'station', type: str(4) },
+    ];
+    const t = await c.post('/datasets', { type: { class: 'H5T_COMPOUND', fields }, shape: [n], link: { id: (await c.get('/')).json.root, name: 'cached' } });
+    expect(t.status, t.text).to.equal(201);
+    expect((await c.put(`/datasets/${t.json.id}/value`, { value })).status).to.equal(200);
+    const expected = (pred: (r: unknown[]) => boolean, from = 0, step = 1, limit = Infinity) => {
+      const out: unknown[][] = [];
+      for (let i = from; i < n && out.length < limit; i += step) if (pred(value[i])) out.push([i, ...value[i]]);
+      return out;
+    };
+    const ask = async (query: string, extra: Record<string, string | number> = {}) => {
+      const r = await c.get(`/datasets/${t.json.id}/value`, { query, ...extra });
+      expect(r.status, r.text).to.equal(200);
+      return r.json.value as unknown[][];
+    };
+    const cases: [string, Record<string, string | number>, () => unknown[][]][] = [
+      // clustered hits (one hyperslab of rows), scattered hits (a point selection), a stride, Limit
+      ['time >= 2990', {}, () => expected((r) => (r[0] as number) >= 2990)],
+      ['temp == 100.0', {}, () => expected((r) => r[1] === 100)],
+      ['(temp < 3.0) & (time > 100)', { select: '[5:3000:7]' }, () => expected((r) => (r[1] as number) < 3 && (r[0] as number) > 100, 5, 7)],
+      ['temp > 50.0', { Limit: 20 }, () => expected((r) => (r[1] as number) > 50, 0, 1, 20)],
+      ["(temp > 90.0) & (station == b'KSFO')", {}, () => expected((r) => (r[1] as number) > 90 && r[2] === 'KSFO')],
+    ];
+    const checkAll = async (when: string) => {
+      for (const [query, extra, want] of cases) {
+        const w = want();
+        expect(w.length, query).to.be.greaterThan(0);
+        for (let k = 0; k < 3; k++) expect(await ask(query, extra), `${when}: ${query} ${JSON.stringify(extra)}, ask ${k}`).to.deep.equal(w);
+      }
+    };
+    await checkAll('first');
+    const held = Number(/^h5store_query_column_cache_bytes (\d+)/m.exec((await c.get('/metrics')).text)?.[1]);
+    expect(held, 'bytes of remembered columns').to.be.at.least(3000 * 8 * 2);
+    // a write through the server between two asks
+    value[2995][0] = 5;
+    value[500][1] = 100;
+    expect((await c.put(`/datasets/${t.json.id}/value`, { value: [value[2995]] }, { select: '[2995:2996]' })).status).to.equal(200);
+    expect((await c.put(`/datasets/${t.json.id}/value`, { value: [value[500]] }, { select: '[500:501]' })).status).to.equal(200);
+    await checkAll('after a write through the server');
+    // h5py writes the file while the server has it closed (idle), then the server is asked again
+    await new Promise((r) => setTimeout(r, 2500));
+    python(`import h5py, sys
+with h5py.File(sys.argv[1], 'r+') as f:
+    d = f['cached']
+    row = d[7]
+    row['temp'] = 100.0
+    d[7] = row
+    row = d[2000]
+    row['time'] = 2999
+    d[2000] = row`, [`${srv.root}/q.h5`]);
+    value[7][1] = 100;
+    value[2000][0] = 2999;
+    await checkAll('after h5py wrote the file');
   });
 
   it('rejects bad queries and non-table datasets with 400', async () => {

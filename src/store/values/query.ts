@@ -13,7 +13,21 @@ import { type Column, type EncodedStrings, parseQuery } from '../../selection/qu
 import { type Selection, pageHyperslab, parseSelect } from '../../selection/select.js';
 import type { DomainFile } from '../domainFile.js';
 import type { PagePool } from '../pagepool.js';
+import * as h5 from '../../hdf5/objects.js';
+import { DecodedChunkCache, chunkScope } from './chunkCache.js';
 import { fieldSubset, storageErrors, type ValueLimits } from './common.js';
+
+/** Bytes of query columns kept at most (`queryColumns`). */
+export const QUERY_COLUMN_CACHE_BYTES = 32 * 1024 * 1024;
+
+/**
+ * Numeric columns of earlier query scans (float64 arrays as bytes), keyed by the dataset's cache
+ * scope (`chunkScope`: the file's identity and epoch, which every write and every change seen
+ * on disk bumps, and the dataset), the field and the page: a repeated query on a table (a viewer
+ * or script filtering the same table again) computes its mask from them and reads only the rows
+ * it returns. LRU, bounded in bytes.
+ */
+export const queryColumns = new DecodedChunkCache(QUERY_COLUMN_CACHE_BYTES);
 
 /**
  * Result of a `query=` read: the matching rows as a compound with the element index prepended
@@ -67,7 +81,7 @@ function queryRowsOf(
     const resultType: TypeJson = { class: 'H5T_COMPOUND', fields: [INDEX_FIELD, ...(outType as { fields: { name: string; type: TypeJson }[] }).fields] };
     const found = hasIndirect(type)
       ? scanByColumns(f, did, type, outType, compiled, sel, limit, limits)
-      : scanByRows(did, type, outType, compiled, sel, limit, limits, pool);
+      : scanByRows(did, type, outType, compiled, sel, limit, limits, pool, chunkScope(f.handle, String(h5.objectAddr(did))));
     return { type: resultType, wire: found.wire, count: found.hits.length, indices: found.hits };
   });
 }
@@ -97,7 +111,8 @@ function scanByRows(
   sel: Selection,
   limit: number,
   limits: ValueLimits,
-  pool?: PagePool,
+  pool: PagePool | undefined,
+  scope: string,
 ): { hits: number[]; wire: Buffer } {
   const rowSize = fixedWireSize(type);
   const offsets = fieldOffsets(type);
@@ -119,12 +134,29 @@ function scanByRows(
   try {
     const budget = Number.isFinite(limit) ? Math.min(limits.pageBytes, 16384 * rowSize) : limits.pageBytes;
     const cols: Column[] = new Array(type.fields.length);
+    // columns are remembered only for queries that can take all of theirs from the cache
+    const cacheable = compiled.fields.length > 0 && compiled.fields.every((fi) => cacheableField(type.fields[fi].type));
     for (const p of pageHyperslab(sel, Math.max(rowSize, 1), budget)) {
       const n = p.elements;
+      const keys = cacheable ? compiled.fields.map((fi) => `${scope}|${fi}|${p.start[0]}:${p.step[0]}:${n}`) : [];
+      const cached = keys.map((k) => queryColumns.get(k));
+      if (cacheable && n > 0 && cached.every((b) => b !== undefined)) {
+        // every column of the query known: the mask from them, then only the rows of the hits
+        compiled.fields.forEach((fi, j) => (cols[fi] = cachedColumn(type.fields[fi].type, cached[j]!, n)));
+        const pageHits = maskHits(compiled.mask(cols, n), n, limit - hits.length);
+        if (pageHits.length) parts.push(hitRows(did, type, memType, pageHits, p.start[0], p.step[0], rowSize, runs, outSize, hits));
+        if (hits.length >= limit) break;
+        continue;
+      }
       // Rows go into a pooled page buffer (a fresh multi-MiB Buffer per query costs GC time).
       const pooled = pool?.take(n * rowSize);
       const rows = io.readDataset(did, type, memType, { kind: 'hyperslab', start: p.start, step: p.step, count: p.count }, n, false, undefined, pooled?.subarray(0, n * rowSize));
-      compiled.fields.forEach((fi, j) => (cols[fi] = rowColumn(rows, type.fields[fi].type, offsets[fi], rowSize, n, j)));
+      compiled.fields.forEach((fi, j) => {
+        const ft = type.fields[fi].type;
+        const col = rowColumn(rows, ft, offsets[fi], rowSize, n, j);
+        cols[fi] = col;
+        if (cacheable && n > 0) queryColumns.set(keys[j], columnBytes(ft, col, rows, offsets[fi], rowSize, n));
+      });
       const mask = compiled.mask(cols, n);
       const pageHits = maskHits(mask, n, limit - hits.length);
       if (pageHits.length) parts.push(copyHits(rows, pageHits, rowSize, runs, outSize, p.start[0], p.step[0], hits));
@@ -135,6 +167,49 @@ function scanByRows(
     io.closeType(memType);
   }
   return { hits, wire: Buffer.concat(parts) };
+}
+
+/** Whether `rowColumn` of this field can be kept in `queryColumns`: numbers (float64 columns) and fixed-length strings. */
+function cacheableField(t: TypeJson): boolean {
+  if (t.class === 'H5T_INTEGER' || t.class === 'H5T_FLOAT') return NUM_READERS[t.base] !== undefined;
+  return t.class === 'H5T_STRING' && typeof t.length === 'number';
+}
+
+/**
+ * The bytes kept for a column (`cacheableField`): a copy of the float64 column (the scratch
+ * arrays are reused), or the field's bytes of each row packed together (fixed-length strings).
+ */
+function columnBytes(t: TypeJson, col: Column, rows: Buffer, offset: number, rowSize: number, n: number): Buffer {
+  if (col instanceof Float64Array) return Buffer.from(col.slice(0, n).buffer);
+  const width = (t as { length: number }).length;
+  const out = Buffer.allocUnsafe(n * width);
+  // byte loops: a few bytes per row, where Buffer.copy's native call costs more
+  for (let k = 0, o = 0; k < n; k++) for (let b = offset + k * rowSize, e = b + width; b < e; b++) out[o++] = rows[b];
+  return out;
+}
+
+/** A column back from the bytes `columnBytes` made. */
+function cachedColumn(t: TypeJson, bytes: Buffer, n: number): Column {
+  if (t.class === 'H5T_STRING' && typeof t.length === 'number') return fixedStrings(bytes, t.length, t.strPad, n);
+  return new Float64Array(bytes.buffer, bytes.byteOffset, n);
+}
+
+/**
+ * `copyHits` for a page whose rows were not read: the whole rows from the first hit to the last
+ * are read in one hyperslab (stride `step`, no type conversion) when they span at most 4x the
+ * hits and 16 MiB, else the hit rows by a point selection.
+ */
+function hitRows(did: Hid, type: TypeJson, memType: Hid, at: Int32Array, start: number, step: number, rowSize: number, runs: number[], outSize: number, indices: number[]): Buffer {
+  const first = at[0];
+  const span = at[at.length - 1] - first + 1;
+  if (span <= 4 * at.length && span * rowSize <= 16 * 1024 * 1024) {
+    const rows = io.readDataset(did, type, memType, { kind: 'hyperslab', start: [start + first * step], step: [step], count: [span] }, span, false);
+    return copyHits(rows, at, rowSize, runs, outSize, start, step, indices, first);
+  }
+  const coords = new BigUint64Array(at.length);
+  for (let k = 0; k < at.length; k++) coords[k] = BigInt(start + at[k] * step);
+  const rows = io.readDataset(did, type, memType, { kind: 'points', coords, count: at.length }, at.length, false);
+  return copyHits(rows, at, rowSize, runs, outSize, start, step, indices, -1);
 }
 
 /** Positions of the first `max` set entries of `mask[0, n)`. */
@@ -149,8 +224,10 @@ function maskHits(mask: Uint8Array, n: number, max: number): Int32Array {
 /**
  * Result rows of the hits of one page: for each position, the uint64 LE row index (`start +
  * position * step`, also pushed to `indices`) and the `runs` ([offset, length, ...]) of its row.
+ * `rows` holds the page's rows from position `from` on (default 0), or with `from` = -1 only the
+ * hit rows, in order.
  */
-function copyHits(rows: Buffer, at: Int32Array, rowSize: number, runs: number[], outSize: number, start: number, step: number, indices: number[]): Buffer {
+function copyHits(rows: Buffer, at: Int32Array, rowSize: number, runs: number[], outSize: number, start: number, step: number, indices: number[], from = 0): Buffer {
   const out = Buffer.allocUnsafe(at.length * outSize);
   let o = 0;
   for (let k = 0; k < at.length; k++) {
@@ -161,7 +238,7 @@ function copyHits(rows: Buffer, at: Int32Array, rowSize: number, runs: number[],
     out.writeUInt32LE(index % 4294967296, o);
     out.writeUInt32LE(Math.floor(index / 4294967296), o + 4);
     o += 8;
-    const row = i * rowSize;
+    const row = (from < 0 ? k : i - from) * rowSize;
     // byte loops: the runs are a few bytes, where Buffer.copy's native call costs more
     for (let r = 0; r < runs.length; r += 2) for (let b = row + runs[r], e = b + runs[r + 1]; b < e; b++) out[o++] = rows[b];
   }
