@@ -344,6 +344,15 @@ async function main() {
       }
       report('JSON GET 1 Mi float32 (binary-equivalent)', median(js.slice(1)) / 1e6, 'MB/s', '>= 42', median(js.slice(1)) >= 42e6);
       rss('JSON values');
+      // A small request while that JSON value is formatted (a slice per turn of the event loop).
+      {
+        const jlat: number[] = [];
+        let reading = true;
+        const j = request(`${base}/datasets/${f32}/value?domain=${W}&${sel}`).finally(() => (reading = false));
+        while (reading) jlat.push((await request(`${base}/groups/${rootId}?domain=${D}`)).ms);
+        await j;
+        report('small GET while a 1 Mi float32 JSON value is formatted: worst', Math.max(...jlat), 'ms', '<= 50', Math.max(...jlat) <= 50, `${jlat.length} requests`);
+      }
       // A small request while a 16 MiB binary PUT is written.
       const lat: number[] = [];
       const id = await mk({ type: 'H5T_IEEE_F32LE', shape: [4096, 1024] });
@@ -378,12 +387,13 @@ async function main() {
           n = JSON.parse(r.body!.toString()).value.length;
           t.push(r.ms);
         }
-        return { ms: median(t.slice(5)), n };
+        // the first ask scans the table; the next ones find its columns kept (values/query.ts)
+        return { ms: median(t.slice(5)), first: t[0]!, n };
       };
       const a = await q('time >= 98999');
-      report('query on 100,000 rows returning 1,001 rows (time >= 98999)', a.ms, 'ms', '<= 3.5', a.ms <= 3.5 && a.n === 1001, `${a.n} rows`);
+      report('query on 100,000 rows returning 1,001 rows (time >= 98999)', a.ms, 'ms', '<= 3.5', a.ms <= 3.5 && a.n === 1001, `${a.n} rows; first ask (scan) ${a.first.toFixed(2)} ms`);
       const b = await q("(temp > 50.0) & (station == b'KORD')", '&Limit=1001');
-      report("query (temp > 50.0) & (station == b'KORD'), Limit=1001", b.ms, 'ms', '<= 3.5', b.ms <= 3.5 && b.n === 1001, `${b.n} rows`);
+      report("query (temp > 50.0) & (station == b'KORD'), Limit=1001", b.ms, 'ms', '<= 3.5', b.ms <= 3.5 && b.n === 1001, `${b.n} rows; first ask (scan) ${b.first.toFixed(2)} ms`);
       rss('queries');
     }
     if (want('h5py')) await compareWithH5py(base, root);
