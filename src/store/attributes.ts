@@ -109,18 +109,36 @@ function presentCached(
   let shown = presentValue(f, addr, name, facts)!;
   let bytes = typeof shown.value === 'string' ? shown.value.length : 0;
   if (shown.value instanceof WireValue) {
-    const { wire, type, shape } = shown.value;
-    const text = valueToJson(wire, type, shape);
-    // without a NaN or Infinity literal in the text, the ignore_nan form is the same text
-    const nanText = hasFloats(type) && /NaN|Infinity/.test(text) ? valueToJson(wire, type, shape, { ignoreNan: true }) : text;
-    shown = { value: new RawJson(text, nanText) };
-    bytes = text.length + (nanText === text ? 0 : nanText.length);
+    const raw = wireText(shown.value);
+    shown = { value: raw };
+    bytes = raw.text.length + (raw.ignoreNanText === raw.text ? 0 : raw.ignoreNanText!.length);
   }
   if (f.attrCacheBytes + bytes <= ATTR_CACHE_BYTES) {
     facts.shown = shown;
     f.attrCacheBytes += bytes;
   }
   return shown;
+}
+
+/** A value's JSON text for both `ignore_nan` settings (the same string when it holds no NaN or Infinity). */
+function wireText(v: WireValue): RawJson {
+  const { wire, type, shape } = v;
+  const text = valueToJson(wire, type, shape);
+  const nanText = hasFloats(type) && /NaN|Infinity/.test(text) ? valueToJson(wire, type, shape, { ignoreNan: true }) : text;
+  return new RawJson(text, nanText);
+}
+
+/**
+ * The attribute with its type, shape and value as JSON text (`RawJson`, same keys in the same
+ * order), for a GET result kept between requests (`Store.getAttribute`): a repeated GET then
+ * joins text instead of walking the type and formatting the value again (issue #9, small GETs).
+ */
+export function attributeAsText(a: AttributeJson): AttributeJson {
+  const out: AttributeJson = { ...a };
+  if (!(a.type instanceof RawJson)) out.type = new RawJson(stringifyJson(a.type));
+  if (!(a.shape instanceof RawJson)) out.shape = new RawJson(stringifyJson(a.shape));
+  if (a.value instanceof WireValue) out.value = wireText(a.value);
+  return out;
 }
 
 /**

@@ -10,6 +10,7 @@ import crypto from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 import type { Acl } from '../auth/acl.js';
+import { RawJson } from '../codec/json.js';
 import { H5StoreError, badRequest, conflict, gone, notFound } from '../errors.js';
 import { hdf5Busy, whenIdle } from '../hdf5/heavy.js';
 import { LIB_INFO, openObjectCount } from '../hdf5/lib.js';
@@ -123,10 +124,11 @@ function statsKey(p: string, st: fs.Stats): string {
 
 export { DOMAIN_OBJS_MAX };
 
-/** An attribute JSON small enough to remember: no value, a scalar, or at most 256 elements/characters. */
+/** An attribute JSON small enough to remember: no value, a scalar, at most 256 elements/characters, or value text of at most 64 KiB. */
 function smallValue(a: { value?: unknown }): boolean {
   const v = a.value;
   if (typeof v === 'string') return v.length <= 4096;
+  if (v instanceof RawJson) return v.text.length + (v.ignoreNanText?.length ?? 0) <= 64 * 1024;
   return !Array.isArray(v) || (v.length <= 256 && v.every((x) => !Array.isArray(x) || x.length <= 16));
 }
 
@@ -906,7 +908,7 @@ export class Store {
   }
   getAttribute(domain: string, kind: ObjectKind, id: string, name: string, includeData = true, vopts: attrs.ValueOptions = {}) {
     const key = `a ${kind} ${id} ${name} ${+includeData}${+!!vopts.base64} ${vopts.maxDataSize ?? 0}`;
-    return this.read(domain, (f) => f.remembered(key, () => attrs.getAttribute(f, kind, id, name, includeData, vopts), smallValue));
+    return this.read(domain, (f) => f.remembered(key, () => attrs.attributeAsText(attrs.getAttribute(f, kind, id, name, includeData, vopts)), smallValue));
   }
   readAttributeValue(domain: string, kind: ObjectKind, id: string, name: string, vopts: attrs.ValueOptions = {}) {
     return this.read(domain, (f) => attrs.readAttributeValue(f, kind, id, name, vopts));

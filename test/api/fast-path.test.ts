@@ -43,6 +43,41 @@ describe('small GETs: cached answers stay true (issue #9)', function () {
     expect((await c.request('GET', `/groups/${root}`)).json.linkCount).to.equal(0);
   });
 
+  // A remembered attribute GET keeps its type, shape and value as JSON text, with the value's
+  // text for both ignore_nan settings: every repeat, in either setting and in any order, answers
+  // what the first computation of that setting did.
+  it('a remembered attribute answers the same text, with and without ignore_nan, in any order', async () => {
+    const cases: [string, unknown][] = [
+      ['f', { type: 'H5T_IEEE_F32LE', shape: [4], value: [1.5, 'NaN', 'Infinity', '-Infinity'] }],
+      ['c', { type: { class: 'H5T_COMPOUND', fields: [{ name: 'a', type: 'H5T_STD_I8LE' }, { name: 'b', type: 'H5T_IEEE_F64BE' }] }, shape: [2], value: [[1, 0.1], [-2, 'NaN']] }],
+      ['s', { type: { class: 'H5T_STRING', charSet: 'H5T_CSET_UTF8', strPad: 'H5T_STR_NULLTERM', length: 'H5T_VARIABLE' }, shape: 'H5S_SCALAR', value: 'é "q" \\' }],
+      ['n', { type: 'H5T_STD_U64LE', shape: 'H5S_NULL' }],
+    ];
+    for (const [name, body] of cases) expect((await c.request('PUT', `/groups/${root}/attributes/${name}`, { body })).status, name).to.equal(201);
+    const get = async (name: string, ignoreNan: boolean) => (await c.request('GET', `/groups/${root}/attributes/${name}`, { query: ignoreNan ? { ignore_nan: 1 } : {} })).text;
+    for (const [name] of cases) {
+      // first ask with ignore_nan, then without, then with again: the texts of each setting agree
+      const a1 = await get(name, true);
+      const b1 = await get(name, false);
+      const a2 = await get(name, true);
+      const b2 = await get(name, false);
+      expect([a2, b2], name).to.deep.equal([a1, b1]);
+      expect(a1, name).not.to.match(/NaN|Infinity/);
+    }
+    expect(JSON.parse((await get('f', true))).value).to.deep.equal([1.5, null, null, null]);
+    expect(await get('f', false)).to.contain('"value":[1.5,NaN,Infinity,-Infinity]');
+    expect(await get('c', false)).to.contain('"value":[[1,0.1],[-2,NaN]]');
+    const s = JSON.parse(await get('s', false));
+    expect(s.value).to.equal('é "q" \\');
+    expect(s.type).to.deep.equal({ class: 'H5T_STRING', charSet: 'H5T_CSET_UTF8', strPad: 'H5T_STR_NULLTERM', length: 'H5T_VARIABLE' });
+    const n = JSON.parse(await get('n', false));
+    expect([n.shape, n.value]).to.deep.equal([{ class: 'H5S_NULL' }, null]);
+    // a new value is seen at once
+    expect((await c.request('PUT', `/groups/${root}/attributes/f/value`, { body: { value: [2, 2, 2, 'NaN'] } })).status).to.equal(200);
+    expect(await get('f', false)).to.contain('"value":[2,2,2,NaN]');
+    expect(JSON.parse(await get('f', true)).value).to.deep.equal([2, 2, 2, null]);
+  });
+
   it('a remembered ACL view changes with the next ACL write', async () => {
     expect((await c.request('GET', `/groups/${root}`)).status).to.equal(200);
     const put = await c.request('PUT', '/acls/default', { body: { read: false, create: false, update: false, delete: false, readACL: false, updateACL: false } });
