@@ -62,6 +62,28 @@ export function sendJson(ctx: Context, status: number, body: unknown, opts: { ig
   ctx.body = opts.plain ? JSON.stringify(body) : stringifyJson(body, opts);
 }
 
+/** JSON text of bodies kept between requests (`sendWithHrefs`), per `ignore_nan` setting. */
+const keptTexts = new WeakMap<object, { plain?: string; nan?: string }>();
+
+/**
+ * Send `{...body, hrefs}` as JSON (the same text as `sendJson` of that object). `body` is a GET
+ * result the store may hand out again unchanged (`DomainFile.remembered`: the same object until
+ * the file changes, never mutated): its JSON text is written once per object and `ignoreNan`
+ * setting and kept while the object lives, so a repeated GET writes only its hrefs (issue #9,
+ * small GETs). `plain` as in `sendJson`.
+ */
+export function sendWithHrefs(ctx: Context, status: number, body: object, hrefs: Href[], opts: { ignoreNan?: boolean; plain?: boolean } = {}): void {
+  if ('hrefs' in body) return sendJson(ctx, status, { ...body, hrefs }, opts); // would repeat the key
+  let kept = keptTexts.get(body);
+  if (!kept) keptTexts.set(body, (kept = {}));
+  const which = opts.ignoreNan ? 'nan' : 'plain';
+  const text = (kept[which] ??= opts.plain ? JSON.stringify(body) : stringifyJson(body, opts));
+  const h = JSON.stringify(hrefs);
+  ctx.status = status;
+  ctx.type = 'application/json; charset=utf-8';
+  ctx.body = text === '{}' ? '{"hrefs":' + h + '}' : text.slice(0, -1) + ',"hrefs":' + h + '}';
+}
+
 /**
  * The body of `GET /groups/<id>/links` (wire-reference 2.2), `{"links": [...], "hrefs": [...]}`,
  * built as text from the links' cached pieces (store/links.ts `LinkText`): the same bytes as

@@ -9,7 +9,7 @@ import { COLLECTION } from '../../store/ids.js';
 import { base64Param, nameList, objIdTargets, readItems, valueOptions, writeItems } from '../attributeBodies.js';
 import type { Deps } from '../deps.js';
 import { objectHrefs, ownedHrefs } from '../deps.js';
-import { Hrefs, sendJson } from '../present.js';
+import { Hrefs, sendJson, sendWithHrefs } from '../present.js';
 import { onlyReadable } from '../visible.js';
 import { bodyIsBinary, bodyOf, flag, globParam, jsonObject, limitParam, markerParam, param, rawBody, refOf, wantsBinary } from '../request.js';
 import { type Route, createOpts, route } from '../routeTable.js';
@@ -101,12 +101,7 @@ export function attributeRoutes(d: Deps): Route[] {
       const { id, name } = ctx.params;
       const a = await d.store.getAttribute(ref.domain, kind, id, name, includeData(ctx, true), { base64: base64Param(ctx) });
       const h = new Hrefs(ctx, d.config, ref);
-      sendJson(
-        ctx,
-        200,
-        { ...a, hrefs: ownedHrefs(h, `/${col}/${id}/attributes/${encodeURIComponent(name)}`, `/${col}/${id}`) },
-        { ignoreNan: flag(ctx, 'ignore_nan') },
-      );
+      sendWithHrefs(ctx, 200, a, ownedHrefs(h, `/${col}/${id}/attributes/${encodeURIComponent(name)}`, `/${col}/${id}`), { ignoreNan: flag(ctx, 'ignore_nan') });
     }));
 
     // PUT /{col}/:id/attributes/:name: create or replace
@@ -181,7 +176,7 @@ export function attributeRoutes(d: Deps): Route[] {
     const ref = refOf(ctx);
     const t = await d.store.getDatatype(ref.domain, ctx.params.id, { includeAttrs: flag(ctx, 'include_attrs'), alias: flag(ctx, 'getalias') });
     const h = new Hrefs(ctx, d.config, ref);
-    sendJson(ctx, 200, { ...t, hrefs: objectHrefs(h, 'datatypes', t.id, t.root) });
+    sendWithHrefs(ctx, 200, t, objectHrefs(h, 'datatypes', t.id, t.root));
   }));
   return routes;
 }

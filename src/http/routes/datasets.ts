@@ -10,7 +10,7 @@ import type { PagePool } from '../../store/pagepool.js';
 import { type ReadPlan, type ValuePage, hdf5Busy, whenIdle } from '../../store/values.js';
 import type { Deps } from '../deps.js';
 import { objectHrefs, ownedHrefs } from '../deps.js';
-import { type Href, Hrefs, sendJson } from '../present.js';
+import { type Href, Hrefs, sendJson, sendWithHrefs } from '../present.js';
 import { requestsInFlight } from '../inflight.js';
 import { binaryBody, bodyIsBinary, bodyOf, flag, jsonBody, jsonObject, limitParam, param, rawBody, refOf, wantsBinary } from '../request.js';
 import { type Route, createOpts, route } from '../routeTable.js';
@@ -54,7 +54,7 @@ export function datasetRoutes(d: Deps): Route[] {
         extra.push(h.rel('preview', `/datasets/${ds.id}/value`, `select=${sel}`));
       }
     }
-    sendJson(ctx, 200, { ...ds, hrefs: objectHrefs(h, 'datasets', ds.id, ds.root, extra) }, { ignoreNan: flag(ctx, 'ignore_nan') });
+    sendWithHrefs(ctx, 200, ds, objectHrefs(h, 'datasets', ds.id, ds.root, extra), { ignoreNan: flag(ctx, 'ignore_nan') });
   }));
 
   // GET /datasets/:id/shape

@@ -10,7 +10,7 @@ import { groupIdsIn, linkNameFromPath, parseLinkSpec, parseLinksPost, parseLinks
 import { onlyReadable } from '../visible.js';
 import type { Deps } from '../deps.js';
 import { objectHrefs, ownedHrefs } from '../deps.js';
-import { Hrefs, linkListText, sendJson, sendJsonText } from '../present.js';
+import { Hrefs, linkListText, sendJson, sendJsonText, sendWithHrefs } from '../present.js';
 import { bodyOf, flag, globParam, jsonObject, limitParam, markerParam, param, pathOptions, refOf } from '../request.js';
 import { type Route, createOpts, route } from '../routeTable.js';
 
@@ -67,7 +67,7 @@ export function groupRoutes(d: Deps): Route[] {
       createOrder: flag(ctx, 'CreateOrder'),
     });
     // Only attribute values can hold NaN or Infinity: without them, plain JSON.stringify.
-    sendJson(ctx, 200, { ...g, hrefs: objectHrefs(h, 'groups', g.id, g.root) }, { plain: !includeAttrs });
+    sendWithHrefs(ctx, 200, g, objectHrefs(h, 'groups', g.id, g.root), { plain: !includeAttrs });
   }));
 
   // DELETE /groups/:id, /datasets/:id, /datatypes/:id
