@@ -182,8 +182,11 @@ export function writeInt(s: TextSink, n: number): void {
   b[--q] = ZERO + n;
 }
 
-/** Write the k decimal digits of the int32 D ending just before byte position q (right to left). */
-function digitsBackward(b: Buffer, q: number, D: number, k: number): void {
+/**
+ * Write the last k decimal digits of the non-negative int32 D ending just before byte position q
+ * (right to left); returns the digits above them (D / 10^k, truncated).
+ */
+function digitsBackward(b: Buffer, q: number, D: number, k: number): number {
   D |= 0;
   while (k >= 2) {
     const d = (D / 100) | 0;
@@ -193,7 +196,12 @@ function digitsBackward(b: Buffer, q: number, D: number, k: number): void {
     D = d;
     k -= 2;
   }
-  if (k === 1) b[--q] = ZERO + D;
+  if (k === 1) {
+    const d = (D / 10) | 0;
+    b[--q] = ZERO + (D - d * 10);
+    D = d;
+  }
+  return D;
 }
 
 /** "00".."99" as byte pairs. */
@@ -215,24 +223,12 @@ function putDecimal(b: Buffer, p: number, D: number, e: number): number {
   if (0 < n && n < k) {
     // the common case, digits with a point after n of them: written right to left in one pass
     // (fraction digits, the point, integer digits)
-    let q = p + k + 1;
-    let f = k - n;
-    while (f >= 2) {
-      const d = (D / 100) | 0;
-      const r = (D - d * 100) << 1;
-      b[--q] = PAIRS[r + 1];
-      b[--q] = PAIRS[r];
-      D = d;
-      f -= 2;
-    }
-    if (f === 1) {
-      const d = (D / 10) | 0;
-      b[--q] = ZERO + (D - d * 10);
-      D = d;
-    }
-    b[--q] = DOT;
-    digitsBackward(b, q, D, n);
-    return p + k + 1;
+    const end = p + k + 1;
+    const point = end - (k - n) - 1;
+    const hi = digitsBackward(b, end, D, k - n);
+    b[point] = DOT;
+    digitsBackward(b, point, hi, n);
+    return end;
   }
   if (k <= n && n <= 21) {
     // integer: digits then zeros

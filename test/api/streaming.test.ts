@@ -160,6 +160,45 @@ with h5py.File(sys.argv[1], 'w') as f:
   });
 });
 
+/**
+ * `curl args` (a client reading as fast as the kernel gives, as a real one does; a reader in
+ * this process would itself slow the stream down and hide a stall), and `GET /about` one after
+ * the other on one keep-alive connection until curl exits: curl's standard output, the small
+ * requests answered before it ended, the worst of their times and the whole time (ms).
+ */
+async function smallRequestsDuring(serverUrl: string, args: string[], pauseMs = 0): Promise<{ out: Buffer; answeredDuring: number; worst: number; total: number }> {
+  const agent = new http.Agent({ keepAlive: true, maxSockets: 1 });
+  try {
+    const curl = spawn('curl', args);
+    const parts: Buffer[] = [];
+    curl.stdout.on('data', (b: Buffer) => parts.push(b));
+    let ended = false;
+    const done = new Promise<void>((resolve) => curl.once('exit', () => ((ended = true), resolve())));
+    const about = () =>
+      new Promise<number>((resolve, reject) => {
+        http.get(`${serverUrl}/about`, { agent }, (res) => {
+          res.resume();
+          res.on('end', () => resolve(res.statusCode ?? 0));
+        }).on('error', reject);
+      });
+    if (pauseMs) await new Promise((r) => setTimeout(r, pauseMs));
+    let answeredDuring = 0;
+    let worst = 0;
+    const t0 = performance.now();
+    while (!ended) {
+      const s = performance.now();
+      expect(await about()).to.equal(200);
+      worst = Math.max(worst, performance.now() - s);
+      if (!ended) answeredDuring++;
+    }
+    const total = performance.now() - t0;
+    await done;
+    return { out: Buffer.concat(parts), answeredDuring, worst, total };
+  } finally {
+    agent.destroy();
+  }
+}
+
 describe('other requests while a large read streams (default settings)', function () {
   this.timeout(60000);
   let srv: TestServer;
@@ -177,41 +216,15 @@ describe('other requests while a large read streams (default settings)', functio
     const root = (await c.get('/')).json.root;
     // 256 MiB of fill values: read page by page like any other contiguous dataset
     const id = (await c.post('/datasets', { type: 'H5T_IEEE_F32LE', shape: [4096, 16384], link: { id: root, name: 'f' } })).json.id;
-    // the stream goes to curl, which reads as fast as the kernel gives (as a real client does;
-    // a reader in this process would itself slow the stream down and hide the stall)
-    const smallAgent = new http.Agent({ keepAlive: true, maxSockets: 1 });
-    try {
-      const curl = spawn('curl', ['-s', '-S', '-o', '/dev/null', '-w', '%{http_code} %{size_download}', '-H', 'Accept: application/octet-stream', c.url(`/datasets/${id}/value`)]);
-      let out = '';
-      curl.stdout.on('data', (b: Buffer) => (out += b));
-      let ended = false;
-      const streamed = new Promise<void>((resolve) => curl.once('exit', () => ((ended = true), resolve())));
-      const about = () =>
-        new Promise<number>((resolve, reject) => {
-          http.get(`${srv.url}/about`, { agent: smallAgent }, (res) => {
-            res.resume();
-            res.on('end', () => resolve(res.statusCode ?? 0));
-          }).on('error', reject);
-        });
-      await new Promise((r) => setTimeout(r, 5));
-      let answeredDuring = 0;
-      let worst = 0;
-      const t0 = performance.now();
-      while (!ended) {
-        const s = performance.now();
-        expect(await about()).to.equal(200);
-        worst = Math.max(worst, performance.now() - s);
-        if (!ended) answeredDuring++;
-      }
-      const total = performance.now() - t0;
-      await streamed;
-      expect(out).to.equal(`200 ${4096 * 16384 * 4}`);
-      // before the fix: 1-4 answered, the worst waiting 130-210 ms of a 230-260 ms stream
-      expect(answeredDuring, 'small requests answered while the 256 MiB read was still being sent').to.be.at.least(10);
-      expect(worst, `worst small request (the stream took ${total.toFixed(0)} ms)`).to.be.below(total / 2);
-    } finally {
-      smallAgent.destroy();
-    }
+    const { out, answeredDuring, worst, total } = await smallRequestsDuring(
+      srv.url,
+      ['-s', '-S', '-o', '/dev/null', '-w', '%{http_code} %{size_download}', '-H', 'Accept: application/octet-stream', c.url(`/datasets/${id}/value`)],
+      5,
+    );
+    expect(out.toString()).to.equal(`200 ${4096 * 16384 * 4}`);
+    // before the fix: 1-4 answered, the worst waiting 130-210 ms of a 230-260 ms stream
+    expect(answeredDuring, 'small requests answered while the 256 MiB read was still being sent').to.be.at.least(10);
+    expect(worst, `worst small request (the stream took ${total.toFixed(0)} ms)`).to.be.below(total / 2);
   });
 
   // Regression: a JSON value of one page (up to 4 MiB of data) was formatted in one go before
@@ -227,54 +240,28 @@ describe('other requests while a large read streams (default settings)', functio
     const id = (await c.post('/datasets', { type: 'H5T_IEEE_F32LE', shape: [rows, cols] })).json.id;
     const put = await c.request('PUT', `/datasets/${id}/value`, { raw: Buffer.from(values.buffer), headers: { 'Content-Type': 'application/octet-stream' } });
     expect(put.status).to.equal(200);
-    const smallAgent = new http.Agent({ keepAlive: true, maxSockets: 1 });
-    try {
-      const curl = spawn('curl', ['-s', '-S', '-w', '\n%{http_code}', c.url(`/datasets/${id}/value`)]);
-      const parts: Buffer[] = [];
-      curl.stdout.on('data', (b: Buffer) => parts.push(b));
-      let ended = false;
-      const done = new Promise<void>((resolve) => curl.once('exit', () => ((ended = true), resolve())));
-      const about = () =>
-        new Promise<number>((resolve, reject) => {
-          http.get(`${srv.url}/about`, { agent: smallAgent }, (res) => {
-            res.resume();
-            res.on('end', () => resolve(res.statusCode ?? 0));
-          }).on('error', reject);
-        });
-      let answeredDuring = 0;
-      let worst = 0;
-      const t0 = performance.now();
-      while (!ended) {
-        const s = performance.now();
-        expect(await about()).to.equal(200);
-        worst = Math.max(worst, performance.now() - s);
-        if (!ended) answeredDuring++;
+    const r = await smallRequestsDuring(srv.url, ['-s', '-S', '-w', '\n%{http_code}', c.url(`/datasets/${id}/value`)]);
+    const { answeredDuring, worst, total } = r;
+    const out = r.out.toString();
+    const cut = out.lastIndexOf('\n');
+    expect(out.slice(cut + 1)).to.equal('200');
+    const got = JSON.parse(out.slice(0, cut).replace(/NaN/g, '"NaN"').replace(/-?Infinity/g, (m) => `"${m}"`)).value as (number | string)[][];
+    expect(got).to.have.length(rows);
+    let mismatches = 0;
+    for (let i = 0; i < rows; i++) {
+      expect(got[i]).to.have.length(cols);
+      for (let j = 0; j < cols; j++) {
+        const v = values[i * cols + j];
+        const g = got[i][j];
+        // shortest round-trip float32 text: reads back to the same float32 (and -0 stays -0)
+        const same = typeof g === 'string' ? String(v) === g : Object.is(Math.fround(g), v);
+        if (!same && mismatches++ < 3) expect(g, `value [${i},${j}]`).to.equal(v);
       }
-      const total = performance.now() - t0;
-      await done;
-      const out = Buffer.concat(parts).toString();
-      const cut = out.lastIndexOf('\n');
-      expect(out.slice(cut + 1)).to.equal('200');
-      const got = JSON.parse(out.slice(0, cut).replace(/NaN/g, '"NaN"').replace(/-?Infinity/g, (m) => `"${m}"`)).value as (number | string)[][];
-      expect(got).to.have.length(rows);
-      let mismatches = 0;
-      for (let i = 0; i < rows; i++) {
-        expect(got[i]).to.have.length(cols);
-        for (let j = 0; j < cols; j++) {
-          const v = values[i * cols + j];
-          const g = got[i][j];
-          // shortest round-trip float32 text: reads back to the same float32 (and -0 stays -0)
-          const same = typeof g === 'string' ? String(v) === g : Object.is(Math.fround(g), v);
-          if (!same && mismatches++ < 3) expect(g, `value [${i},${j}]`).to.equal(v);
-        }
-      }
-      expect(mismatches).to.equal(0);
-      // before the fix: 6-11 answered, the worst waiting 74-83% of the whole read (the text was
-      // formatted in one go); after: 32-33, the worst 20-25% (the first slice runs cold)
-      expect(answeredDuring, 'small requests answered during the JSON read').to.be.at.least(15);
-      expect(worst, `worst small request (the read took ${total.toFixed(0)} ms)`).to.be.below(total * 0.6);
-    } finally {
-      smallAgent.destroy();
     }
+    expect(mismatches).to.equal(0);
+    // before the fix: 6-11 answered, the worst waiting 74-83% of the whole read (the text was
+    // formatted in one go); after: 32-33, the worst 20-25% (the first slice runs cold)
+    expect(answeredDuring, 'small requests answered during the JSON read').to.be.at.least(15);
+    expect(worst, `worst small request (the read took ${total.toFixed(0)} ms)`).to.be.below(total * 0.6);
   });
 });
