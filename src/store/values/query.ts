@@ -21,11 +21,12 @@ import { fieldSubset, storageErrors, type ValueLimits } from './common.js';
 export const QUERY_COLUMN_CACHE_BYTES = 32 * 1024 * 1024;
 
 /**
- * Numeric columns of earlier query scans (float64 arrays as bytes), keyed by the dataset's cache
+ * Columns of earlier query scans (numbers as float64 arrays, fixed-length strings as packed
+ * bytes; `columnBytes`), keyed by the dataset's cache
  * scope (`chunkScope`: the file's identity and epoch, which every write and every change seen
  * on disk bumps, and the dataset), the field and the page: a repeated query on a table (a viewer
  * or script filtering the same table again) computes its mask from them and reads only the rows
- * it returns. LRU, bounded in bytes.
+ * it returns. LRU, bounded in bytes (the byte LRU of the decoded-chunk cache).
  */
 export const queryColumns = new DecodedChunkCache(QUERY_COLUMN_CACHE_BYTES);
 
@@ -81,7 +82,7 @@ function queryRowsOf(
     const resultType: TypeJson = { class: 'H5T_COMPOUND', fields: [INDEX_FIELD, ...(outType as { fields: { name: string; type: TypeJson }[] }).fields] };
     const found = hasIndirect(type)
       ? scanByColumns(f, did, type, outType, compiled, sel, limit, limits)
-      : scanByRows(did, type, outType, compiled, sel, limit, limits, pool, chunkScope(f.handle, String(h5.objectAddr(did))));
+      : scanByRows(f, did, type, outType, compiled, sel, limit, limits, pool, chunkScope(f.handle, String(h5.objectAddr(did))));
     return { type: resultType, wire: found.wire, count: found.hits.length, indices: found.hits };
   });
 }
@@ -104,6 +105,7 @@ function fieldOffsets(t: TypeJson & { class: 'H5T_COMPOUND' }): number[] {
  * rows are copied out of the same pages, so no second read is needed.
  */
 function scanByRows(
+  f: DomainFile,
   did: Hid,
   type: TypeJson & { class: 'H5T_COMPOUND' },
   outType: TypeJson,
@@ -144,7 +146,11 @@ function scanByRows(
         // every column of the query known: the mask from them, then only the rows of the hits
         compiled.fields.forEach((fi, j) => (cols[fi] = cachedColumn(type.fields[fi].type, cached[j]!, n)));
         const pageHits = maskHits(compiled.mask(cols, n), n, limit - hits.length);
-        if (pageHits.length) parts.push(hitRows(did, type, memType, pageHits, p.start[0], p.step[0], rowSize, runs, outSize, hits));
+        if (pageHits.length) {
+          // whole rows (no conversion), then the output fields picked as from a read page
+          const rows = readRows(f, did, type, memType, Array.from(pageHits, (i) => p.start[0] + i * p.step[0]), limits);
+          parts.push(copyHits(rows, pageHits, rowSize, runs, outSize, p.start[0], p.step[0], hits, true));
+        }
         if (hits.length >= limit) break;
         continue;
       }
@@ -194,24 +200,6 @@ function cachedColumn(t: TypeJson, bytes: Buffer, n: number): Column {
   return new Float64Array(bytes.buffer, bytes.byteOffset, n);
 }
 
-/**
- * `copyHits` for a page whose rows were not read: the whole rows from the first hit to the last
- * are read in one hyperslab (stride `step`, no type conversion) when they span at most 4x the
- * hits and 16 MiB, else the hit rows by a point selection.
- */
-function hitRows(did: Hid, type: TypeJson, memType: Hid, at: Int32Array, start: number, step: number, rowSize: number, runs: number[], outSize: number, indices: number[]): Buffer {
-  const first = at[0];
-  const span = at[at.length - 1] - first + 1;
-  if (span <= 4 * at.length && span * rowSize <= 16 * 1024 * 1024) {
-    const rows = io.readDataset(did, type, memType, { kind: 'hyperslab', start: [start + first * step], step: [step], count: [span] }, span, false);
-    return copyHits(rows, at, rowSize, runs, outSize, start, step, indices, first);
-  }
-  const coords = new BigUint64Array(at.length);
-  for (let k = 0; k < at.length; k++) coords[k] = BigInt(start + at[k] * step);
-  const rows = io.readDataset(did, type, memType, { kind: 'points', coords, count: at.length }, at.length, false);
-  return copyHits(rows, at, rowSize, runs, outSize, start, step, indices, -1);
-}
-
 /** Positions of the first `max` set entries of `mask[0, n)`. */
 function maskHits(mask: Uint8Array, n: number, max: number): Int32Array {
   let count = 0;
@@ -224,10 +212,9 @@ function maskHits(mask: Uint8Array, n: number, max: number): Int32Array {
 /**
  * Result rows of the hits of one page: for each position, the uint64 LE row index (`start +
  * position * step`, also pushed to `indices`) and the `runs` ([offset, length, ...]) of its row.
- * `rows` holds the page's rows from position `from` on (default 0), or with `from` = -1 only the
- * hit rows, in order.
+ * `rows` holds the page's rows, or with `onlyHits` only the hit rows, in order.
  */
-function copyHits(rows: Buffer, at: Int32Array, rowSize: number, runs: number[], outSize: number, start: number, step: number, indices: number[], from = 0): Buffer {
+function copyHits(rows: Buffer, at: Int32Array, rowSize: number, runs: number[], outSize: number, start: number, step: number, indices: number[], onlyHits = false): Buffer {
   const out = Buffer.allocUnsafe(at.length * outSize);
   let o = 0;
   for (let k = 0; k < at.length; k++) {
@@ -238,7 +225,7 @@ function copyHits(rows: Buffer, at: Int32Array, rowSize: number, runs: number[],
     out.writeUInt32LE(index % 4294967296, o);
     out.writeUInt32LE(Math.floor(index / 4294967296), o + 4);
     o += 8;
-    const row = (from < 0 ? k : i - from) * rowSize;
+    const row = (onlyHits ? k : i) * rowSize;
     // byte loops: the runs are a few bytes, where Buffer.copy's native call costs more
     for (let r = 0; r < runs.length; r += 2) for (let b = row + runs[r], e = b + runs[r + 1]; b < e; b++) out[o++] = rows[b];
   }
