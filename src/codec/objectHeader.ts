@@ -14,6 +14,7 @@
  * end of file), the decoder answers `null`: the caller asks libhdf5 instead, so an answer here is
  * never different from libhdf5's.
  */
+import type { SymbolTableAddrs } from './symbolTable.js';
 
 /** The kinds of objects the REST API has (ids.ts prefixes). */
 export type HeaderKind = 'group' | 'dataset' | 'datatype';
@@ -141,11 +142,21 @@ export function lookup3(k: Uint8Array, start = 0, end = k.length): number {
 interface Scan {
   types: number;
   chunks: { pos: number; len: number }[];
+  /** The symbol table message's addresses (B-tree, local heap), when there is one. */
+  stab?: SymbolTableAddrs;
 }
 
 /** Record a message; a continuation message adds its chunk. @returns false when malformed */
 function note(scan: Scan, type: number, b: Uint8Array, p: number, size: number, sizes: FileSizes, base: number): boolean {
   if (type < 32) scan.types |= 1 << type;
+  if (type === MSG_STAB) {
+    if (size < 2 * sizes.offsets) return false;
+    const btree = uint(b, p, sizes.offsets);
+    const heap = uint(b, p + sizes.offsets, sizes.offsets);
+    if (btree === undefined || heap === undefined) return false;
+    scan.stab = { btree, heap };
+    return true;
+  }
   if (type !== MSG_CONT) return true;
   if (size < sizes.offsets + sizes.lengths) return false;
   if (isUndefinedAddr(b, p, sizes.offsets)) return false;
@@ -199,6 +210,27 @@ function checksumOk(b: Uint8Array, start: number, end: number): boolean {
  *   continuation chunk)
  */
 export function objectKindAt(read: ReadAt, addr: number, sb: SuperblockInfo): HeaderKind | null {
+  const scan = scanHeader(read, addr, sb);
+  if (!scan) return null;
+  const t = scan.types;
+  if (t & ((1 << MSG_STAB) | (1 << MSG_LINFO))) return 'group';
+  if (t & (1 << MSG_DTYPE)) return t & (1 << MSG_SDSPACE) ? 'dataset' : 'datatype';
+  return null;
+}
+
+/**
+ * Where the group whose header is at `addr` keeps its links when it is a symbol table ("old
+ * style") group: the symbol table message's B-tree and local heap addresses. Null when the
+ * header has no symbol table message, also has a link info message (libhdf5 then reads the
+ * link messages), or its bytes are not what libhdf5 accepts.
+ */
+export function symbolTableAt(read: ReadAt, addr: number, sb: SuperblockInfo): SymbolTableAddrs | null {
+  const scan = scanHeader(read, addr, sb);
+  return scan?.stab && !(scan.types & (1 << MSG_LINFO)) ? scan.stab : null;
+}
+
+/** Every message type of the header at `addr` (all its chunks), or null when malformed. */
+function scanHeader(read: ReadAt, addr: number, sb: SuperblockInfo): Scan | null {
   const pos = sb.base + addr;
   const head = read(pos, 16);
   if (!head || head.length < 16) return null;
@@ -241,8 +273,5 @@ export function objectKindAt(read: ReadAt, addr: number, sb: SuperblockInfo): He
       if (!scanV2(cb, 4, c.len - 4, crtOrder, scan, sb, sb.base)) return null;
     }
   } else return null;
-  const t = scan.types;
-  if (t & ((1 << MSG_STAB) | (1 << MSG_LINFO))) return 'group';
-  if (t & (1 << MSG_DTYPE)) return t & (1 << MSG_SDSPACE) ? 'dataset' : 'datatype';
-  return null;
+  return scan;
 }

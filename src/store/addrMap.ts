@@ -26,6 +26,15 @@ export class AddrMap<V> {
     else this.big.set(addr, v);
     return this;
   }
+  /** `get` of an address already known to be a number (a safe integer, as the file decoders give). */
+  getNumber(addr: number): V | undefined {
+    return this.small.get(addr);
+  }
+  /** `set` of an address already known to be a number (a safe integer, as the file decoders give). */
+  setNumber(addr: number, v: V): this {
+    this.small.set(addr, v);
+    return this;
+  }
   delete(addr: bigint): boolean {
     return addr <= SAFE && addr >= 0n ? this.small.delete(Number(addr)) : this.big.delete(addr);
   }

@@ -26,7 +26,7 @@ import { regionFromJson, regionToJson } from './regionRefs.js';
 import type { FileHandle } from './fileHandle.js';
 import type { RWLock } from './rwlock.js';
 import { RESERVED, ReservedGroup } from './reserved.js';
-import { headerKinds } from './headerKinds.js';
+import { headerKinds, symbolTableLinks } from './fileBytes.js';
 import { AddrMap } from './addrMap.js';
 
 const MAX_SAFE_ADDR = BigInt(Number.MAX_SAFE_INTEGER);
@@ -482,7 +482,7 @@ export class DomainFile {
   links(gid: Hid, gaddr: bigint, order: 'name' | 'crt' = 'name'): LinkList {
     let byName = this.linkCache.get(gaddr);
     if (!byName) {
-      let links = h5.listLinks(gid, 'name');
+      let links = this.symbolTableLinks(gaddr) ?? h5.listLinks(gid, 'name');
       if (gaddr === this.rootAddr && this.reserved.exists) links = links.filter((l) => l.name !== RESERVED);
       byName = listOf(links);
       this.linkCache.set(gaddr, byName);
@@ -494,6 +494,24 @@ export class DomainFile {
       this.linkCacheCrt.set(gaddr, byCrt);
     }
     return byCrt;
+  }
+
+  /**
+   * The links of a symbol table group read from the file's bytes (fileBytes.ts) when libhdf5
+   * has the file open read-only outside a write session (the bytes on disk are then what
+   * libhdf5 sees), as `h5.listLinks` by name gives them; the targets the entries say are groups
+   * (cache type 1) become known as groups. Undefined when the group is stored otherwise or the
+   * bytes do not decide: the caller asks libhdf5.
+   */
+  private symbolTableLinks(gaddr: bigint): LinkRecord[] | undefined {
+    const h = this.handle;
+    if (!h.local || h.writable || h.fid === undefined || gaddr > MAX_SAFE_ADDR) return undefined;
+    const table = symbolTableLinks(h.realPath, h.dev, h.ino, Number(gaddr));
+    if (!table) return undefined;
+    const reserved = gaddr === this.rootAddr && this.reserved.exists ? table.links.find((l) => l.name === RESERVED) : undefined;
+    const skip = reserved?.cls === 'H5L_TYPE_HARD' ? Number(reserved.addr) : -1;
+    for (const a of table.groups) if (a !== skip && this.known.getNumber(a) === undefined) this.known.setNumber(a, 'group');
+    return table.links;
   }
 
   /** Kind of the object a hard link points to (cached in the known-address map). */
@@ -509,7 +527,7 @@ export class DomainFile {
 
   /**
    * Learn at once the kinds of the hard-link targets among `links` that are not known yet, from
-   * their object headers read in a few large reads (headerKinds.ts) when libhdf5 has the file
+   * their object headers read in a few large reads (fileBytes.ts) when libhdf5 has the file
    * open read-only (outside a write session, the bytes on disk are what libhdf5 sees); targets
    * left undecided are asked of libhdf5 one by one later (`kindOfAddr`). Costs nothing for
    * fewer than two unknown targets.

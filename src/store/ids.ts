@@ -56,12 +56,27 @@ export function domainOfKey(key: string): string | undefined {
   return keyOwners.get(key);
 }
 
-/** Build an object id. */
+/** `key` (16 hex digits) as it appears in ids: `xxxxxxxx-xxxxxxxx-` (a few keys per process). */
+const keyParts = new Map<string, string>();
+
+/**
+ * Build an object id: `<g|d|t>-` then the 16 hex digits of the domain key, 4 of the address
+ * generation and 12 of the address, grouped 8-8-4-6-6 (a UUID's length, as HSDS ids).
+ * @throws H5StoreError BadRequest for an address beyond 2^48
+ */
 export function makeId(kind: ObjectKind, key: string, addr: bigint, gen = 0): string {
-  if (addr > MAX_ADDR) throw badRequest('object address beyond 2^48 cannot be given an id');
-  const tail = gen.toString(16).padStart(4, '0') + addr.toString(16).padStart(12, '0');
-  const hex = key + tail;
-  return `${PREFIX[kind]}-${hex.slice(0, 8)}-${hex.slice(8, 16)}-${hex.slice(16, 20)}-${hex.slice(20, 26)}-${hex.slice(26, 32)}`;
+  if (addr > MAX_ADDR || addr < 0n) throw badRequest('object address beyond 2^48 cannot be given an id');
+  let k = keyParts.get(key);
+  if (k === undefined) {
+    const hex = key.padEnd(16, '0').slice(0, 16);
+    k = `${hex.slice(0, 8)}-${hex.slice(8, 16)}-`;
+    if (keyParts.size > 10_000) keyParts.clear();
+    keyParts.set(key, k);
+  }
+  // below 2^48 a number's hex digits are exact (and much cheaper than a bigint's)
+  const a = Number(addr).toString(16).padStart(12, '0');
+  const g = gen === 0 ? '0000' : gen.toString(16).padStart(4, '0');
+  return PREFIX[kind] + '-' + k + g + '-' + a.slice(0, 6) + '-' + a.slice(6);
 }
 
 /** A parsed id. */

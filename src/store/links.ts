@@ -129,13 +129,16 @@ export interface LinkText {
  * with a fraction), while `String(n)` (the same shortest round-trip text for a finite number)
  * hits V8's number-string cache, and every link of a group has its group's `created`.
  */
+/** Characters `JSON.stringify` writes other than as themselves (quote, backslash, controls, lone surrogates). */
+const NEEDS_ESCAPE = /["\\\u0000-\u001f\ud800-\udfff]/;
+
 function jsonHead(l: LinkJson): string {
   let out = '{';
   for (const k in l) {
     const v = l[k as keyof LinkJson];
     if (v === undefined) continue;
     if (out.length > 1) out += ',';
-    out += '"' + k + '":' + (typeof v === 'number' ? (Number.isFinite(v) ? String(v) : 'null') : JSON.stringify(v));
+    out += '"' + k + '":' + (typeof v === 'number' ? (Number.isFinite(v) ? String(v) : 'null') : NEEDS_ESCAPE.test(v) ? JSON.stringify(v) : '"' + v + '"');
   }
   return out;
 }

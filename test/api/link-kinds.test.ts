@@ -1,7 +1,8 @@
 /**
  * `GET /groups/<id>/links` on files the server opens for the first time (issue #9 target 7): the
- * `collection` and `id` of every hard link come from the target object headers read in bulk
- * (src/store/headerKinds.ts) and must be what libhdf5 and h5py say, for groups, datasets and
+ * links of symbol table groups are read from the file's bytes, and the `collection` and `id` of
+ * every hard link come from the target object headers read in bulk (src/store/fileBytes.ts); all
+ * must be what libhdf5 and h5py say, for groups, datasets and
  * committed datatypes, version 1 and 2 object headers, compact, dense and symbol-table groups,
  * creation-order groups, user blocks, soft and external links, and every shared fixture; the
  * body keeps the wire shape (wire-reference 2.2) and is canonical JSON.
@@ -10,19 +11,26 @@ import { expect } from 'chai';
 import fs from 'node:fs';
 import path from 'node:path';
 import { hasH5py, python } from '../helpers/python.js';
+import { symbolTableLinks } from '../../src/store/fileBytes.js';
 import { Client, HAVE_SHARED, type TestServer, copyFixtures, startServer, tempRoot } from '../helpers/server.js';
 
-/** h5py: every group's links as {group path: {title: 'groups' | 'datasets' | 'datatypes' | 'soft' | 'external' | 'ud'}}. */
+/**
+ * h5py: every group's links as {group path: {title: 'groups' | 'datasets' | 'datatypes' | 'soft' |
+ * 'external' | 'ud'}}, and the soft links' paths as {group path: {title: path}} under "~soft".
+ */
 const TRUTH = `
 import h5py, json, sys
 out = {}
+soft = {}
 with h5py.File(sys.argv[1], 'r') as f:
     def links(path, g):
         d = {}
         for name in g:
             try: l = g.get(name, getlink=True)
             except TypeError: d[name] = 'ud'; continue
-            if isinstance(l, h5py.SoftLink): d[name] = 'soft'
+            if isinstance(l, h5py.SoftLink):
+                d[name] = 'soft'
+                soft.setdefault(path, {})[name] = l.path
             elif isinstance(l, h5py.ExternalLink): d[name] = 'external'
             else:
                 o = g[name]
@@ -40,8 +48,12 @@ with h5py.File(sys.argv[1], 'r') as f:
                 seen.add(key)
                 walk(path.rstrip('/') + '/' + name, g[name])
     walk('/', f)
+out['~soft'] = soft
 print(json.dumps(out))
 `;
+
+/** Names in libhdf5's name order: by the bytes of their UTF-8 (code point order, not UTF-16's). */
+const byteOrder = (names: string[]) => [...names].sort((a, b) => Buffer.compare(Buffer.from(a), Buffer.from(b)));
 
 /** Files of every storage kind, written by h5py (libhdf5 1.10). */
 const MAKE = `
@@ -60,6 +72,14 @@ def fill(f):
     for i in range(20): ct.create_dataset('c%02d' % (19 - i), data=i)
     f['soft'] = h5py.SoftLink('/g'); f['dangling'] = h5py.SoftLink('/nowhere'); f['ext'] = h5py.ExternalLink('other.h5', '/x')
     f['g/again'] = f['d']
+with h5py.File(os.path.join(out, 'k_wide.h5'), 'w', libver='earliest') as f:
+    # a symbol table group of 1,500 links: a B-tree of more than one level
+    w = f.create_group('wide')
+    for i in range(1500):
+        n = 'w%04d' % ((i * 7919) % 1500)
+        if i % 100 == 0: w.create_group(n)
+        elif i % 7 == 0: w[n] = h5py.SoftLink('/wide/w%04d' % (i % 50))
+        else: w.create_dataset(n, data=i)
 for lv in ['earliest', 'v108', 'latest']:
     with h5py.File(os.path.join(out, 'k_%s.h5' % lv), 'w', libver=(lv, 'latest')) as f: fill(f)
 with h5py.File(os.path.join(out, 'k_userblock.h5'), 'w', userblock_size=1024) as f: fill(f)
@@ -116,6 +136,7 @@ describe('link listings: target kinds on a file opened for the first time', func
     let total = 0;
     for (const domain of files) {
       const truth = JSON.parse(python(TRUTH, [path.join(root, domain)])) as Record<string, Record<string, string>>;
+      const softPaths = truth['~soft'] as unknown as Record<string, Record<string, string>>;
       const c = new Client(srv.url, domain);
       const origin = new URL(srv.url).origin;
       const rootId = (await c.get('/')).json.root as string;
@@ -128,7 +149,8 @@ describe('link listings: target kinds on a file opened for the first time', func
         const want = truth[gpath];
         if (!want) continue; // a second path to a group h5py walked once
         const { items, bodies } = await pages(c, gid, 7);
-        expect(items.map((l) => l.title).sort(), `${domain} ${gpath}`).to.deep.equal(Object.keys(want).sort());
+        // in name order (the listing's order, whatever order h5py iterates in)
+        expect(items.map((l) => l.title), `${domain} ${gpath}`).to.deep.equal(byteOrder(Object.keys(want)));
         for (const text of bodies) expect(JSON.stringify(JSON.parse(text)), 'canonical JSON').to.equal(text);
         for (const l of items) {
           const kind = want[l.title]!;
@@ -137,6 +159,7 @@ describe('link listings: target kinds on a file opened for the first time', func
           expect(l.href, where).to.equal(`${origin}/groups/${gid}/links/${encodeURIComponent(l.title)}${q}`);
           if (kind === 'soft' || kind === 'external' || kind === 'ud') {
             expect(l.class, where).to.equal({ soft: 'H5L_TYPE_SOFT', external: 'H5L_TYPE_EXTERNAL', ud: 'H5L_TYPE_UDLINK' }[kind]);
+            if (kind === 'soft') expect((l as { h5path?: string }).h5path, where).to.equal(softPaths[gpath]?.[l.title]);
             expect(l).to.not.have.property('collection');
             expect(l).to.not.have.property('target');
             continue;
@@ -159,6 +182,64 @@ describe('link listings: target kinds on a file opened for the first time', func
       total += checked;
     }
     expect(total).to.be.greaterThan(500);
+  });
+
+  it('symbol table groups read from the file\'s bytes: the links libhdf5 lists, in its order', function () {
+    // every group of every file: header address, storage type and links as libhdf5 iterates them
+    const GROUPS = `
+import h5py, json, sys
+out = []
+with h5py.File(sys.argv[1], 'r') as f:
+    seen = set()
+    def walk(g):
+        addr = h5py.h5o.get_info(g.id).addr
+        if addr in seen: return
+        seen.add(addr)
+        links = []
+        def one(name):
+            info = g.id.links.get_info(name)
+            if info.type == h5py.h5l.TYPE_HARD:
+                t = h5py.h5o.open(g.id, name)
+                links.append([name.decode('utf-8'), 'hard', info.u, h5py.h5i.get_type(t) == h5py.h5i.GROUP])
+            elif info.type == h5py.h5l.TYPE_SOFT:
+                links.append([name.decode('utf-8'), 'soft', g.id.links.get_val(name).decode('utf-8')])
+            else:
+                links.append([name.decode('utf-8'), 'other'])
+        g.id.links.iterate(one)
+        # libhdf5's own word (H5Oget_info's header message bitmap): a symbol table message, no link info message
+        present = h5py.h5o.get_info(g.id).hdr.mesg.present
+        out.append({'addr': addr, 'stab': bool(present & (1 << 0x11)) and not present & (1 << 0x02), 'links': links})
+        for l in links:
+            if l[1] == 'hard' and l[3]: walk(g[l[0]])
+    walk(f['/'])
+print(json.dumps(out))
+`;
+    let stabGroups = 0;
+    let stabLinks = 0;
+    for (const domain of files) {
+      const file = path.join(root, domain);
+      const st = fs.statSync(file, { bigint: true });
+      const groups = JSON.parse(python(GROUPS, [file])) as { addr: number; stab: boolean; links: [string, string, (number | string)?, boolean?][] }[];
+      for (const g of groups) {
+        const got = symbolTableLinks(file, st.dev, st.ino, g.addr);
+        const where = `${domain} group at ${g.addr}`;
+        if (!g.stab) {
+          expect(got, where).to.equal(undefined);
+          continue;
+        }
+        expect(got, where).to.not.equal(undefined);
+        stabGroups++;
+        stabLinks += g.links.length;
+        expect(got!.links, where).to.deep.equal(g.links.map(([name, type, v]) => (type === 'hard' ? { name, cls: 'H5L_TYPE_HARD', addr: BigInt(v as number) } : { name, cls: 'H5L_TYPE_SOFT', path: v })));
+        // entries said to cache a symbol table are groups
+        const groupAddrs = new Set(g.links.filter((l) => l[1] === 'hard' && l[3]).map((l) => l[2]));
+        for (const a of got!.groups) expect(groupAddrs.has(a), `${where}: ${a}`).to.equal(true);
+      }
+      // another file at the path (not the same inode): nothing read
+      expect(symbolTableLinks(file, st.dev, st.ino + 1n, groups[0]!.addr)).to.equal(undefined);
+    }
+    expect(stabGroups).to.be.greaterThan(10);
+    expect(stabLinks).to.be.greaterThan(1500);
   });
 
   it('titles that need JSON escaping or percent-encoding: canonical JSON, exact titles and hrefs', async () => {

@@ -1,12 +1,14 @@
 /**
- * The pure object-header decoder (src/codec/objectHeader.ts), table-driven on headers built here
+ * The pure object-header decoder (src/codec/objectHeader.ts) and the symbol table decoder
+ * (src/codec/symbolTable.ts), table-driven on headers, B-trees and heaps built here
  * byte by byte after the format specification (version 1 and 2 headers, continuation chunks,
  * checksums, superblocks of versions 0 and 2, user blocks) and on what must make it answer null
  * (libhdf5 decides then). Files written by h5py are checked against libhdf5 in
  * test/api/link-kinds.test.ts.
  */
 import { expect } from 'chai';
-import { type HeaderKind, type ReadAt, type SuperblockInfo, lookup3, objectKindAt, readSuperblock } from '../../src/codec/objectHeader.js';
+import { type HeaderKind, type ReadAt, type SuperblockInfo, lookup3, objectKindAt, readSuperblock, symbolTableAt } from '../../src/codec/objectHeader.js';
+import { readSymbolTable } from '../../src/codec/symbolTable.js';
 
 const SDSPACE = 0x01;
 const LINFO = 0x02;
@@ -164,4 +166,202 @@ describe('codec: superblock', () => {
       expect(readSuperblock(img.read, img.bytes.length)).to.deep.equal(c.want);
     });
   }
+});
+
+describe('codec: links of a symbol table group (version 1 B-tree, symbol table nodes, local heap)', () => {
+  /** Names and values in a local heap: offsets of each string placed (NUL-terminated) after an empty string at 0. */
+  const heapOf = (strings: (string | Uint8Array)[]) => {
+    const offs: number[] = [];
+    const parts: Uint8Array[] = [new Uint8Array(8)]; // offset 0: the empty string, as libhdf5 starts every group heap
+    let o = 8;
+    for (const s of strings) {
+      const b = typeof s === 'string' ? new TextEncoder().encode(s) : s;
+      offs.push(o);
+      const padded = new Uint8Array(Math.ceil((b.length + 1) / 8) * 8);
+      padded.set(b);
+      parts.push(padded);
+      o += padded.length;
+    }
+    return { data: cat(...parts), offs };
+  };
+  /** "HEAP" version 0: data segment size, free list offset (undefined: 0xff..), data address. */
+  const heapHeader = (size: number, dataAt: number, o = 8, l = 8, version = 0) => cat(ascii('HEAP'), Uint8Array.of(version, 0, 0, 0), le(size, l), new Uint8Array(l).fill(0xff), le(dataAt, o));
+  /** "TREE" group node: level, children (with keys 0 around them), no siblings. */
+  const tree = (level: number, children: number[], o = 8, l = 8, type = 0) =>
+    cat(ascii('TREE'), Uint8Array.of(type, level), le(children.length, 2), new Uint8Array(o).fill(0xff), new Uint8Array(o).fill(0xff), le(0, l), ...children.map((c) => cat(le(c, o), le(0, l))));
+  /** One symbol table entry: name offset, header address, cache type, reserved, scratch pad. */
+  const entry = (nameOff: number, addr: number, cache: number, scratch: Uint8Array = new Uint8Array(16), o = 8, l = 8) => cat(le(nameOff, l), le(addr, o), le(cache, 4), new Uint8Array(4), scratch);
+  const snod = (entries: Uint8Array[], version = 1) => cat(ascii('SNOD'), Uint8Array.of(version, 0), le(entries.length, 2), ...entries);
+  const stabMsg = (btree: number, heap: number, o = 8) => ({ type: STAB, size: 2 * o, body: cat(le(btree, o), le(heap, o)) });
+  /** A version 1 header whose only message is a symbol table message (and optionally a link info message). */
+  const groupHeader = (btree: number, heap: number, o = 8, linfo = false) => {
+    const m = stabMsg(btree, heap, o);
+    const msgs = cat(le(STAB, 2), le(m.size, 2), new Uint8Array(4), m.body, ...(linfo ? [cat(le(LINFO, 2), le(16, 2), new Uint8Array(4), new Uint8Array(16))] : []));
+    return cat(Uint8Array.of(1, 0), le(linfo ? 2 : 1, 2), le(1, 4), le(msgs.length, 4), new Uint8Array(4), msgs);
+  };
+
+  type Case = { name: string; build: (img: Image) => void; sb?: SuperblockInfo; want: unknown };
+  /** Heap at 2000 (data at 2100), root node at 3000, leaves at 4000+; the group header at 800. */
+  const standard = (mutate: { names?: (string | Uint8Array)[]; leafVersion?: number; cache?: number; heapVersion?: number; rootType?: number; nameOff?: number } = {}) => (img: Image) => {
+    const names = mutate.names ?? ['alpha', 'beta', 'gamma', 'link', '/target/path'];
+    const h = heapOf(names);
+    img.put(800, groupHeader(3000, 2000));
+    img.put(2000, heapHeader(h.data.length, 2100, 8, 8, mutate.heapVersion ?? 0));
+    img.put(2100, h.data);
+    img.put(3000, tree(0, [4000, 4400], 8, 8, mutate.rootType ?? 0));
+    img.put(4000, snod([entry(mutate.nameOff ?? h.offs[0]!, 10000, mutate.cache ?? 0), entry(h.offs[1]!, 10400, 1)], mutate.leafVersion ?? 1));
+    img.put(4400, snod([entry(h.offs[2]!, 10800, 0), entry(h.offs[3]!, 0, 2, cat(le(h.offs[4]!, 4), new Uint8Array(12)))]));
+  };
+  const STANDARD = {
+    links: [
+      { name: 'alpha', cls: 'H5L_TYPE_HARD', addr: 10000n },
+      { name: 'beta', cls: 'H5L_TYPE_HARD', addr: 10400n },
+      { name: 'gamma', cls: 'H5L_TYPE_HARD', addr: 10800n },
+      { name: 'link', cls: 'H5L_TYPE_SOFT', path: '/target/path' },
+    ],
+    groups: [10400],
+  };
+  const cases: Case[] = [
+    { name: 'hard links (nothing cached, a cached group) and a soft link, in node order', build: standard(), want: STANDARD },
+    {
+      name: 'a two-level tree: children left to right',
+      build: (img) => {
+        standard()(img);
+        img.put(3000, tree(1, [3500, 3700]));
+        img.put(3500, tree(0, [4000]));
+        img.put(3700, tree(0, [4400]));
+      },
+      want: STANDARD,
+    },
+    {
+      name: 'an empty group (a root node without entries)',
+      build: (img) => {
+        const h = heapOf([]);
+        img.put(800, groupHeader(3000, 2000));
+        img.put(2000, heapHeader(h.data.length, 2100));
+        img.put(2100, h.data);
+        img.put(3000, tree(0, []));
+      },
+      want: { links: [], groups: [] },
+    },
+    {
+      name: 'UTF-8 names',
+      build: standard({ names: ['ünï', 'b✓', '😀', 'l', '/ö'] }),
+      want: { links: [{ ...STANDARD.links[0], name: 'ünï' }, { ...STANDARD.links[1], name: 'b✓' }, { ...STANDARD.links[2], name: '😀' }, { name: 'l', cls: 'H5L_TYPE_SOFT', path: '/ö' }], groups: [10400] },
+    },
+    {
+      name: '4-byte offsets and lengths, after a 512-byte user block',
+      sb: { base: 512, offsets: 4, lengths: 4 },
+      build: (img) => {
+        const h = heapOf(['a', 'b']);
+        img.put(512 + 800, groupHeader(3000, 2000, 4));
+        img.put(512 + 2000, heapHeader(h.data.length, 2100, 4, 4));
+        img.put(512 + 2100, h.data);
+        img.put(512 + 3000, tree(0, [4000], 4, 4));
+        img.put(512 + 4000, snod([entry(h.offs[0]!, 7000, 1, undefined, 4, 4), entry(h.offs[1]!, 7400, 0, undefined, 4, 4)]));
+      },
+      want: { links: [{ name: 'a', cls: 'H5L_TYPE_HARD', addr: 7000n }, { name: 'b', cls: 'H5L_TYPE_HARD', addr: 7400n }], groups: [7000] },
+    },
+    { name: 'a symbol table node of another version: null', build: standard({ leafVersion: 2 }), want: null },
+    { name: 'a B-tree node of another type (raw data chunks): null', build: standard({ rootType: 1 }), want: null },
+    { name: 'an unknown cache type: null', build: standard({ cache: 3 }), want: null },
+    { name: 'a heap of another version: null', build: standard({ heapVersion: 1 }), want: null },
+    { name: 'a name offset past the heap: null', build: standard({ nameOff: 1 << 16 }), want: null },
+    { name: 'a name that is not UTF-8: null', build: standard({ names: [Uint8Array.of(0x66, 0xff, 0x66), 'b', 'c', 'd', '/e'] }), want: null },
+    {
+      name: 'a name without its NUL (the heap ends first): null',
+      build: (img) => {
+        standard()(img);
+        img.put(2000, heapHeader(8 + 5, 2100)); // the segment ends inside "alpha"
+      },
+      want: null,
+    },
+    {
+      name: 'a soft link value past the heap: null',
+      build: (img) => {
+        standard()(img);
+        img.put(4400, snod([entry(16, 10800, 0), entry(24, 0, 2, cat(le(1 << 20, 4), new Uint8Array(12)))]));
+      },
+      want: null,
+    },
+    {
+      name: 'a child of the wrong level: null',
+      build: (img) => {
+        standard()(img);
+        img.put(3000, tree(2, [3500]));
+        img.put(3500, tree(0, [4000]));
+      },
+      want: null,
+    },
+    {
+      name: 'a node that is its own child (a loop): null, not a hang',
+      build: (img) => {
+        standard()(img);
+        img.put(3000, tree(1, [3000]));
+      },
+      want: null,
+    },
+    {
+      name: 'a symbol table node listed twice: null',
+      build: (img) => {
+        standard()(img);
+        img.put(3000, tree(0, [4000, 4000]));
+      },
+      want: null,
+    },
+    {
+      name: 'a bad B-tree signature: null',
+      build: (img) => {
+        standard()(img);
+        img.put(3000, ascii('XREE'));
+      },
+      want: null,
+    },
+    {
+      name: 'a group with a link info message too (libhdf5 reads link messages): null',
+      build: (img) => {
+        standard()(img);
+        img.put(800, groupHeader(3000, 2000, 8, true));
+      },
+      want: null,
+    },
+    {
+      name: 'a dataset header (no symbol table message): null',
+      build: (img) => {
+        standard()(img);
+        img.put(800, v1(DATASET));
+      },
+      want: null,
+    },
+    {
+      name: 'a node past the end of the file: null',
+      build: (img) => {
+        standard()(img);
+        img.put(3000, tree(0, [4000, 1 << 24]));
+      },
+      want: null,
+    },
+  ];
+  for (const c of cases) {
+    it(c.name, () => {
+      const img = new Image();
+      c.build(img);
+      const sb = c.sb ?? SB;
+      const stab = symbolTableAt(img.read, 800, sb);
+      expect(stab === null ? null : readSymbolTable(img.read, stab, sb)).to.deep.equal(c.want);
+    });
+  }
+
+  it('a reader that reuses its buffer for every read gives the same links', () => {
+    const img = new Image();
+    standard()(img);
+    const shared = new Uint8Array(4096);
+    const reuse: ReadAt = (pos, len) => {
+      const b = img.read(pos, len);
+      if (!b) return undefined;
+      shared.set(b);
+      return shared.subarray(0, b.length);
+    };
+    expect(readSymbolTable(reuse, symbolTableAt(reuse, 800, SB)!, SB)).to.deep.equal(STANDARD);
+  });
 });
