@@ -121,6 +121,9 @@ export interface LinkText {
   head: string;
   title: string;
   target?: string;
+  /** The link's complete JSON bytes for the hrefs `bytesKey` names (kept by http/present.ts `linkListBody`). */
+  bytes?: Buffer;
+  bytesKey?: string;
 }
 
 /**
@@ -145,7 +148,8 @@ function jsonHead(l: LinkJson): string {
 
 function linkText(l: LinkJson): LinkText {
   const head = jsonHead(l) + ',"href":"';
-  return l.id && l.collection ? { head, title: encodeURIComponent(l.title), target: `/${l.collection}/${l.id}` } : { head, title: encodeURIComponent(l.title) };
+  // one object shape for every link (the bytes are filled in by the first page sent)
+  return { head, title: encodeURIComponent(l.title), target: l.id && l.collection ? `/${l.collection}/${l.id}` : undefined, bytes: undefined, bytesKey: undefined };
 }
 
 /**

@@ -242,6 +242,49 @@ print(json.dumps(out))
     expect(stabLinks).to.be.greaterThan(1500);
   });
 
+  it('kept link bytes: repeated pages, other page boundaries and other hrefs answer what a first listing does', async () => {
+    // each link keeps its bytes for the hrefs of the page that wrote them (http/present.ts
+    // linkListBody): a page is copied from them only when every link has them for its hrefs
+    const fresh = (n: string) => {
+      fs.copyFileSync(path.join(root, 'k/k_wide.h5'), path.join(root, `k/${n}`));
+      return new Client(srv.url, `/k/${n}`);
+    };
+    const c = fresh('kept_a.h5');
+    const rootId = (await c.get('/')).json.root as string;
+    const wide = (await c.get(`/groups/${rootId}/links/wide`)).json.link.id as string;
+    const first = await pages(c, wide, 100);
+    expect(first.items).to.have.length(1500);
+    const again = await pages(c, wide, 100);
+    expect(again.bodies).to.deep.equal(first.bodies);
+    // other boundaries: pages made of links kept by two earlier pages, and of kept and new ones
+    for (const limit of [37, 250, 1500]) {
+      const other = await pages(c, wide, limit);
+      expect(other.items, `Limit=${limit}`).to.deep.equal(first.items);
+      for (const text of other.bodies) expect(JSON.stringify(JSON.parse(text))).to.equal(text);
+    }
+    // the domain in a header: hrefs without ?domain=, then with it again
+    const viaHeader = new Client(srv.url, undefined, { 'X-Hdf-domain': '/k/kept_a.h5' });
+    const q = `?domain=${encodeURIComponent('/k/kept_a.h5').replace(/%2F/g, '/')}`;
+    for (let round = 0; round < 2; round++) {
+      const h = await pages(viaHeader, wide, 100);
+      expect(h.items.map((l) => ({ ...l, href: l.href + q, ...(l.target ? { target: l.target + q } : {}) }))).to.deep.equal(first.items);
+      expect((await pages(c, wide, 100)).bodies).to.deep.equal(first.bodies);
+    }
+    // a listing of the same file through another group id spelling is not possible; another file
+    // (other ids) gets its own bytes
+    const d = fresh('kept_b.h5');
+    const droot = (await d.get('/')).json.root as string;
+    const dwide = (await d.get(`/groups/${droot}/links/wide`)).json.link.id as string;
+    const other = await pages(d, dwide, 100);
+    expect(other.items.map((l) => l.title)).to.deep.equal(first.items.map((l) => l.title));
+    expect(other.items.some((l, i) => l.id !== undefined && l.id === first.items[i]!.id)).to.equal(false);
+    // a new link: seen at once
+    const r = await c.put(`/groups/${wide}/links/w9999`, { h5path: '/wide/w0000' });
+    expect(r.status, r.text).to.equal(201);
+    const after = await pages(c, wide, 100);
+    expect(after.items.map((l) => l.title)).to.deep.equal([...first.items.map((l) => l.title), 'w9999']);
+  });
+
   it('titles that need JSON escaping or percent-encoding: canonical JSON, exact titles and hrefs', async () => {
     const c = new Client(srv.url, '/k/k_v108.h5');
     const origin = new URL(srv.url).origin;

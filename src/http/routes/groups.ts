@@ -10,7 +10,7 @@ import { groupIdsIn, linkNameFromPath, parseLinkSpec, parseLinksPost, parseLinks
 import { onlyReadable } from '../visible.js';
 import type { Deps } from '../deps.js';
 import { objectHrefs, ownedHrefs } from '../deps.js';
-import { Hrefs, linkListText, sendJson, sendJsonText, sendWithHrefs } from '../present.js';
+import { Hrefs, linkListBody, sendJson, sendJsonText, sendWithHrefs } from '../present.js';
 import { bodyOf, flag, globParam, jsonObject, limitParam, markerParam, param, pathOptions, refOf } from '../request.js';
 import { type Route, createOpts, route } from '../routeTable.js';
 
@@ -96,7 +96,7 @@ export function groupRoutes(d: Deps): Route[] {
       createOrder: flag(ctx, 'CreateOrder'),
       pattern: globParam(ctx),
     });
-    sendJsonText(ctx, 200, linkListText(texts, h, id, ownedHrefs(h, `/groups/${id}/links`, `/groups/${id}`)));
+    sendJsonText(ctx, 200, linkListBody(texts, h, id, ownedHrefs(h, `/groups/${id}/links`, `/groups/${id}`)));
   }));
 
   // POST /groups/:id/links: links by title, of several groups (grp_ids), or of every group below (follow_links)
