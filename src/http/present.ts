@@ -84,54 +84,102 @@ export function sendWithHrefs(ctx: Context, status: number, body: object, hrefs:
   ctx.body = text === '{}' ? '{"hrefs":' + h + '}' : text.slice(0, -1) + ',"hrefs":' + h + '}';
 }
 
+/** A list item's complete JSON bytes, kept for the hrefs (and settings) `bytesKey` names. */
+export interface KeptBytes {
+  bytes?: Buffer;
+  bytesKey?: string;
+}
+
+/**
+ * `open` + the items' JSON texts joined by commas + `close`, as UTF-8 bytes. The items are
+ * objects kept between requests (cached per file until the next write); each keeps a view of its
+ * bytes under `key` (what else its text depends on: the request's hrefs, `ignore_nan`), and a
+ * later list of items that all have their bytes under the same key is copied from them. A list
+ * is otherwise written as one string and encoded once, and its items keep views of the result. Building and encoding a 250 KB string costs ~2 ms per request; copying its kept bytes
+ * ~0.1 ms (issue #9 target 7: link listings, 1,000 attributes with values).
+ */
+function keptListBody<T>(open: string, items: readonly T[], key: string, slotOf: (item: T) => KeptBytes, textOf: (item: T) => string, close: string): Buffer {
+  const end = Buffer.from(close);
+  if (items.length > 0 && items.every((t) => slotOf(t).bytesKey === key)) {
+    const parts: Buffer[] = [Buffer.from(open)];
+    for (let i = 0; i < items.length; i++) {
+      if (i) parts.push(COMMA);
+      parts.push(slotOf(items[i]!).bytes!);
+    }
+    parts.push(end);
+    return Buffer.concat(parts);
+  }
+  let out = open;
+  const starts = new Array<number>(items.length + 1);
+  for (let i = 0; i < items.length; i++) {
+    if (i) out += ',';
+    starts[i] = out.length;
+    out += textOf(items[i]!);
+  }
+  starts[items.length] = out.length + 1; // past the comma that would follow
+  const page = Buffer.from(out);
+  const ascii = page.length === out.length;
+  // byte offsets: the character offsets when ASCII, else counted item by item
+  let at = ascii ? 0 : Buffer.byteLength(open);
+  for (let i = 0; i < items.length; i++) {
+    const from = ascii ? starts[i]! : at;
+    const to = ascii ? starts[i + 1]! - 1 : at + Buffer.byteLength(out.slice(starts[i]!, starts[i + 1]! - 1));
+    const slot = slotOf(items[i]!);
+    slot.bytes = page.subarray(from, to);
+    slot.bytesKey = key;
+    at = to + 1;
+  }
+  return Buffer.concat([page, end]);
+}
+
+const COMMA = Buffer.from(',');
+
 /**
  * The body of `GET /groups/<id>/links` (wire-reference 2.2), `{"links": [...], "hrefs": [...]}`,
  * as UTF-8 bytes built from the links' cached pieces (store/links.ts `LinkText`): the same bytes
  * as `JSON.stringify` of each item followed by its `href` and, for a hard link, its `target`.
- * A page is written as one string and encoded once; when it is ASCII (percent-encoded hrefs,
- * ASCII titles) each link keeps a view of its bytes for the hrefs of this request (origin,
- * group, domain), and a later page of links all kept for the same hrefs is copied from them
- * (a page of 1,000 links is ~250 KB: flattening and encoding the string cost ~2 ms of the
- * 3 ms a repeated page took).
+ * Each link keeps its bytes for the request's hrefs (origin, group, domain: `keptListBody`).
  * @param groupId the group id as the request gave it (hrefs repeat it)
  */
 export function linkListBody(texts: readonly LinkText[], h: Hrefs, groupId: string, hrefs: Href[]): Buffer {
   const { base, tail } = h.jsonParts();
   const self = base + JSON.stringify(`/groups/${groupId}/links/`).slice(1, -1);
-  const key = self + '\n' + tail;
-  const end = Buffer.from('],"hrefs":' + JSON.stringify(hrefs) + '}');
-  if (texts.length > 0 && texts.every((t) => t.bytesKey === key)) {
-    const parts: Buffer[] = [LINKS_OPEN];
-    for (let i = 0; i < texts.length; i++) {
-      if (i) parts.push(COMMA);
-      parts.push(texts[i]!.bytes!);
-    }
-    parts.push(end);
-    return Buffer.concat(parts);
-  }
-  let out = '{"links":[';
-  const starts = new Array<number>(texts.length + 1);
-  for (let i = 0; i < texts.length; i++) {
-    const t = texts[i]!;
-    if (i) out += ',';
-    starts[i] = out.length;
-    out += t.target ? t.head + self + t.title + tail + '","target":"' + base + t.target + tail + '"}' : t.head + self + t.title + tail + '"}';
-  }
-  starts[texts.length] = out.length + 1; // past the comma that would follow
-  const page = Buffer.from(out);
-  if (page.length === out.length) {
-    // ASCII: byte offsets are character offsets
-    for (let i = 0; i < texts.length; i++) {
-      const t = texts[i]!;
-      t.bytes = page.subarray(starts[i]!, starts[i + 1]! - 1);
-      t.bytesKey = key;
-    }
-  }
-  return Buffer.concat([page, end]);
+  return keptListBody(
+    '{"links":[',
+    texts,
+    self + '\n' + tail,
+    (t) => t,
+    (t) => (t.target ? t.head + self + t.title + tail + '","target":"' + base + t.target + tail + '"}' : t.head + self + t.title + tail + '"}'),
+    '],"hrefs":' + JSON.stringify(hrefs) + '}',
+  );
 }
 
-const LINKS_OPEN = Buffer.from('{"links":[');
-const COMMA = Buffer.from(',');
+/** Kept bytes of attribute list items (objects the store remembers until the file changes). */
+const keptAttributes = new WeakMap<object, KeptBytes>();
+
+/**
+ * The body of `GET /<collection>/<id>/attributes` (wire-reference 2.6), `{"attributes": [...],
+ * "hrefs": [...]}`, as UTF-8 bytes: each item is `{...item, href}` as `sendJson` writes it (NaN
+ * and Infinity as literals, or null with `ignoreNan`). Items the store remembers keep their bytes
+ * per hrefs and `ignoreNan` (`keptListBody`).
+ * @param path the collection path of the owner (`/groups/<id>`), as the request gave it
+ */
+export function attributeListBody(items: readonly { name: string }[], h: Hrefs, path: string, hrefs: Href[], ignoreNan: boolean): Buffer {
+  const prefix = `${path}/attributes/`;
+  return keptListBody(
+    '{"attributes":[',
+    items,
+    h.url(prefix) + '\n' + (ignoreNan ? 'null' : 'nan'),
+    (a) => {
+      let slot = keptAttributes.get(a);
+      if (!slot) keptAttributes.set(a, (slot = {}));
+      return slot;
+    },
+    (a) => stringifyJson({ ...a, href: h.url(prefix + encodeURIComponent(a.name)) }, { ignoreNan }),
+    '],"hrefs":' + JSON.stringify(hrefs) + '}',
+  );
+}
+
 
 /** Send a JSON body already serialized (`text` must be valid JSON, as text or UTF-8 bytes). */
 export function sendJsonText(ctx: Context, status: number, text: string | Buffer): void {

@@ -271,20 +271,32 @@ function attrFacts(f: DomainFile, oid: Hid, addr: bigint, name: string, withValu
   }
 }
 
-/** Attributes of an open object in the given order, with or without values. */
+/**
+ * Attributes of an open object in the given order, with or without values. An item of a cached
+ * attribute (values neither base64 nor limited by `maxDataSize`) is remembered with its facts and
+ * returned again by later listings until the file changes (callers copy before changing it).
+ */
 export function attributesOf(f: DomainFile, oid: Hid, addr: bigint, opts: AttributeListOptions & { names?: string[] }): AttributeJson[] {
   const names = opts.names ?? attrNames(f, oid, addr, !!opts.createOrder);
   const start = startAfterExact(opts.marker, (name) => names.indexOf(name), 'an attribute of this object');
   const t = ownerTimes(f, oid);
+  const plain = !opts.base64 && !(opts.maxDataSize && opts.maxDataSize > 0);
   return takePage(
     names,
     start,
     pageLimit(opts.limit),
     (name) => {
       const facts = attrFacts(f, oid, addr, name, !!opts.includeData);
+      const keep = plain && f.attrFacts.get(addr)?.get(name) === facts;
+      const kept = keep ? (opts.includeData ? facts.listed : facts.listedBare) : undefined;
+      if (kept && kept.created === t.created) return kept as AttributeJson;
       const head = headOf(f, addr, name, facts);
       const item: AttributeJson = { name, type: head.type, shape: head.shape, created: t.created };
       if (opts.includeData) withValue(item, presentCached(f, addr, name, facts, opts));
+      if (keep) {
+        if (opts.includeData) facts.listed = item;
+        else facts.listedBare = item;
+      }
       return item;
     },
     opts.pattern,

@@ -85,6 +85,12 @@ export interface AttrFacts {
   shown?: { value: unknown; encoding?: 'base64' };
   /** `type` and `shape` as JSON text, written once for listings (attributes.ts `headOf`). */
   head?: { type: RawJson; shape: RawJson };
+  /**
+   * The item of attribute listings, with and without its value (attributes.ts `attributesOf`):
+   * the same object for every listing until the file changes (kept bytes, http/present.ts).
+   */
+  listed?: { created: number };
+  listedBare?: { created: number };
 }
 
 /** Most GET results one domain entry remembers (`remembered`); all are dropped past it. */

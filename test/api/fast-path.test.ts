@@ -78,6 +78,58 @@ describe('small GETs: cached answers stay true (issue #9)', function () {
     expect(JSON.parse(await get('f', true)).value).to.deep.equal([2, 2, 2, null]);
   });
 
+  it('attribute listings: kept items answer as the first listing, per hrefs, ignore_nan, page and value options', async () => {
+    const g = await c.request('POST', '/groups', { body: { link: { id: root, name: 'many' } } });
+    expect(g.status).to.equal(201);
+    const id = g.json.id as string;
+    const attrs: Record<string, unknown> = {};
+    for (let i = 0; i < 40; i++) {
+      attrs[`a${String(i).padStart(2, '0')}`] =
+        i % 4 === 0 ? { type: 'H5T_IEEE_F64LE', shape: [2], value: [i, 'NaN'] } : i % 4 === 1 ? { type: 'H5T_STD_I32LE', shape: [3], value: [i, i, i] } : i % 4 === 2 ? { type: { class: 'H5T_STRING', charSet: 'H5T_CSET_ASCII', strPad: 'H5T_STR_NULLPAD', length: 4 }, shape: 'H5S_SCALAR', value: 'ab' } : { type: 'H5T_STD_U8LE', shape: 'H5S_NULL' };
+    }
+    attrs['ünï ✓'] = { type: { class: 'H5T_STRING', charSet: 'H5T_CSET_UTF8', strPad: 'H5T_STR_NULLTERM', length: 'H5T_VARIABLE' }, shape: 'H5S_SCALAR', value: 'ö 😀' }; // UTF-8 (bytes are not characters)
+    expect((await c.request('PUT', `/groups/${id}/attributes`, { body: { attributes: attrs } })).status).to.equal(201);
+    const list = async (query: Record<string, string | number>, client = c) => (await client.request('GET', `/groups/${id}/attributes`, { query: { IncludeData: 1, ...query } })).text;
+    const first = await list({});
+    const firstNan = await list({ ignore_nan: 1 });
+    expect(JSON.parse(firstNan).attributes).to.have.length(41);
+    expect(first).to.contain('"value":[0,NaN]');
+    expect(firstNan).to.contain('"value":[0,null]');
+    for (let round = 0; round < 2; round++) {
+      expect(await list({}), 'again').to.equal(first);
+      expect(await list({ ignore_nan: 1 }), 'again, ignore_nan').to.equal(firstNan);
+      // other hrefs: the domain in a header (hrefs without ?domain=)
+      const viaHeader = await list({}, new Client(srv.url, undefined, { 'X-Hdf-domain': '/fast/a.h5' }));
+      expect(viaHeader).to.equal(first.replace(/\?domain=%2Ffast%2Fa\.h5|\?domain=\/fast\/a\.h5/g, ''));
+      expect(viaHeader).to.not.equal(first);
+      // pages across other boundaries, made of kept items
+      const paged: unknown[] = [];
+      let marker: string | undefined;
+      for (;;) {
+        const page = JSON.parse(await list(marker ? { Limit: 7, Marker: marker, ignore_nan: 1 } : { Limit: 7, ignore_nan: 1 }));
+        paged.push(...page.attributes);
+        if (page.attributes.length < 7) break;
+        marker = page.attributes[page.attributes.length - 1].name;
+      }
+      expect(paged).to.deep.equal(JSON.parse(firstNan).attributes);
+      // base64 and max_data_size are not the kept items
+      const b64 = JSON.parse(await list({ encoding: 'base64' })).attributes;
+      expect(b64[1]).to.include({ encoding: 'base64', value: Buffer.from(Int32Array.of(1, 1, 1).buffer).toString('base64') });
+      const small = JSON.parse(await list({ max_data_size: 4 })).attributes;
+      expect(small[1]).to.not.have.property('value');
+      expect(small[2]).to.have.property('value', 'ab');
+      // without values
+      const bare = JSON.parse((await c.request('GET', `/groups/${id}/attributes`)).text).attributes;
+      expect(bare[0]).to.not.have.property('value');
+      expect(bare.map((a: { name: string }) => a.name)).to.deep.equal(JSON.parse(firstNan).attributes.map((a: { name: string }) => a.name));
+    }
+    // a new value is seen at once
+    expect((await c.request('PUT', `/groups/${id}/attributes/a01/value`, { body: { value: [7, 8, 9] } })).status).to.equal(200);
+    const after = await list({});
+    expect(after).to.contain('"value":[7,8,9]');
+    expect(after.replace('[7,8,9]', '[1,1,1]').replace(/"created":[0-9.e+]+/g, '')).to.equal(first.replace(/"created":[0-9.e+]+/g, ''));
+  });
+
   it('a remembered ACL view changes with the next ACL write', async () => {
     expect((await c.request('GET', `/groups/${root}`)).status).to.equal(200);
     const put = await c.request('PUT', '/acls/default', { body: { read: false, create: false, update: false, delete: false, readACL: false, updateACL: false } });

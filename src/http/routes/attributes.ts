@@ -9,7 +9,7 @@ import { COLLECTION } from '../../store/ids.js';
 import { base64Param, nameList, objIdTargets, readItems, valueOptions, writeItems } from '../attributeBodies.js';
 import type { Deps } from '../deps.js';
 import { objectHrefs, ownedHrefs } from '../deps.js';
-import { Hrefs, sendJson, sendWithHrefs } from '../present.js';
+import { Hrefs, attributeListBody, sendJson, sendJsonText, sendWithHrefs } from '../present.js';
 import { onlyReadable } from '../visible.js';
 import { bodyIsBinary, bodyOf, flag, globParam, jsonObject, limitParam, markerParam, param, rawBody, refOf, wantsBinary } from '../request.js';
 import { type Route, createOpts, route } from '../routeTable.js';
@@ -50,8 +50,7 @@ export function attributeRoutes(d: Deps): Route[] {
         return;
       }
       const items = await d.store.listAttributes(ref.domain, kind, id, opts);
-      const attributes = items.map((a) => ({ ...a, href: h.url(`/${col}/${id}/attributes/${encodeURIComponent(a.name)}`) }));
-      sendJson(ctx, 200, { attributes, hrefs: ownedHrefs(h, `/${col}/${id}/attributes`, `/${col}/${id}`) }, { ignoreNan: flag(ctx, 'ignore_nan') });
+      sendJsonText(ctx, 200, attributeListBody(items, h, `/${col}/${id}`, ownedHrefs(h, `/${col}/${id}/attributes`, `/${col}/${id}`), flag(ctx, 'ignore_nan')));
     }));
 
     // POST /{col}/:id/attributes: by name {"attr_names": [...]}, or of several objects {"obj_ids"}
