@@ -142,6 +142,9 @@ describe('query= on compound tables', function () {
       ['(temp < 3.0) & (time > 100)', { select: '[5:3000:7]' }, () => expected((r) => (r[1] as number) < 3 && (r[0] as number) > 100, 5, 7)],
       ['temp > 50.0', { Limit: 20 }, () => expected((r) => (r[1] as number) > 50, 0, 1, 20)],
       ["(temp > 90.0) & (station == b'KSFO')", {}, () => expected((r) => (r[1] as number) > 90 && r[2] === 'KSFO')],
+      // dense hits, and sparse hits turning dense (the hit positions' two ways: byte search, loop)
+      ['temp > 10.0', {}, () => expected((r) => (r[1] as number) > 10)],
+      ['(time > 1000) | (temp == 100.0)', { Limit: 1500 }, () => expected((r) => (r[0] as number) > 1000 || r[1] === 100, 0, 1, 1500)],
     ];
     const checkAll = async (when: string) => {
       for (const [query, extra, want] of cases) {

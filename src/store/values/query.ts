@@ -202,11 +202,21 @@ function cachedColumn(t: TypeJson, bytes: Buffer, n: number): Column {
 
 /** Positions of the first `max` set entries of `mask[0, n)`. */
 function maskHits(mask: Uint8Array, n: number, max: number): Int32Array {
-  let count = 0;
-  for (let i = 0; i < n; i++) if (mask[i]) count++;
-  const out = new Int32Array(Math.min(count, max));
-  for (let i = 0, k = 0; k < out.length; i++) if (mask[i]) out[k++] = i;
-  return out;
+  // sparse hits (the usual query): found by the native byte search; once they turn out dense
+  // (64 or more, an average gap under 64 rows), by a plain loop (a call per hit costs more)
+  const out: number[] = [];
+  let i = 0;
+  while (out.length < max) {
+    const j = mask.indexOf(1, i);
+    if (j < 0 || j >= n) break;
+    out.push(j);
+    i = j + 1;
+    if (out.length >= 64 && i < out.length * 64) {
+      for (; i < n && out.length < max; i++) if (mask[i]) out.push(i);
+      break;
+    }
+  }
+  return Int32Array.from(out);
 }
 
 /**
