@@ -130,6 +130,17 @@ describe('small GETs: cached answers stay true (issue #9)', function () {
     expect(after.replace('[7,8,9]', '[1,1,1]').replace(/"created":[0-9.e+]+/g, '')).to.equal(first.replace(/"created":[0-9.e+]+/g, ''));
   });
 
+  it('GET / of a domain: the common answer (fixed tail kept as text) is the general one without its extras', async () => {
+    const plain = await c.request('GET', '/');
+    const withIds = await c.request('GET', '/', { query: { getdnids: 1 } });
+    expect(plain.status).to.equal(200);
+    const { dn_ids: dnIds, ...rest } = withIds.json;
+    expect(dnIds).to.be.an('array');
+    expect(plain.text).to.equal(JSON.stringify(rest));
+    expect(Object.keys(plain.json)).to.deep.equal(['class', 'owner', 'root', 'created', 'lastModified', 'acls', 'hrefs', 'limits', 'compressors', 'version']);
+    expect(plain.json.limits.max_points).to.be.a('number');
+  });
+
   it('a remembered ACL view changes with the next ACL write', async () => {
     expect((await c.request('GET', `/groups/${root}`)).status).to.equal(200);
     const put = await c.request('PUT', '/acls/default', { body: { read: false, create: false, update: false, delete: false, readACL: false, updateACL: false } });
