@@ -126,24 +126,58 @@ export interface LinkText {
   bytesKey?: string;
 }
 
+/** Characters `JSON.stringify` writes other than as themselves (quote, backslash, controls, lone surrogates). */
+const NEEDS_ESCAPE = /["\\\u0000-\u001f\ud800-\udfff]/;
+
+/** `JSON.stringify(s)` of a string, without the call when nothing needs escaping. */
+function jsonString(s: string): string {
+  return NEEDS_ESCAPE.test(s) ? JSON.stringify(s) : '"' + s + '"';
+}
+
+/** JSON text of a number as `JSON.stringify` writes it (`String(n)` hits V8's number-string cache). */
+function jsonNumber(n: number): string {
+  return Number.isFinite(n) ? String(n) : 'null';
+}
+
 /**
  * `JSON.stringify(l)` without its closing brace, written key by key: V8's `JSON.stringify`
  * prints each double afresh (measured: ~10x the cost of the rest of the item for a `created`
  * with a fraction), while `String(n)` (the same shortest round-trip text for a finite number)
  * hits V8's number-string cache, and every link of a group has its group's `created`.
  */
-/** Characters `JSON.stringify` writes other than as themselves (quote, backslash, controls, lone surrogates). */
-const NEEDS_ESCAPE = /["\\\u0000-\u001f\ud800-\udfff]/;
-
 function jsonHead(l: LinkJson): string {
   let out = '{';
   for (const k in l) {
     const v = l[k as keyof LinkJson];
     if (v === undefined) continue;
     if (out.length > 1) out += ',';
-    out += '"' + k + '":' + (typeof v === 'number' ? (Number.isFinite(v) ? String(v) : 'null') : NEEDS_ESCAPE.test(v) ? JSON.stringify(v) : '"' + v + '"');
+    out += '"' + k + '":' + (typeof v === 'number' ? jsonNumber(v) : jsonString(v));
   }
   return out;
+}
+
+/**
+ * `linkText(linkJson(f, gid, rec, times))` for the links of nearly every listing (hard and soft),
+ * written straight from the record: the same keys in the same order (title, class, then id and
+ * collection of a hard link whose target kind is known, or h5path, then created), without an
+ * intermediate object per link.
+ */
+function recordText(f: DomainFile, gid: Hid, rec: LinkRecord, times: Times): LinkText {
+  let head = '{"title":' + jsonString(rec.name) + ',"class":"' + rec.cls + '"';
+  let target: string | undefined;
+  if (rec.cls === 'H5L_TYPE_HARD') {
+    const kind = f.kindOfAddr(gid, rec);
+    if (kind) {
+      const id = f.idOf(rec.addr!, kind);
+      const collection = COLLECTION[kind];
+      head += ',"id":"' + id + '","collection":"' + collection + '"';
+      target = '/' + collection + '/' + id;
+    }
+  } else if (rec.cls === 'H5L_TYPE_SOFT') {
+    if (rec.path !== undefined) head += ',"h5path":' + jsonString(rec.path);
+  } else return linkText(linkJson(f, gid, rec, times));
+  head += ',"created":' + jsonNumber(times.created) + ',"href":"';
+  return { head, title: encodeURIComponent(rec.name), target, bytes: undefined, bytesKey: undefined };
 }
 
 function linkText(l: LinkJson): LinkText {
@@ -170,7 +204,10 @@ export function listLinksPage(f: DomainFile, groupId: string, opts: LinkListOpti
       const json = list.json as (LinkJson | undefined)[];
       f.learnKinds(missing.map((i) => list.links[i]!));
       const times = groupTimes(f, gid);
-      for (const i of missing) cache[i] = linkText(json[i] ?? linkJson(f, gid, list.links[i]!, times));
+      for (const i of missing) {
+        const known = json[i];
+        cache[i] = known ? linkText(known) : recordText(f, gid, list.links[i]!, times);
+      }
     }
     return page.map((i) => cache[i]!);
   });
