@@ -78,7 +78,13 @@ export function readSuperblock(read: ReadAt, fileSize: number): SuperblockInfo |
 }
 
 /** An unsigned little-endian integer of `n` bytes (n <= 8) as a number (undefined past 2^53). */
-function uint(b: Uint8Array, p: number, n: number): number | undefined {
+export function uint(b: Uint8Array, p: number, n: number): number | undefined {
+  if (n === 8) {
+    // the common size, without a loop: two 32-bit halves
+    const hi = b[p + 4]! + b[p + 5]! * 0x100 + b[p + 6]! * 0x10000 + b[p + 7]! * 0x1000000;
+    if (hi > 0x1fffff) return undefined;
+    return hi * 0x100000000 + b[p]! + b[p + 1]! * 0x100 + b[p + 2]! * 0x10000 + b[p + 3]! * 0x1000000;
+  }
   let v = 0;
   for (let i = n - 1; i >= 0; i--) v = v * 256 + b[p + i]!;
   return Number.isSafeInteger(v) ? v : undefined;

@@ -22,7 +22,7 @@
  */
 import { isAscii } from 'node:buffer';
 import type { ReadAt, SuperblockInfo } from './objectHeader.js';
-import { MAX_CHUNK_BYTES } from './objectHeader.js';
+import { MAX_CHUNK_BYTES, uint } from './objectHeader.js';
 
 /** Where a symbol table group keeps its links (the symbol table message, 0x11). */
 export interface SymbolTableAddrs {
@@ -59,19 +59,6 @@ const MAX_LEVEL = 32;
 const CACHE_NONE = 0;
 const CACHE_STAB = 1;
 const CACHE_SLINK = 2;
-
-/** An unsigned little-endian integer of `n` bytes (n <= 8) as a number (undefined past 2^53). */
-function uint(b: Uint8Array, p: number, n: number): number | undefined {
-  if (n === 8) {
-    // the common size, without a loop: two 32-bit halves
-    const hi = b[p + 4]! + b[p + 5]! * 0x100 + b[p + 6]! * 0x10000 + b[p + 7]! * 0x1000000;
-    if (hi > 0x1fffff) return undefined;
-    return hi * 0x100000000 + b[p]! + b[p + 1]! * 0x100 + b[p + 2]! * 0x10000 + b[p + 3]! * 0x1000000;
-  }
-  let v = 0;
-  for (let i = n - 1; i >= 0; i--) v = v * 256 + b[p + i]!;
-  return Number.isSafeInteger(v) ? v : undefined;
-}
 
 /** Exactly `len` bytes at `pos` (in pieces of at most MAX_CHUNK_BYTES), or undefined. */
 function readExactly(read: ReadAt, pos: number, len: number): Uint8Array | undefined {
