@@ -17,6 +17,7 @@ import { HDF5_FILE_LOCKING_ENV } from './hdf5/vfd.js';
 import { ensureSamples } from './samples.js';
 import { S3Mount, parseMountSpec } from './store/s3mount.js';
 import { Store } from './store/store.js';
+import { startValueThreads } from './store/values/threadPool.js';
 
 export interface Running {
   server: Server;
@@ -124,6 +125,8 @@ export async function startServer(config: Config, logger: Logger = pino({ level:
     { url, root: store.paths.root, hdf5: store.libraryVersion, fsync: config.fsync, metricsUrl: metricsServer?.url, mounts: store.mounts.map((m) => `${m.at}=${m.source}`) },
     'h5store listening',
   );
+  // the threads that decode chunks and format large JSON values, warmed up before they are needed
+  startValueThreads();
   // Writes interrupted by a crash are rolled back on first use of their file anyway; this scan
   // repairs them (and logs it) for other programs too, without delaying the first request.
   if (!worker || worker.index === 0) void store.recoverInterrupted().then(

@@ -776,6 +776,27 @@ export class ValueJsonWriter {
     this.ascii = asciiOnly(type);
   }
 
+  /**
+   * Continue as if the first `n` elements had been written (their text is produced elsewhere):
+   * the text of `write`s from here on, and of `end`, is what a writer that wrote all `n` would
+   * give. A value can so be formatted in parts, each by a writer of its own (on threads of their
+   * own), and the parts' texts concatenated in element order. Only on a fresh writer.
+   * @throws internal when elements were written already or `n` is outside [0, total]
+   */
+  skipTo(n: number): void {
+    if (this.idx !== 0 || !Number.isInteger(n) || n < 0 || n > this.total) throw internal(`ValueJsonWriter: cannot skip to element ${n} of ${this.total} after ${this.idx}`);
+    if (n === 0) return;
+    // the state `emit` leaves after an element n-1: its row finished (col == lastDim) or not,
+    // and the counters of the outer dimensions at that row
+    let row = Math.floor((n - 1) / this.lastDim);
+    this.col = n - row * this.lastDim;
+    for (let j = this.rank - 2; j >= 0; j--) {
+      this.ctr[j] = row % this.dims[j]!;
+      row = Math.floor(row / this.dims[j]!);
+    }
+    this.idx = n;
+  }
+
   /** JSON text for the next `count` elements, whose wire bytes start at `buf[0]`. */
   write(buf: Buffer, count: number): string {
     this.emit(buf, count);

@@ -26,6 +26,7 @@ import type { S3Mount } from '../store/s3mount.js';
 import type { Store } from '../store/store.js';
 import { decodedChunks } from '../store/values/chunkCache.js';
 import { cachedChunkReads, decodedChunkReads, parallelChunkReads } from '../store/values/chunked.js';
+import { jsonThreadParts } from '../store/values/threadPool.js';
 import { queryColumns } from '../store/values/query.js';
 import { requestsInFlight } from '../http/inflight.js';
 import { RequestMetrics, type RequestSample } from './requestMetrics.js';
@@ -115,6 +116,15 @@ export class Metrics {
       collect() {
         this.reset();
         this.inc(parallelChunkReads());
+      },
+    });
+    new Counter({
+      name: 'h5store_json_thread_parts_total',
+      help: 'Parts of large JSON values formatted on the value threads, off the main thread (src/store/values/threadPool.ts)',
+      registers,
+      collect() {
+        this.reset();
+        this.inc(jsonThreadParts());
       },
     });
     new Counter({

@@ -47,9 +47,18 @@ describe('JSON value reads of one large page', function () {
   });
   after(async () => srv.stop());
 
+  /** Parts of JSON values formatted on the value threads so far (metrics). */
+  async function threadParts(): Promise<number> {
+    const m = /^h5store_json_thread_parts_total (\d+)/m.exec((await c.get('/metrics')).text);
+    return Number(m?.[1] ?? NaN);
+  }
+
   it('answers with a Content-Length and the values h5py reads, each in its shortest form', async () => {
+    const before = await threadParts();
     const r = await c.get(`/datasets/${id}/value`);
     expect(r.status).to.equal(200);
+    // formatted on the value threads, a part per thread, off the main thread (issue #9 target 5)
+    expect((await threadParts()) - before, 'parts formatted on the value threads').to.be.at.least(1);
     expect(r.headers.get('content-length')).to.equal(String(r.body.length));
     expect(r.headers.get('transfer-encoding')).to.equal(null);
     expect(r.body.length).to.be.above(4 << 20); // several of the writer's 1 MiB chunks

@@ -158,6 +158,40 @@ describe('codec/json ValueJsonWriter', () => {
     });
   }
 
+  // A value formatted in parts by writers of their own (skipTo), as the JSON threads do: the
+  // parts' texts, concatenated, are the one writer's text, for every split point.
+  for (const shape of [[1], [5], [2, 3], [3, 1, 4], [2, 2, 2, 2], [7, 3], [4, 1], [1, 6]]) {
+    it(`parts of ${JSON.stringify(shape)} written by separate writers (skipTo) join into the same text`, () => {
+      const n = shape.reduce((a, b) => a * b, 1);
+      const values = Array.from({ length: n }, (_, i) => i * 3 - 7);
+      const buf = encodeElements(values, I32);
+      const expected = JSON.stringify(nestValues(values, shape));
+      for (let a = 0; a <= n; a++) {
+        for (let b = a; b <= n; b++) {
+          // three parts [0,a) [a,b) [b,n), the closing text from a writer skipped to the end
+          let text = '';
+          for (const [s, e] of [[0, a], [a, b], [b, n]] as const) {
+            const w = new ValueJsonWriter(I32, shape);
+            w.skipTo(s);
+            text += w.write(buf.subarray(s * 4, e * 4), e - s);
+          }
+          const last = new ValueJsonWriter(I32, shape);
+          last.skipTo(n);
+          expect(text + last.end(), `split at ${a}, ${b}`).to.equal(expected);
+        }
+      }
+    });
+  }
+
+  it('skipTo refuses a writer that wrote already, and positions outside the value', () => {
+    const w = new ValueJsonWriter(I32, [2, 2]);
+    expect(() => w.skipTo(5)).to.throw(H5StoreError);
+    expect(() => w.skipTo(-1)).to.throw(H5StoreError);
+    expect(() => w.skipTo(1.5)).to.throw(H5StoreError);
+    w.write(Buffer.alloc(4), 1);
+    expect(() => w.skipTo(2)).to.throw(H5StoreError);
+  });
+
   const empties: [number[], string][] = [
     [[0], '[]'],
     [[0, 3], '[]'],

@@ -4,10 +4,10 @@
 import { Readable } from 'node:stream';
 import type { Context } from 'koa';
 import { ValueJsonWriter, WireValue, stringifyJson } from '../../codec/json.js';
-import { badRequest, tooLarge } from '../../errors.js';
+import { H5StoreError, badRequest, tooLarge } from '../../errors.js';
 import { type DomainAccess, allowAllDomains } from '../../store/access.js';
 import type { PagePool } from '../../store/pagepool.js';
-import { type ReadPlan, type ValuePage, hdf5Busy, whenIdle } from '../../store/values.js';
+import { type ReadPlan, type ValuePage, hdf5Busy, valueJsonOnThreads, whenIdle } from '../../store/values.js';
 import type { Deps } from '../deps.js';
 import { objectHrefs, ownedHrefs } from '../deps.js';
 import { type Href, Hrefs, sendJson, sendWithHrefs } from '../present.js';
@@ -186,8 +186,8 @@ const STREAM_PAGE_BYTES = 1024 * 1024;
  * Send a planned value read as binary (wire-reference 3.5) or JSON. A value larger than one page
  * is streamed: pages are read into pooled buffers one at a time, and the event loop runs between
  * pages so small requests are served while a large read streams. A JSON value of one page is
- * read, then formatted whole before the status line (a slice per turn of the event loop above
- * `JSON_SLICE_BYTES`) and sent with a Content-Length. `releasePlan` is called exactly once: when
+ * read, then formatted whole before the status line (on the value threads above
+ * `JSON_THREAD_BYTES`: `JsonValueText`) and sent with a Content-Length. `releasePlan` is called exactly once: when
  * the last page was read, or the client went away, or the read failed.
  * @throws H5StoreError (PayloadTooLarge above `maxJsonValueBytes`; any error of the read or of
  *   the formatting of a one-page value)
@@ -209,8 +209,6 @@ async function sendValue(ctx: Context, d: Deps, plan: ReadPlan, releasePlan: () 
       );
     }
     const singlePage = plan.bytes <= d.config.pageBytes;
-    // fixed-size JSON values above JSON_SLICE_BYTES are formatted a slice per turn of the event loop
-    const sliced = !binary && plan.itemSize !== undefined && plan.bytes > JSON_SLICE_BYTES;
     if (binary) {
       const streamPage = Math.min(STREAM_PAGE_BYTES, d.config.pageBytes);
       if (plan.bytes <= streamPage) {
@@ -243,26 +241,21 @@ async function sendValue(ctx: Context, d: Deps, plan: ReadPlan, releasePlan: () 
       return;
     }
     const shape = flag(ctx, 'reduce_dim') ? plan.shape.filter((x) => x !== 1) : plan.shape;
-    const writer = new ValueJsonWriter(plan.type, shape, { ignoreNan: flag(ctx, 'ignore_nan') });
+    const json = new JsonValueText(d, plan, shape, { ignoreNan: flag(ctx, 'ignore_nan') });
     const tail = `,"hrefs":${stringifyJson(hrefs)}}`;
     if (singlePage) {
       // the whole text before the status line (a malformed value is still a 4xx, and the answer
-      // has a Content-Length), as the writer's chunks of up to 1 MiB: no copy into one body
-      // buffer. The page is read and the file let go first; large values are then formatted a
-      // slice at a time, with a turn of the event loop after each (other requests go on).
+      // has a Content-Length), as chunks of up to 1 MiB: no copy into one body buffer. The page
+      // is read and the file let go first; large values are then formatted on the value threads
+      // while this thread serves other requests.
       const pages = [...plan.pages()];
       release();
       const parts: Buffer[] = [Buffer.from('{"value":')];
       for (const page of pages) {
-        for (const piece of sliced ? slicesOf(page, plan.itemSize!) : [page]) {
-          for (const c of writer.writeChunks(piece.wire, piece.count)) parts.push(c);
-          if (sliced) {
-            await new Promise<void>((resolve) => setImmediate(resolve));
-            if (ctx.req.socket.destroyed) return; // the client went away: nothing to send
-          }
-        }
+        for (const c of await json.part(page)) parts.push(c);
+        if (ctx.req.socket.destroyed) return; // the client went away: nothing to send
       }
-      for (const c of writer.endChunks()) parts.push(c);
+      for (const c of json.end()) parts.push(c);
       parts.push(Buffer.from(tail));
       let length = 0;
       for (const c of parts) length += c.length;
@@ -275,13 +268,14 @@ async function sendValue(ctx: Context, d: Deps, plan: ReadPlan, releasePlan: () 
     ctx.respond = false;
     ctx.res.writeHead(200, { 'Content-Type': 'application/json' });
     ctx.res.write('{"value":');
-    const text = (p: ValuePage) => {
-      const out = writer.writeChunks(p.wire, p.count);
-      if (p.pooled) pool.give(p.pooled);
-      return out;
+    const text = async (p: ValuePage) => {
+      try {
+        return await json.part(p);
+      } finally {
+        if (p.pooled) pool.give(p.pooled);
+      }
     };
-    const pages = sliced ? slicedPages(plan.pages(pool), plan.itemSize!, pool) : plan.pages(pool);
-    void streamPages(ctx, pages, pool, release, d.config.maxStreamBytesPerSec, text, () => [...writer.endChunks(), Buffer.from(tail)]);
+    void streamPages(ctx, plan.pages(pool), pool, release, d.config.maxStreamBytesPerSec, text, () => [...json.end(), Buffer.from(tail)]);
   } catch (e) {
     release();
     throw e;
@@ -289,48 +283,60 @@ async function sendValue(ctx: Context, d: Deps, plan: ReadPlan, releasePlan: () 
 }
 
 /**
- * JSON values of fixed-size types above this many bytes of data are formatted a slice at a time,
- * with a turn of the event loop after each slice (`slicesOf`, `slicedPages`), even when libhdf5
- * reads them in one page: formatting a 4 MiB page of float32 takes ~70 ms, which held every other
- * request that long.
+ * JSON values of fixed-size types above this many bytes of data are formatted on the value
+ * threads (store/values/threadPool.ts): formatting a 4 MiB page of float32 takes ~70-110 ms of
+ * CPU, which on this thread held every other request that long (and on one core only).
  */
-const JSON_SLICE_BYTES = 256 * 1024;
-
-/** Elements formatted per slice (per turn of the event loop): ~1-4 ms of formatting, ~0.2-0.6 MB of text. */
-const JSON_SLICE_ELEMENTS = 32768;
-
-/** A page cut into slices of at most `JSON_SLICE_ELEMENTS` elements of `itemSize` wire bytes (views, no copy; no pooled buffer). */
-function* slicesOf(p: ValuePage, itemSize: number): Generator<ValuePage> {
-  for (let i = 0; i < p.count; i += JSON_SLICE_ELEMENTS) {
-    const n = Math.min(JSON_SLICE_ELEMENTS, p.count - i);
-    yield { wire: p.wire.subarray(i * itemSize, (i + n) * itemSize), count: n };
-  }
-}
+const JSON_THREAD_BYTES = 256 * 1024;
 
 /**
- * The pages of a streamed read cut into slices (`slicesOf`). A page's pooled buffer travels with
- * its last slice; if the consumer stops before that slice, it is given back here.
+ * The JSON text of a value's elements, page by page in element order (`part`), then the closing
+ * brackets (`end`). Pages of values above JSON_THREAD_BYTES of a fixed-size type are formatted
+ * on the value threads, a part per thread, each by a writer skipped to the page's first element
+ * (`ValueJsonWriter.skipTo`); other values by one writer on this thread. Should a value thread
+ * fail (not the value: the writer's own errors are thrown as they are), that page is formatted
+ * here, in one go.
  */
-function* slicedPages(pages: Generator<ValuePage>, itemSize: number, pool: PagePool): Generator<ValuePage> {
-  let owed: Buffer | undefined;
-  try {
-    for (;;) {
-      const r = pages.next();
-      if (r.done) return;
-      const p = r.value;
-      owed = p.pooled;
-      let last: ValuePage | undefined;
-      for (const piece of slicesOf(p, itemSize)) {
-        if (last) yield last;
-        last = piece;
-      }
-      owed = undefined;
-      if (last) yield { ...last, pooled: p.pooled }; // the consumer gives it back after the last slice
-      else if (p.pooled) pool.give(p.pooled);
+class JsonValueText {
+  private readonly writer: ValueJsonWriter;
+  private readonly threaded: boolean;
+  private next = 0;
+
+  constructor(
+    private readonly d: Deps,
+    private readonly plan: ReadPlan,
+    private readonly shape: number[],
+    private readonly opts: { ignoreNan: boolean },
+  ) {
+    this.writer = new ValueJsonWriter(plan.type, shape, opts);
+    this.threaded = plan.itemSize !== undefined && plan.bytes > JSON_THREAD_BYTES;
+  }
+
+  /**
+   * The text of the next page's elements, as chunks the caller owns.
+   * @throws H5StoreError when a value cannot be shown as JSON
+   */
+  async part(p: ValuePage): Promise<Buffer[]> {
+    if (!this.threaded) return this.writer.writeChunks(p.wire, p.count);
+    const start = this.next;
+    this.next += p.count;
+    try {
+      return await valueJsonOnThreads(this.plan.type, this.shape, this.opts, p.wire, start, p.count, this.plan.itemSize!);
+    } catch (e) {
+      if (e instanceof H5StoreError) throw e;
+      this.d.logger.warn({ err: (e as Error).message }, 'a value thread failed formatting JSON; formatting on the main thread');
+      const w = new ValueJsonWriter(this.plan.type, this.shape, this.opts);
+      w.skipTo(start);
+      return w.writeChunks(p.wire, p.count);
     }
-  } finally {
-    if (owed) pool.give(owed);
-    pages.return(undefined);
+  }
+
+  /** The closing text, after all elements. @throws internal when elements are missing */
+  end(): Buffer[] {
+    if (!this.threaded) return this.writer.endChunks();
+    const w = new ValueJsonWriter(this.plan.type, this.shape, this.opts);
+    w.skipTo(this.next);
+    return w.endChunks();
   }
 }
 
@@ -348,7 +354,7 @@ async function streamPages(
   pool: PagePool,
   release: () => void,
   maxRate: number,
-  bytesOf: (p: ValuePage) => Buffer | Buffer[],
+  bytesOf: (p: ValuePage) => Buffer | Buffer[] | Promise<Buffer[]>,
   tail?: () => Buffer[],
 ): Promise<void> {
   const res = ctx.res;
@@ -370,7 +376,9 @@ async function streamPages(
       next = undefined;
       if (r.done) break;
       const page = r.value;
-      const bytes = bytesOf(page);
+      const made = bytesOf(page);
+      const bytes = made instanceof Promise ? await made : made;
+      if (closed) break;
       let ok: boolean;
       if (Array.isArray(bytes)) {
         ok = writeAll(res, bytes);

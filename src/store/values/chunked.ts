@@ -2,7 +2,7 @@
  * Parallel reads of compressed chunks (issue #9 target 3): a hyperslab read of a chunked dataset
  * whose filters are all deflate (1), shuffle (2) or Fletcher-32 (3) reads the stored (filtered)
  * chunks it touches with `H5Dread_chunk` on the main thread and hands them, in batches, to
- * decoding threads (decodePool.ts) that inflate (Node's zlib), undo the shuffle, check the
+ * value threads (threadPool.ts) that inflate (Node's zlib), undo the shuffle, check the
  * Fletcher-32 trailer and copy each chunk's part of the selection straight into the shared
  * result. libhdf5 itself decodes chunks one after the other on the calling thread.
  *
@@ -31,8 +31,8 @@ import type { Hid } from '../../hdf5/lib.js';
 import { type ChunkRun, type Slab, chunkCount, copyChunkPart, forEachChunk, slabRuns } from '../../selection/chunks.js';
 import type { PagePool } from '../pagepool.js';
 import { decodedChunks } from './chunkCache.js';
-import { DECODE_THREADS, decodeOnThread } from './decodePool.js';
-import { chunkError, decodeChunk } from './decodeWorker.js';
+import { DECODE_THREADS, decodeOnThread } from './threadPool.js';
+import { chunkError, decodeChunk } from './decodeChunks.js';
 
 /** Filters decoded here: deflate, shuffle, Fletcher-32. */
 const HANDLED_FILTERS = new Set([C.H5Z_FILTER_DEFLATE, C.H5Z_FILTER_SHUFFLE, C.H5Z_FILTER_FLETCHER32]);

@@ -1,16 +1,17 @@
 /**
- * A chunk decoding thread (src/store/values/decodePool.ts): undoes deflate (zlib), shuffle and
- * Fletcher-32 on stored chunks, last filter first, skipping those a chunk's filter mask names,
- * and copies each chunk's part of the selection into the shared result. No libhdf5 here: the
- * main thread read the stored bytes (`H5Dread_chunk`).
+ * Decoding stored chunks, the job value threads (threadPool.ts, threadWorker.ts) do for the
+ * parallel chunk reads (chunked.ts): undo deflate (zlib), shuffle and Fletcher-32 on stored
+ * chunks, last filter first, skipping those a chunk's filter mask names, and copy each chunk's
+ * part of the selection into the shared result. No libhdf5 here: the main thread read the stored
+ * bytes (`H5Dread_chunk`).
  */
-import { parentPort } from 'node:worker_threads';
 import { inflateSync } from 'node:zlib';
 import { stripFletcher32, unshuffle } from '../../codec/filters.js';
 import { type ChunkRun, copyChunkPart } from '../../selection/chunks.js';
 
 /** One batch of chunks of one read (the pool's message). */
 export interface DecodeBatch {
+  kind: 'decode';
   id: number;
   /** The result, `prod(outShape) * itemSize` bytes, shared with the main thread. */
   out: SharedArrayBuffer;
@@ -90,13 +91,3 @@ export function decodeBatch(b: DecodeBatch): DecodeDone {
   }
   return { id: b.id };
 }
-
-parentPort?.on('message', (b: DecodeBatch) => {
-  let done: DecodeDone;
-  try {
-    done = decodeBatch(b);
-  } catch (e) {
-    done = { id: b.id, error: `Decoding chunks failed: ${(e as Error).message}` };
-  }
-  parentPort!.postMessage(done);
-});
