@@ -27,6 +27,7 @@ import type { Store } from '../store/store.js';
 import { decodedChunks } from '../store/values/chunkCache.js';
 import { cachedChunkReads, decodedChunkReads, parallelChunkReads } from '../store/values/chunked.js';
 import { jsonThreadParts } from '../store/values/threadPool.js';
+import { linkPagesReadAheadCount } from '../http/routes/groups.js';
 import { queryColumns } from '../store/values/query.js';
 import { requestsInFlight } from '../http/inflight.js';
 import { RequestMetrics, type RequestSample } from './requestMetrics.js';
@@ -125,6 +126,15 @@ export class Metrics {
       collect() {
         this.reset();
         this.inc(jsonThreadParts());
+      },
+    });
+    new Counter({
+      name: 'h5store_link_pages_read_ahead_total',
+      help: 'Pages of links (GET .../links with Limit) built while the client still read the page before, and kept for its next request (src/http/routes/groups.ts)',
+      registers,
+      collect() {
+        this.reset();
+        this.inc(linkPagesReadAheadCount());
       },
     });
     new Counter({

@@ -121,8 +121,10 @@ export interface LinkText {
   head: string;
   title: string;
   target?: string;
-  /** The link's complete JSON bytes for the hrefs `bytesKey` names (kept by http/present.ts `linkListBody`). */
+  /** Where the link's complete JSON bytes for the hrefs `bytesKey` names are (kept by http/present.ts `linkListBody`: bytes [bytesFrom, bytesTo) of `bytes`). */
   bytes?: Buffer;
+  bytesFrom?: number;
+  bytesTo?: number;
   bytesKey?: string;
 }
 
@@ -177,13 +179,13 @@ function recordText(f: DomainFile, gid: Hid, rec: LinkRecord, times: Times): Lin
     if (rec.path !== undefined) head += ',"h5path":' + jsonString(rec.path);
   } else return linkText(linkJson(f, gid, rec, times));
   head += ',"created":' + jsonNumber(times.created) + ',"href":"';
-  return { head, title: encodeURIComponent(rec.name), target, bytes: undefined, bytesKey: undefined };
+  return { head, title: encodeURIComponent(rec.name), target, bytes: undefined, bytesFrom: undefined, bytesTo: undefined, bytesKey: undefined };
 }
 
 function linkText(l: LinkJson): LinkText {
   const head = jsonHead(l) + ',"href":"';
   // one object shape for every link (the bytes are filled in by the first page sent)
-  return { head, title: encodeURIComponent(l.title), target: l.id && l.collection ? `/${l.collection}/${l.id}` : undefined, bytes: undefined, bytesKey: undefined };
+  return { head, title: encodeURIComponent(l.title), target: l.id && l.collection ? `/${l.collection}/${l.id}` : undefined, bytes: undefined, bytesFrom: undefined, bytesTo: undefined, bytesKey: undefined };
 }
 
 /**
@@ -192,13 +194,18 @@ function linkText(l: LinkJson): LinkText {
  * (with or without surrounding double quotes). The kinds of the page's hard-link targets are
  * learnt in one go (`DomainFile.learnKinds`); the pieces are cached per link until the next
  * write (only they: fewer long-lived objects per link for the garbage collector).
+ * @returns the page's pieces, and `next`: the marker of the following page when the page is full
+ *   (`limit` links) and links follow (the name of its last link), with `after`: the pieces of the
+ *   link after the page when they are cached already
  * @throws H5StoreError NotFound when the marker is not a link of the group (wire-reference 0.9).
  */
-export function listLinksPage(f: DomainFile, groupId: string, opts: LinkListOptions): LinkText[] {
+export function listLinksPage(f: DomainFile, groupId: string, opts: LinkListOptions): { texts: LinkText[]; next?: string; after?: LinkText } {
   return f.withId(groupId, 'group', (gid, gaddr) => {
     const list = f.links(gid, gaddr, opts.createOrder ? 'crt' : 'name');
     const cache = list.text as (LinkText | undefined)[];
     const page = pageIndexes(list, opts);
+    const last = page.length > 0 ? page[page.length - 1]! : -1;
+    const next = page.length === pageLimit(opts.limit) && last < list.links.length - 1 ? list.links[last]!.name : undefined;
     const missing = page.filter((i) => cache[i] === undefined);
     if (missing.length) {
       const json = list.json as (LinkJson | undefined)[];
@@ -209,7 +216,7 @@ export function listLinksPage(f: DomainFile, groupId: string, opts: LinkListOpti
         cache[i] = known ? linkText(known) : recordText(f, gid, list.links[i]!, times);
       }
     }
-    return page.map((i) => cache[i]!);
+    return { texts: page.map((i) => cache[i]!), next, after: next === undefined ? undefined : cache[last + 1] };
   });
 }
 

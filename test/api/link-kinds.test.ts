@@ -285,6 +285,50 @@ print(json.dumps(out))
     expect(after.items.map((l) => l.title)).to.deep.equal([...first.items.map((l) => l.title), 'w9999']);
   });
 
+  // Read-ahead (routes/groups.ts): after a page that was not kept yet, the next page is built and
+  // kept before the client asks for it. What the client then gets must be what a listing without
+  // read-ahead answers, also when a write comes between the two pages.
+  it('read-ahead of link pages: the next page is kept before it is asked for; a write between pages is seen', async () => {
+    const readAhead = async (c: Client) => Number(/^h5store_link_pages_read_ahead_total (\d+)/m.exec((await c.get('/metrics')).text)?.[1] ?? NaN);
+    const settle = async (c: Client, from: number) => {
+      for (let i = 0; i < 100 && (await readAhead(c)) === from; i++) await new Promise((r) => setTimeout(r, 20));
+      return (await readAhead(c)) - from;
+    };
+    const fresh = async (n: string) => {
+      fs.copyFileSync(path.join(root, 'k/k_wide.h5'), path.join(root, `k/${n}`));
+      const c = new Client(srv.url, `/k/${n}`);
+      const rootId = (await c.get('/')).json.root as string;
+      return { c, wide: (await c.get(`/groups/${rootId}/links/wide`)).json.link.id as string };
+    };
+    // a whole listing in pages: every page after the first was read ahead, none when listed again
+    const { c, wide } = await fresh('ahead_a.h5');
+    let before = await readAhead(c);
+    const listed = await pages(c, wide, 100);
+    expect(listed.items).to.have.length(1500);
+    // 14 when every read-ahead is done before its request arrives (a request that comes first
+    // builds its page itself, and the read-ahead then finds it kept)
+    expect(await settle(c, before), 'pages read ahead').to.be.at.least(5);
+    const whole = (await c.get(`/groups/${wide}/links`)).json.links;
+    expect(listed.items).to.deep.equal(whole);
+    before = await readAhead(c);
+    expect((await pages(c, wide, 100)).bodies).to.deep.equal(listed.bodies);
+    await new Promise((r) => setTimeout(r, 100));
+    expect(await readAhead(c), 'no read-ahead of pages kept already').to.equal(before);
+    // page 2 read ahead, then a link that sorts into it, and one of it deleted: page 2 shows both
+    const b = await fresh('ahead_b.h5');
+    before = await readAhead(b.c);
+    const p1 = (await b.c.get(`/groups/${b.wide}/links`, { Limit: 100 })).json.links as Item[];
+    expect(await settle(b.c, before)).to.equal(1);
+    const inPage2 = `${p1[99]!.title}_new`; // right after page 1's last link
+    expect((await b.c.put(`/groups/${b.wide}/links/${inPage2}`, { h5path: '/wide' })).status).to.equal(201);
+    const p2 = (await b.c.get(`/groups/${b.wide}/links`, { Limit: 100, Marker: p1[99]!.title })).json.links as Item[];
+    expect(p2[0]!.title).to.equal(inPage2);
+    const gone = p2[50]!.title;
+    expect((await b.c.delete(`/groups/${b.wide}/links/${gone}`)).status).to.equal(200);
+    const again = (await b.c.get(`/groups/${b.wide}/links`, { Limit: 100, Marker: p1[99]!.title })).json.links as Item[];
+    expect(again.map((l) => l.title)).to.deep.equal(p2.filter((l) => l.title !== gone).map((l) => l.title).concat(again[99]!.title));
+  });
+
   it('titles that need JSON escaping or percent-encoding: canonical JSON, exact titles and hrefs', async () => {
     const c = new Client(srv.url, '/k/k_v108.h5');
     const origin = new URL(srv.url).origin;

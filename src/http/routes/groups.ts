@@ -6,11 +6,11 @@ import { createHash } from 'node:crypto';
 import { badRequest } from '../../errors.js';
 import type { ObjectKind } from '../../hdf5/objects.js';
 import { COLLECTION } from '../../store/ids.js';
-import { groupIdsIn, linkNameFromPath, parseLinkSpec, parseLinksPost, parseLinksPut } from '../../store/links.js';
+import { type LinkListOptions, groupIdsIn, linkNameFromPath, parseLinkSpec, parseLinksPost, parseLinksPut } from '../../store/links.js';
 import { onlyReadable } from '../visible.js';
 import type { Deps } from '../deps.js';
 import { objectHrefs, ownedHrefs } from '../deps.js';
-import { Hrefs, linkListBody, sendJson, sendJsonText, sendWithHrefs } from '../present.js';
+import { Hrefs, linkListBody, linkListKept, sendJson, sendJsonText, sendWithHrefs } from '../present.js';
 import { bodyOf, flag, globParam, jsonObject, limitParam, markerParam, param, pathOptions, refOf } from '../request.js';
 import { type Route, createOpts, route } from '../routeTable.js';
 
@@ -90,13 +90,11 @@ export function groupRoutes(d: Deps): Route[] {
       sendJson(ctx, 200, { links: await onlyReadable(ctx, d.store, ref.domain, all), hrefs: ownedHrefs(h, `/groups/${id}/links`, `/groups/${id}`) });
       return;
     }
-    const texts = await d.store.listLinksPage(ref.domain, id, {
-      limit: limitParam(ctx),
-      marker: markerParam(ctx),
-      createOrder: flag(ctx, 'CreateOrder'),
-      pattern: globParam(ctx),
-    });
-    sendJsonText(ctx, 200, linkListBody(texts, h, id, ownedHrefs(h, `/groups/${id}/links`, `/groups/${id}`)));
+    const opts = { limit: limitParam(ctx), marker: markerParam(ctx), createOrder: flag(ctx, 'CreateOrder'), pattern: globParam(ctx) };
+    const page = await d.store.listLinksPage(ref.domain, id, opts);
+    sendJsonText(ctx, 200, linkListBody(page.texts, h, id, ownedHrefs(h, `/groups/${id}/links`, `/groups/${id}`)));
+    // the next page, unless its first link keeps its bytes for these hrefs already
+    if (page.next !== undefined && !(page.after && linkListKept([page.after], h, id))) readAheadLinks(d, ref.domain, id, { ...opts, marker: page.next }, h);
   }));
 
   // POST /groups/:id/links: links by title, of several groups (grp_ids), or of every group below (follow_links)
@@ -171,6 +169,34 @@ export function groupRoutes(d: Deps): Route[] {
     sendJson(ctx, 200, { hrefs: [h.rel('owner', `/groups/${ctx.params.id}`)] });
   }));
   return routes;
+}
+
+/**
+ * Read-ahead of link pages (issue #9 target 7): a client listing a large group page by page
+ * (Limit, then Marker) asks for the next page once it has received and parsed this one. The
+ * next page's text is built as soon as this answer is on its way, while the client receives and parses it
+ * (on the other core), and kept with its links (`keptListBody`): the next request copies it. At
+ * most one page per request, not when the link after this page keeps its bytes already (a
+ * listing of pages listed before); failures are left to the request that will meet them (a
+ * write meanwhile makes the store list anew anyway).
+ */
+function readAheadLinks(d: Deps, domain: string, groupId: string, opts: LinkListOptions, h: Hrefs): void {
+  setImmediate(() => {
+    d.store.listLinksPage(domain, groupId, opts).then(
+      (next) => {
+        if (linkListKept(next.texts, h, groupId)) return;
+        linkListBody(next.texts, h, groupId, []);
+        linkPagesReadAhead++;
+      },
+      () => undefined,
+    );
+  });
+}
+
+let linkPagesReadAhead = 0;
+/** Link pages built ahead of their request since the process started (for the metrics). */
+export function linkPagesReadAheadCount(): number {
+  return linkPagesReadAhead;
 }
 
 /** A strong ETag of a link's content (hash of its JSON). */
