@@ -18,6 +18,7 @@ import { ensureSamples } from './samples.js';
 import { S3Mount, parseMountSpec } from './store/s3mount.js';
 import { Store } from './store/store.js';
 import { startValueThreads } from './store/values/threadPool.js';
+import { requestsInFlight } from './http/inflight.js';
 
 export interface Running {
   server: Server;
@@ -125,8 +126,15 @@ export async function startServer(config: Config, logger: Logger = pino({ level:
     { url, root: store.paths.root, hdf5: store.libraryVersion, fsync: config.fsync, metricsUrl: metricsServer?.url, mounts: store.mounts.map((m) => `${m.at}=${m.source}`) },
     'h5store listening',
   );
-  // the threads that decode chunks and format large JSON values, warmed up before they are needed
-  startValueThreads();
+  // The threads that decode chunks and format large JSON values start (and compile their code)
+  // at the first second without a request in flight: warm before they are needed, not competing
+  // with the first requests for the cores. A job before that starts them itself.
+  const warmUp = setInterval(() => {
+    if (requestsInFlight() > 0) return;
+    clearInterval(warmUp);
+    startValueThreads();
+  }, 1000);
+  warmUp.unref();
   // Writes interrupted by a crash are rolled back on first use of their file anyway; this scan
   // repairs them (and logs it) for other programs too, without delaying the first request.
   if (!worker || worker.index === 0) void store.recoverInterrupted().then(
@@ -137,6 +145,7 @@ export async function startServer(config: Config, logger: Logger = pino({ level:
   const close = async () => {
     if (closed) return;
     closed = true;
+    clearInterval(warmUp);
     const closing = [server, ...(metricsServer ? [metricsServer.server] : [])].map(
       (s) =>
         new Promise<void>((resolve) => {
