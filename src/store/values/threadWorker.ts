@@ -3,6 +3,7 @@
  * parts of JSON values (`formatJsonPart`). Pure codec work on bytes the main thread hands over;
  * no libhdf5 here.
  */
+import os from 'node:os';
 import { parentPort } from 'node:worker_threads';
 import { ValueJsonWriter } from '../../codec/json.js';
 import { type TypeJson, parseType } from '../../codec/types.js';
@@ -89,7 +90,20 @@ function warmUp(): void {
   }
 }
 
+/**
+ * Nice value of the value threads: below the main thread, which answers every request. On Linux
+ * the nice value belongs to each thread (setpriority(2), "BUGS": `os.setPriority(0, ...)` from a
+ * thread sets that thread's), so a large JSON value or chunk read using both cores no longer
+ * delays small requests: the scheduler gives the main thread the core it needs at once.
+ */
+const THREAD_NICE = 10;
+
 if (parentPort) {
+  try {
+    if (process.platform === 'linux') os.setPriority(0, Math.max(os.getPriority(0), THREAD_NICE));
+  } catch {
+    /* not allowed here: the threads run at the process's priority */
+  }
   try {
     warmUp();
   } catch {
