@@ -14,7 +14,7 @@ import * as h5 from '../hdf5/objects.js';
 import type { LinkRecord, ObjectKind } from '../hdf5/objects.js';
 import type { DomainFile, LinkList, Times } from './domainFile.js';
 import { RESERVED as RESERVED_NAME } from './domainFile.js';
-import { COLLECTION } from './ids.js';
+import { COLLECTION, flat } from './ids.js';
 import { pageLimit, startAfterExact, takePage } from './paging.js';
 
 /** A link as the REST API shows it (without hrefs). */
@@ -179,11 +179,11 @@ function recordText(f: DomainFile, gid: Hid, rec: LinkRecord, times: Times): Lin
     if (rec.path !== undefined) head += ',"h5path":' + jsonString(rec.path);
   } else return linkText(linkJson(f, gid, rec, times));
   head += ',"created":' + jsonNumber(times.created) + ',"href":"';
-  return { head, title: encodeURIComponent(rec.name), target, bytes: undefined, bytesFrom: undefined, bytesTo: undefined, bytesKey: undefined };
+  return { head: flat(head), title: encodeURIComponent(rec.name), target: target && flat(target), bytes: undefined, bytesFrom: undefined, bytesTo: undefined, bytesKey: undefined };
 }
 
 function linkText(l: LinkJson): LinkText {
-  const head = jsonHead(l) + ',"href":"';
+  const head = flat(jsonHead(l) + ',"href":"');
   // one object shape for every link (the bytes are filled in by the first page sent)
   return { head, title: encodeURIComponent(l.title), target: l.id && l.collection ? `/${l.collection}/${l.id}` : undefined, bytes: undefined, bytesFrom: undefined, bytesTo: undefined, bytesKey: undefined };
 }
