@@ -1,7 +1,8 @@
 /**
- * Value threads (threadWorker.ts): one per core up to four, started on first use and not keeping
- * the process alive, for the codec work of large values, so the main thread neither inflates nor
- * formats:
+ * Value threads (threadWorker.ts): one per core up to four, started by the server at its first
+ * quiet second (`startValueThreads`, main.ts) or by the first job, not keeping the process alive,
+ * running at a lower priority than the main thread, for the codec work of large values, so the
+ * main thread neither inflates nor formats:
  * - stored chunks decoded for the parallel chunk reads (chunked.ts, decodeChunks.ts), into a
  *   SharedArrayBuffer result the threads write directly (`decodeOnThread`);
  * - JSON values formatted in parts, one per thread (`valueJsonOnThreads`).
