@@ -132,7 +132,12 @@ export async function startServer(config: Config, logger: Logger = pino({ level:
   const warmUp = setInterval(() => {
     if (requestsInFlight() > 0) return;
     clearInterval(warmUp);
-    startValueThreads();
+    try {
+      startValueThreads();
+    } catch (e) {
+      // jobs start them again when needed, and format or decode on this thread if they cannot
+      logger.warn({ err: (e as Error).message }, 'could not start the value threads');
+    }
   }, 1000);
   warmUp.unref();
   // Writes interrupted by a crash are rolled back on first use of their file anyway; this scan
