@@ -153,7 +153,6 @@ function keptListBody<T>(open: string, items: readonly T[], key: string, slotOf:
   return body;
 }
 
-
 /**
  * The body of `GET /groups/<id>/links` (wire-reference 2.2), `{"links": [...], "hrefs": [...]}`,
  * as UTF-8 bytes built from the links' cached pieces (store/links.ts `LinkText`): the same bytes
@@ -162,21 +161,26 @@ function keptListBody<T>(open: string, items: readonly T[], key: string, slotOf:
  * @param groupId the group id as the request gave it (hrefs repeat it)
  */
 export function linkListBody(texts: readonly LinkText[], h: Hrefs, groupId: string, hrefs: Href[]): Buffer {
-  const { base, tail } = h.jsonParts();
-  const self = base + JSON.stringify(`/groups/${groupId}/links/`).slice(1, -1);
+  const { base, tail, self, key } = linkHrefParts(h, groupId);
   return keptListBody(
     '{"links":[',
     texts,
-    linkBytesKey(self, tail),
+    key,
     (t) => t,
     (t) => (t.target ? t.head + self + t.title + tail + '","target":"' + base + t.target + tail + '"}' : t.head + self + t.title + tail + '"}'),
     '],"hrefs":' + JSON.stringify(hrefs) + '}',
   );
 }
 
-/** The key of a link's kept bytes: what its text depends on besides the link (see `linkListBody`). */
-function linkBytesKey(self: string, tail: string): string {
-  return self + '\n' + tail;
+/**
+ * The JSON-escaped pieces of a link listing's hrefs (`Hrefs.jsonParts`, and `self`: the base of
+ * every link's href), and `key`: what a link's text depends on besides the link, naming its kept
+ * bytes (`keptListBody`).
+ */
+function linkHrefParts(h: Hrefs, groupId: string): { base: string; tail: string; self: string; key: string } {
+  const { base, tail } = h.jsonParts();
+  const self = base + JSON.stringify(`/groups/${groupId}/links/`).slice(1, -1);
+  return { base, tail, self, key: self + '\n' + tail };
 }
 
 /**
@@ -184,8 +188,7 @@ function linkBytesKey(self: string, tail: string): string {
  * would only copy them (the read-ahead of link pages, routes/groups.ts, skips such pages).
  */
 export function linkListKept(texts: readonly LinkText[], h: Hrefs, groupId: string): boolean {
-  const { base, tail } = h.jsonParts();
-  const key = linkBytesKey(base + JSON.stringify(`/groups/${groupId}/links/`).slice(1, -1), tail);
+  const { key } = linkHrefParts(h, groupId);
   return texts.every((t) => t.bytesKey === key);
 }
 

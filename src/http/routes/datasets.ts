@@ -298,8 +298,9 @@ const JSON_THREAD_BYTES = 256 * 1024;
  * here, in one go.
  */
 class JsonValueText {
-  private readonly writer: ValueJsonWriter;
-  private readonly threaded: boolean;
+  /** The one writer of a value formatted on this thread; undefined for values on the value threads. */
+  private readonly writer: ValueJsonWriter | undefined;
+  /** Elements given to `part` so far. */
   private next = 0;
 
   constructor(
@@ -308,8 +309,15 @@ class JsonValueText {
     private readonly shape: number[],
     private readonly opts: { ignoreNan: boolean },
   ) {
-    this.writer = new ValueJsonWriter(plan.type, shape, opts);
-    this.threaded = plan.itemSize !== undefined && plan.bytes > JSON_THREAD_BYTES;
+    const threaded = plan.itemSize !== undefined && plan.bytes > JSON_THREAD_BYTES;
+    this.writer = threaded ? undefined : new ValueJsonWriter(plan.type, shape, opts);
+  }
+
+  /** A writer on this thread that continues after the value's first `start` elements. */
+  private writerAt(start: number): ValueJsonWriter {
+    const w = new ValueJsonWriter(this.plan.type, this.shape, this.opts);
+    w.skipTo(start);
+    return w;
   }
 
   /**
@@ -317,7 +325,7 @@ class JsonValueText {
    * @throws H5StoreError when a value cannot be shown as JSON
    */
   async part(p: ValuePage): Promise<Buffer[]> {
-    if (!this.threaded) return this.writer.writeChunks(p.wire, p.count);
+    if (this.writer) return this.writer.writeChunks(p.wire, p.count);
     const start = this.next;
     this.next += p.count;
     try {
@@ -325,18 +333,13 @@ class JsonValueText {
     } catch (e) {
       if (e instanceof H5StoreError) throw e;
       this.d.logger.warn({ err: (e as Error).message }, 'a value thread failed formatting JSON; formatting on the main thread');
-      const w = new ValueJsonWriter(this.plan.type, this.shape, this.opts);
-      w.skipTo(start);
-      return w.writeChunks(p.wire, p.count);
+      return this.writerAt(start).writeChunks(p.wire, p.count);
     }
   }
 
   /** The closing text, after all elements. @throws internal when elements are missing */
   end(): Buffer[] {
-    if (!this.threaded) return this.writer.endChunks();
-    const w = new ValueJsonWriter(this.plan.type, this.shape, this.opts);
-    w.skipTo(this.next);
-    return w.endChunks();
+    return (this.writer ?? this.writerAt(this.next)).endChunks();
   }
 }
 
