@@ -29,6 +29,10 @@ export class Hrefs {
     this.base = (config.endpoint ?? `${ctx.protocol}://${ctx.host}`).replace(/\/$/, '');
     this.suffix = ref?.viaQuery ? `domain=${encodeURIComponent(ref.domain).replace(/%2F/g, '/')}` : '';
   }
+  /** What every href of these depends on (base and domain parameter), as one string. */
+  get key(): string {
+    return this.base + '\u0000' + this.suffix;
+  }
   /** Absolute URL of a path (with the domain parameter when needed). */
   url(path: string, query?: string): string {
     if (!query) return this.suffix ? this.base + path + '?' + this.suffix : this.base + path;
@@ -62,26 +66,42 @@ export function sendJson(ctx: Context, status: number, body: unknown, opts: { ig
   ctx.body = opts.plain ? JSON.stringify(body) : stringifyJson(body, opts);
 }
 
-/** JSON text of bodies kept between requests (`sendWithHrefs`), per `ignore_nan` setting. */
-const keptTexts = new WeakMap<object, { plain?: string; nan?: string }>();
+/** Complete response bodies of GET results kept between requests (`sendWithHrefs`). */
+const keptBodies = new WeakMap<object, Map<string, Buffer>>();
+/** Distinct hrefs/settings kept per result (clients differing in `Host` or `ignore_nan`). */
+const KEPT_BODIES_PER_RESULT = 8;
 
 /**
- * Send `{...body, hrefs}` as JSON (the same text as `sendJson` of that object). `body` is a GET
- * result the store may hand out again unchanged (`DomainFile.remembered`: the same object until
- * the file changes, never mutated): its JSON text is written once per object and `ignoreNan`
- * setting and kept while the object lives, so a repeated GET writes only its hrefs (issue #9,
- * small GETs). `plain` as in `sendJson`.
+ * Send `{...body, hrefs: hrefsOf(h)}` as JSON (the same text as `sendJson` of that object).
+ * `body` is a GET result the store may hand out again unchanged (`DomainFile.remembered`: the
+ * same object until the file changes, never mutated): the complete bytes are written once per
+ * object and kept while it lives, per what else they depend on: the request's hrefs (`h.key`),
+ * `hrefsKey` (whatever else `hrefsOf` reads besides `h` and `body`, e.g. the path it was asked
+ * by) and `ignoreNan`. A repeated GET then copies nothing and builds no hrefs: building the
+ * hrefs, the text and its UTF-8 bytes cost ~7% of a small GET's CPU (issue #9 target 1).
+ * `hrefsOf` must be a function of `h`, `body` and `hrefsKey` alone. `plain` as in `sendJson`.
  */
-export function sendWithHrefs(ctx: Context, status: number, body: object, hrefs: Href[], opts: { ignoreNan?: boolean; plain?: boolean } = {}): void {
-  if ('hrefs' in body) return sendJson(ctx, status, { ...body, hrefs }, opts); // would repeat the key
-  let kept = keptTexts.get(body);
-  if (!kept) keptTexts.set(body, (kept = {}));
-  const which = opts.ignoreNan ? 'nan' : 'plain';
-  const text = (kept[which] ??= opts.plain ? JSON.stringify(body) : stringifyJson(body, opts));
-  const h = JSON.stringify(hrefs);
-  ctx.status = status;
-  ctx.type = 'application/json; charset=utf-8';
-  ctx.body = text === '{}' ? '{"hrefs":' + h + '}' : text.slice(0, -1) + ',"hrefs":' + h + '}';
+export function sendWithHrefs(
+  ctx: Context,
+  status: number,
+  body: object,
+  h: Hrefs,
+  hrefsOf: (h: Hrefs) => Href[],
+  opts: { ignoreNan?: boolean; plain?: boolean; hrefsKey?: string } = {},
+): void {
+  if ('hrefs' in body) return sendJson(ctx, status, { ...body, hrefs: hrefsOf(h) }, opts); // would repeat the key
+  const key = `${h.key}\u0000${opts.hrefsKey ?? ''}\u0000${opts.ignoreNan ? 'nan' : ''}`;
+  let kept = keptBodies.get(body);
+  let bytes = kept?.get(key);
+  if (bytes === undefined) {
+    const text = opts.plain ? JSON.stringify(body) : stringifyJson(body, opts);
+    const hrefs = JSON.stringify(hrefsOf(h));
+    bytes = Buffer.from(text === '{}' ? '{"hrefs":' + hrefs + '}' : text.slice(0, -1) + ',"hrefs":' + hrefs + '}');
+    if (!kept) keptBodies.set(body, (kept = new Map()));
+    if (kept.size >= KEPT_BODIES_PER_RESULT) kept.clear();
+    kept.set(key, bytes);
+  }
+  sendJsonText(ctx, status, bytes);
 }
 
 /**

@@ -6,7 +6,9 @@
  */
 import { expect } from 'chai';
 import fs from 'node:fs';
+import http from 'node:http';
 import path from 'node:path';
+import { parseJsonBody } from '../../src/codec/json.js';
 import { Client, type TestServer, startServer, tempRoot } from '../helpers/server.js';
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -128,6 +130,90 @@ describe('small GETs: cached answers stay true (issue #9)', function () {
     const after = await list({});
     expect(after).to.contain('"value":[7,8,9]');
     expect(after.replace('[7,8,9]', '[1,1,1]').replace(/"created":[0-9.e+]+/g, '')).to.equal(first.replace(/"created":[0-9.e+]+/g, ''));
+  });
+
+  // GET / of a domain, group, dataset, datatype, attribute and link GETs keep their complete bytes
+  // per object (or content) and hrefs (sendWithHrefs, keptDomainBodies): each repeat, by another Host, with the domain in a header or the query, and
+  // with ignore_nan, answers what a first request of that form would.
+  it('kept GET answers follow each request\'s hrefs (Host, domain in the query or a header, the path asked by)', async () => {
+    const ds = await c.request('POST', '/datasets', { body: { type: 'H5T_IEEE_F32LE', shape: [3], link: { id: root, name: 'kept_ds' } } });
+    const big = await c.request('POST', '/datasets', { body: { type: 'H5T_STD_I16LE', shape: [20, 30], link: { id: root, name: 'kept_big' } } });
+    const dt = await c.request('POST', '/datatypes', { body: { type: 'H5T_STD_I64BE', link: { id: root, name: 'kept_type' } } });
+    for (const r of [ds, big, dt]) expect(r.status).to.equal(201);
+    for (const name of ['a b', 'a%b', 'kept'])
+      expect((await c.request('PUT', `/datasets/${ds.json.id}/attributes/${encodeURIComponent(name)}`, { body: { type: 'H5T_IEEE_F64LE', value: 'NaN' } })).status).to.equal(201);
+    const port = new URL(srv.url).port;
+    /** GET over node:http (fetch cannot set Host): the parsed body. */
+    const raw = (p: string, headers: Record<string, string>) =>
+      new Promise<Record<string, unknown>>((resolve, reject) => {
+        const req = http.get({ host: '127.0.0.1', port, path: p, headers }, (res) => {
+          const parts: Buffer[] = [];
+          res.on('data', (b: Buffer) => parts.push(b));
+          res.on('end', () => {
+            try {
+              expect(res.statusCode, p).to.equal(200);
+              resolve(parseJsonBody(Buffer.concat(parts).toString('utf8')) as Record<string, unknown>);
+            } catch (e) {
+              reject(e);
+            }
+          });
+        });
+        req.on('error', reject);
+      });
+    const paths = [
+      '/',
+      `/groups/${root}`,
+      `/datasets/${ds.json.id}`,
+      `/datasets/${big.json.id}`,
+      `/datatypes/${dt.json.id}`,
+      `/datasets/${ds.json.id}/attributes/a%20b`,
+      `/datasets/${ds.json.id}/attributes/a%25b`,
+      `/datasets/${ds.json.id}/attributes/kept`,
+      `/groups/${root}/links/kept_ds`,
+      `/groups/${root}/links/kept_type`,
+    ];
+    const forms = [
+      { name: 'query, host A', host: 'a.example:81', viaQuery: true, nan: false },
+      { name: 'header, host A', host: 'a.example:81', viaQuery: false, nan: false },
+      { name: 'query, host B', host: 'b.example', viaQuery: true, nan: false },
+      { name: 'query, host B, ignore_nan', host: 'b.example', viaQuery: true, nan: true },
+    ];
+    for (const p of paths) {
+      const seen = new Map<string, Record<string, unknown>>();
+      for (let round = 0; round < 2; round++) {
+        for (const f of forms) {
+          const q = [f.viaQuery ? 'domain=/fast/a.h5' : '', f.nan ? 'ignore_nan=1' : ''].filter(Boolean).join('&');
+          const body = await raw(q ? `${p}?${q}` : p, f.viaQuery ? { host: f.host } : { host: f.host, 'x-hdf-domain': '/fast/a.h5' });
+          const hrefs = body.hrefs as { rel: string; href: string }[];
+          expect(hrefs.length, `${p} ${f.name}`).to.be.greaterThan(2);
+          for (const h of hrefs) {
+            expect(h.href.startsWith(`http://${f.host}/`), `${p} ${f.name}: ${h.href}`).to.equal(true);
+            if (h.rel !== 'parent') expect(h.href.includes('domain=/fast/a.h5'), `${p} ${f.name}: ${h.href}`).to.equal(f.viaQuery);
+            else expect(h.href, `${p} ${f.name}`).to.equal(`http://${f.host}/?domain=/fast`);
+          }
+          const self = hrefs.find((h) => h.rel === 'self')!.href;
+          expect(new URL(self).pathname, `${p} ${f.name}`).to.equal(p);
+          if (p.includes('/attributes/')) expect(body.value, `${p} ${f.name}`).to.satisfy((v: unknown) => (f.nan ? v === null : Number.isNaN(v)));
+          if (round === 0) seen.set(f.name, body);
+          else expect(body, `${p} ${f.name}, again`).to.deep.equal(seen.get(f.name));
+        }
+      }
+    }
+  });
+
+  it('a link\'s ETag is the same for the same link and changes with it', async () => {
+    const a = await c.request('POST', '/groups', { body: { link: { id: root, name: 'etag_a' } } });
+    const b = await c.request('POST', '/groups', { body: { link: { id: root, name: 'etag_b' } } });
+    const tag = async () => (await c.request('GET', `/groups/${root}/links/etag_x`)).headers.get('etag');
+    expect((await c.request('PUT', `/groups/${root}/links/etag_x`, { body: { id: a.json.id } })).status).to.equal(201);
+    const t1 = await tag();
+    expect(t1).to.match(/^"[0-9a-f]{20}"$/);
+    expect(await tag()).to.equal(t1);
+    expect((await c.request('DELETE', `/groups/${root}/links/etag_x`)).status).to.equal(200);
+    expect((await c.request('PUT', `/groups/${root}/links/etag_x`, { body: { id: b.json.id } })).status).to.equal(201);
+    const t2 = await tag();
+    expect(t2).to.match(/^"[0-9a-f]{20}"$/).and.not.equal(t1);
+    expect(await tag()).to.equal(t2);
   });
 
   it('GET / of a domain: the common answer (fixed tail kept as text) is the general one without its extras', async () => {

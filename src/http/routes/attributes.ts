@@ -100,7 +100,8 @@ export function attributeRoutes(d: Deps): Route[] {
       const { id, name } = ctx.params;
       const a = await d.store.getAttribute(ref.domain, kind, id, name, includeData(ctx, true), { base64: base64Param(ctx) });
       const h = new Hrefs(ctx, d.config, ref);
-      sendWithHrefs(ctx, 200, a, ownedHrefs(h, `/${col}/${id}/attributes/${encodeURIComponent(name)}`, `/${col}/${id}`), { ignoreNan: flag(ctx, 'ignore_nan') });
+      const self = `/${col}/${id}/attributes/${encodeURIComponent(name)}`;
+      sendWithHrefs(ctx, 200, a, h, (h) => ownedHrefs(h, self, `/${col}/${id}`), { ignoreNan: flag(ctx, 'ignore_nan'), hrefsKey: self });
     }));
 
     // PUT /{col}/:id/attributes/:name: create or replace
@@ -175,7 +176,7 @@ export function attributeRoutes(d: Deps): Route[] {
     const ref = refOf(ctx);
     const t = await d.store.getDatatype(ref.domain, ctx.params.id, { includeAttrs: flag(ctx, 'include_attrs'), alias: flag(ctx, 'getalias') });
     const h = new Hrefs(ctx, d.config, ref);
-    sendWithHrefs(ctx, 200, t, objectHrefs(h, 'datatypes', t.id, t.root));
+    sendWithHrefs(ctx, 200, t, h, (h) => objectHrefs(h, 'datatypes', t.id, t.root));
   }));
   return routes;
 }

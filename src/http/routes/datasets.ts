@@ -44,17 +44,20 @@ export function datasetRoutes(d: Deps): Route[] {
     const ref = refOf(ctx);
     const ds = await d.store.getDataset(ref.domain, ctx.params.id, { includeAttrs: flag(ctx, 'include_attrs'), alias: flag(ctx, 'getalias'), verbose: flag(ctx, 'verbose') });
     const h = new Hrefs(ctx, d.config, ref);
-    const extra: Href[] = [];
-    if (ds.shape.class !== 'H5S_NULL') {
-      const dims = ds.shape.class === 'H5S_SIMPLE' ? ds.shape.dims : [];
-      const n = dims.reduce((a, b) => a * b, 1);
-      if (n <= 100) extra.push(h.rel('data', `/datasets/${ds.id}/value`));
-      else {
-        const sel = '[' + dims.map((x, i) => (i === dims.length - 1 ? `0:${Math.min(x, 100)}` : '0:1')).join(',') + ']';
-        extra.push(h.rel('preview', `/datasets/${ds.id}/value`, `select=${sel}`));
+    const hrefsOf = (h: Hrefs): Href[] => {
+      const extra: Href[] = [];
+      if (ds.shape.class !== 'H5S_NULL') {
+        const dims = ds.shape.class === 'H5S_SIMPLE' ? ds.shape.dims : [];
+        const n = dims.reduce((a, b) => a * b, 1);
+        if (n <= 100) extra.push(h.rel('data', `/datasets/${ds.id}/value`));
+        else {
+          const sel = '[' + dims.map((x, i) => (i === dims.length - 1 ? `0:${Math.min(x, 100)}` : '0:1')).join(',') + ']';
+          extra.push(h.rel('preview', `/datasets/${ds.id}/value`, `select=${sel}`));
+        }
       }
-    }
-    sendWithHrefs(ctx, 200, ds, objectHrefs(h, 'datasets', ds.id, ds.root, extra), { ignoreNan: flag(ctx, 'ignore_nan') });
+      return objectHrefs(h, 'datasets', ds.id, ds.root, extra);
+    };
+    sendWithHrefs(ctx, 200, ds, h, hrefsOf, { ignoreNan: flag(ctx, 'ignore_nan') });
   }));
 
   // GET /datasets/:id/shape

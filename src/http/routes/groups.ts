@@ -10,7 +10,7 @@ import { type LinkListOptions, groupIdsIn, linkNameFromPath, parseLinkSpec, pars
 import { onlyReadable } from '../visible.js';
 import type { Deps } from '../deps.js';
 import { objectHrefs, ownedHrefs } from '../deps.js';
-import { Hrefs, linkListBody, linkListKept, sendJson, sendJsonText, sendWithHrefs } from '../present.js';
+import { type Href, Hrefs, linkListBody, linkListKept, sendJson, sendJsonText, sendWithHrefs } from '../present.js';
 import { bodyOf, flag, globParam, jsonObject, limitParam, markerParam, param, pathOptions, refOf } from '../request.js';
 import { type Route, createOpts, route } from '../routeTable.js';
 
@@ -67,7 +67,7 @@ export function groupRoutes(d: Deps): Route[] {
       createOrder: flag(ctx, 'CreateOrder'),
     });
     // Only attribute values can hold NaN or Infinity: without them, plain JSON.stringify.
-    sendWithHrefs(ctx, 200, g, objectHrefs(h, 'groups', g.id, g.root), { plain: !includeAttrs });
+    sendWithHrefs(ctx, 200, g, h, (h) => objectHrefs(h, 'groups', g.id, g.root), { plain: !includeAttrs });
   }));
 
   // DELETE /groups/:id, /datasets/:id, /datatypes/:id
@@ -138,15 +138,20 @@ export function groupRoutes(d: Deps): Route[] {
     const ref = refOf(ctx);
     const { id } = ctx.params;
     const name = linkNameFromPath(ctx.params.name);
+    // r: {link, created, lastModified}, remembered until the file changes
     const r = await d.store.getLink(ref.domain, id, name);
     const h = new Hrefs(ctx, d.config, ref);
     const selfPath = `/groups/${id}/links/${encodeURIComponent(name)}`;
-    const hrefs = [h.rel('self', selfPath)];
-    if (r.link.class === 'H5L_TYPE_UDLINK') hrefs.push(h.rel('root', `/groups/${await d.store.rootId(ref.domain)}`));
-    hrefs.push(h.rel('home', '/'), h.rel('owner', `/groups/${id}`));
-    if (r.link.id && r.link.collection) hrefs.push(h.rel('target', `/${r.link.collection}/${r.link.id}`));
-    ctx.set('ETag', `"${etagOf(r.link)}"`);
-    sendJson(ctx, 200, { link: r.link, created: r.created, lastModified: r.lastModified, hrefs });
+    const root = r.link.class === 'H5L_TYPE_UDLINK' ? await d.store.rootId(ref.domain) : undefined;
+    const hrefsOf = (h: Hrefs): Href[] => {
+      const hrefs = [h.rel('self', selfPath)];
+      if (root !== undefined) hrefs.push(h.rel('root', `/groups/${root}`));
+      hrefs.push(h.rel('home', '/'), h.rel('owner', `/groups/${id}`));
+      if (r.link.id && r.link.collection) hrefs.push(h.rel('target', `/${r.link.collection}/${r.link.id}`));
+      return hrefs;
+    };
+    ctx.set('ETag', etagOf(r.link));
+    sendWithHrefs(ctx, 200, r, h, hrefsOf, { plain: true, hrefsKey: selfPath });
   }));
 
   // PUT /groups/:id/links/:name
@@ -199,7 +204,12 @@ export function linkPagesReadAheadCount(): number {
   return linkPagesReadAhead;
 }
 
-/** A strong ETag of a link's content (hash of its JSON). */
+/** ETags of link JSON objects (remembered with them until the file changes; never mutated). */
+const etags = new WeakMap<object, string>();
+
+/** A strong ETag (quoted) of a link's content: a hash of its JSON, computed once per object. */
 function etagOf(link: object): string {
-  return createHash('sha1').update(JSON.stringify(link)).digest('hex').slice(0, 20);
+  let tag = etags.get(link);
+  if (tag === undefined) etags.set(link, (tag = `"${createHash('sha1').update(JSON.stringify(link)).digest('hex').slice(0, 20)}"`));
+  return tag;
 }
