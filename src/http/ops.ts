@@ -108,8 +108,9 @@ export function opsMiddleware(ops: Ops, logger: Logger) {
       ended();
       const seconds = (performance.now() - t0) / 1000;
       const route = (ctx as { _matchedRoute?: string })._matchedRoute ?? (ctx.state.route as string | undefined) ?? '(unmatched)';
-      const len = Number(ctx.get('content-length'));
-      const bytesIn = Number.isFinite(len) && ctx.get('content-length') !== '' ? len : Math.max(0, sock.bytesRead - read0);
+      const given = ctx.req.headers['content-length'];
+      const len = given === undefined || given === '' ? NaN : Number(given);
+      const bytesIn = Number.isFinite(len) ? len : Math.max(0, sock.bytesRead - read0);
       const bytesOut = Math.max(0, sock.bytesWritten - written0);
       ops.metrics.observeRequest({ method: ctx.method, route: String(route), status: ctx.status, seconds, bytesIn, bytesOut });
       const level = PROBES.has(ctx.path) ? 'debug' : 'info';

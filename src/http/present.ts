@@ -23,15 +23,27 @@ export interface Href {
  * Host; `?domain=` repeated when the domain arrived as a query parameter (wire-reference 0.8).
  */
 export class Hrefs {
-  private readonly base: string;
-  private readonly suffix: string;
+  /** What the base URL is made of: the configured endpoint, or the request's origin. */
+  private readonly origin: string;
+  /** The domain repeated as a query parameter, or undefined. */
+  private readonly domain: string | undefined;
+  private baseText: string | undefined;
+  private suffixText: string | undefined;
   constructor(ctx: Context, config: Config, ref?: DomainRef) {
-    this.base = (config.endpoint ?? `${ctx.protocol}://${ctx.host}`).replace(/\/$/, '');
-    this.suffix = ref?.viaQuery ? `domain=${encodeURIComponent(ref.domain).replace(/%2F/g, '/')}` : '';
+    this.origin = config.endpoint ?? `${ctx.protocol}://${ctx.host}`;
+    this.domain = ref?.viaQuery ? ref.domain : undefined;
   }
-  /** What every href of these depends on (base and domain parameter), as one string. */
+  /** Base URL without a trailing slash (made when first needed: kept answers need only `key`). */
+  private get base(): string {
+    return (this.baseText ??= this.origin.replace(/\/$/, ''));
+  }
+  /** `domain=...` or ''. */
+  private get suffix(): string {
+    return (this.suffixText ??= this.domain === undefined ? '' : `domain=${encodeURIComponent(this.domain).replace(/%2F/g, '/')}`);
+  }
+  /** What every href of these depends on (base URL and domain parameter), as one string. */
   get key(): string {
-    return this.base + '\u0000' + this.suffix;
+    return this.domain === undefined ? this.origin : this.origin + '\u0000' + this.domain;
   }
   /** Absolute URL of a path (with the domain parameter when needed). */
   url(path: string, query?: string): string {
