@@ -1,0 +1,121 @@
+/**
+ * Small GETs of two builds, paired (issue #9 target 1; bench/README.md "Issue #9, sixth
+ * session"): this build and, with `--base DIR`, another checkout's build (`DIR/dist/cli.js`, e.g.
+ * the commit before a change); without it, this build against itself (the method's own spread).
+ *
+ *   npm run build && node --import tsx bench/pair-small.ts [--base DIR] [--kinds group,link] [--rounds 6] [--seconds 4]
+ *
+ * Single `wrk` runs of one server after the other differ by up to 30% on a VM whose speed drifts
+ * over seconds, more than most changes. Here both servers run at the same time, pinned together
+ * to the last CPU (`taskset`), and two `wrk -t1 -c16` (one per server, pinned to the other CPUs)
+ * run at the same time, which one starts first alternating by round: the servers share one core,
+ * so the ratio of the requests they answer is the inverse ratio of their CPU per request, and a
+ * drift of the machine hits both alike. Prints each round's ratio (this build over the base) and
+ * their geometric mean per kind of GET: > 1 means this build answers more, i.e. costs less.
+ * Needs `wrk` and `taskset` (util-linux) and at least 2 CPUs.
+ */
+import { execFileSync, spawn } from 'node:child_process';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { spawnListening } from './server.js';
+
+const here = path.dirname(fileURLToPath(import.meta.url));
+const args = process.argv.slice(2);
+const opt = (name: string, def: string) => {
+  const i = args.indexOf(`--${name}`);
+  return i >= 0 ? args[i + 1]! : def;
+};
+const BASE = path.resolve(args.includes('--base') ? opt('base', '') : path.join(here, '..'));
+const KINDS = opt('kinds', 'group,attribute,link,dataset,domain').split(',');
+const ROUNDS = Number(opt('rounds', '6'));
+const SECONDS = Number(opt('seconds', '4'));
+
+async function getJson(url: string): Promise<Record<string, unknown>> {
+  const r = await fetch(url);
+  if (r.status !== 200) throw new Error(`${url}: ${r.status}`);
+  return (await r.json()) as Record<string, unknown>;
+}
+
+/** The URL of each kind of small GET on a server (the same requests as bench/run.ts "small"). */
+async function urlsOf(base: string): Promise<Record<string, string>> {
+  const D = '/b/big.h5';
+  const A = '/b/attrs1k.h5';
+  const root = (await getJson(`${base}/?domain=${D}`)).root as string;
+  const link = async (dom: string, group: string, name: string) => ((await getJson(`${base}/groups/${group}/links/${name}?domain=${dom}`)).link as { id: string }).id;
+  const obj = await link(A, (await getJson(`${base}/?domain=${A}`)).root as string, 'obj');
+  return {
+    group: `${base}/groups/${root}?domain=${D}`,
+    attribute: `${base}/groups/${obj}/attributes/a0001?domain=${A}`,
+    link: `${base}/groups/${root}/links/data?domain=${D}`,
+    dataset: `${base}/datasets/${await link(D, root, 'data')}?domain=${D}`,
+    domain: `${base}/?domain=${D}`,
+  };
+}
+
+/** Requests answered by one `wrk -t1 -c16` run pinned to `cpus`. */
+function wrk(url: string, cpus: string): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const p = spawn('taskset', ['-c', cpus, 'wrk', '-t1', '-c16', `-d${SECONDS}s`, url], { stdio: ['ignore', 'pipe', 'inherit'] });
+    let out = '';
+    p.stdout.on('data', (b) => (out += b));
+    p.on('error', reject);
+    p.on('exit', () => {
+      const m = /(\d+) requests in/.exec(out);
+      if (m) resolve(Number(m[1]));
+      else reject(new Error(`wrk ${url}: ${out}`));
+    });
+  });
+}
+
+async function main() {
+  const cpus = os.availableParallelism();
+  if (cpus < 2) throw new Error('needs at least 2 CPUs (the servers on one, the load generators on the others)');
+  const serverCpu = String(cpus - 1);
+  const loadCpus = cpus === 2 ? '0' : `0-${cpus - 2}`;
+  for (const f of ['big.h5', 'attrs1k.h5']) {
+    if (!fs.existsSync(path.join(here, 'data', f))) execFileSync('/usr/bin/python3', [path.join(here, 'make_data.py')], { stdio: 'inherit' });
+  }
+  const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'h5store-bench-pair-'));
+  const servers: { name: string; stop: () => Promise<void>; urls: Record<string, string> }[] = [];
+  try {
+    for (const [name, checkout] of [
+      ['this', path.join(here, '..')],
+      ['base', BASE],
+    ] as const) {
+      const cli = path.join(checkout, 'dist/cli.js');
+      if (!fs.existsSync(cli)) throw new Error(`build first: ${cli} is missing`);
+      const root = path.join(tmp, name);
+      fs.mkdirSync(path.join(root, 'b'), { recursive: true });
+      for (const f of ['big.h5', 'attrs1k.h5']) fs.copyFileSync(path.join(here, 'data', f), path.join(root, 'b', f));
+      const s = await spawnListening([cli, 'serve', '--root', root, '--port', '0', '--log-level', 'warn', '--exit-with-stdin', '--workers', '1']);
+      execFileSync('taskset', ['-a', '-p', '-c', serverCpu, String(s.pid)], { stdio: 'ignore' }); // every thread of it
+      servers.push({ name, stop: s.stop, urls: await urlsOf(s.url) });
+    }
+    const [mine, base] = servers as [(typeof servers)[0], (typeof servers)[0]];
+    console.log(`this build (${path.join(here, '..')}) over ${BASE === path.join(here, '..') ? 'itself (A/A)' : BASE}; servers on CPU ${serverCpu}, wrk on ${loadCpus}; ${ROUNDS} rounds of ${SECONDS} s`);
+    for (const kind of KINDS) {
+      const a = base.urls[kind];
+      const b = mine.urls[kind];
+      if (!a || !b) throw new Error(`unknown kind ${kind} (group, attribute, link, dataset, domain)`);
+      for (let w = 0; w < 2; w++) await Promise.all([wrk(a, loadCpus), wrk(b, loadCpus)].map((p) => p.catch(() => 0))); // warm-up (JIT, caches)
+      const ratios: number[] = [];
+      for (let r = 0; r < ROUNDS; r++) {
+        const [nb, na] = r % 2 === 0 ? await Promise.all([wrk(b, loadCpus), wrk(a, loadCpus)]) : (await Promise.all([wrk(a, loadCpus), wrk(b, loadCpus)])).reverse();
+        ratios.push(nb / na);
+        console.log(`  ${kind} round ${r + 1}: this ${nb}, base ${na} requests: ${(nb / na).toFixed(3)}`);
+      }
+      const geo = Math.exp(ratios.reduce((s, x) => s + Math.log(x), 0) / ratios.length);
+      console.log(`${kind}: this build answered ${geo.toFixed(3)}x the base's requests (geometric mean; rounds ${Math.min(...ratios).toFixed(3)}-${Math.max(...ratios).toFixed(3)})`);
+    }
+  } finally {
+    for (const s of servers) await s.stop();
+    fs.rmSync(tmp, { recursive: true, force: true });
+  }
+}
+
+main().catch((e) => {
+  console.error(e);
+  process.exit(1);
+});
