@@ -20,7 +20,8 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { spawnListening } from './server.js';
+import { startBenchServer } from './server.js';
+import { smallGetPaths } from './small-gets.js';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const args = process.argv.slice(2);
@@ -32,28 +33,6 @@ const BASE = path.resolve(args.includes('--base') ? opt('base', '') : path.join(
 const KINDS = opt('kinds', 'group,attribute,link,dataset,domain').split(',');
 const ROUNDS = Number(opt('rounds', '6'));
 const SECONDS = Number(opt('seconds', '4'));
-
-async function getJson(url: string): Promise<Record<string, unknown>> {
-  const r = await fetch(url);
-  if (r.status !== 200) throw new Error(`${url}: ${r.status}`);
-  return (await r.json()) as Record<string, unknown>;
-}
-
-/** The URL of each kind of small GET on a server (the same requests as bench/run.ts "small"). */
-async function urlsOf(base: string): Promise<Record<string, string>> {
-  const D = '/b/big.h5';
-  const A = '/b/attrs1k.h5';
-  const root = (await getJson(`${base}/?domain=${D}`)).root as string;
-  const link = async (dom: string, group: string, name: string) => ((await getJson(`${base}/groups/${group}/links/${name}?domain=${dom}`)).link as { id: string }).id;
-  const obj = await link(A, (await getJson(`${base}/?domain=${A}`)).root as string, 'obj');
-  return {
-    group: `${base}/groups/${root}?domain=${D}`,
-    attribute: `${base}/groups/${obj}/attributes/a0001?domain=${A}`,
-    link: `${base}/groups/${root}/links/data?domain=${D}`,
-    dataset: `${base}/datasets/${await link(D, root, 'data')}?domain=${D}`,
-    domain: `${base}/?domain=${D}`,
-  };
-}
 
 /** Requests answered by one `wrk -t1 -c16` run pinned to `cpus`. */
 function wrk(url: string, cpus: string): Promise<number> {
@@ -85,14 +64,12 @@ async function main() {
       ['this', path.join(here, '..')],
       ['base', BASE],
     ] as const) {
-      const cli = path.join(checkout, 'dist/cli.js');
-      if (!fs.existsSync(cli)) throw new Error(`build first: ${cli} is missing`);
       const root = path.join(tmp, name);
       fs.mkdirSync(path.join(root, 'b'), { recursive: true });
       for (const f of ['big.h5', 'attrs1k.h5']) fs.copyFileSync(path.join(here, 'data', f), path.join(root, 'b', f));
-      const s = await spawnListening([cli, 'serve', '--root', root, '--port', '0', '--log-level', 'warn', '--exit-with-stdin', '--workers', '1']);
+      const s = await startBenchServer(['--root', root], {}, checkout);
       execFileSync('taskset', ['-a', '-p', '-c', serverCpu, String(s.pid)], { stdio: 'ignore' }); // every thread of it
-      servers.push({ name, stop: s.stop, urls: await urlsOf(s.url) });
+      servers.push({ name, stop: s.stop, urls: Object.fromEntries((await smallGetPaths(s.url)).map(([kind, p]) => [kind, s.url + p])) });
     }
     const [mine, base] = servers as [(typeof servers)[0], (typeof servers)[0]];
     console.log(`this build (${path.join(here, '..')}) over ${BASE === path.join(here, '..') ? 'itself (A/A)' : BASE}; servers on CPU ${serverCpu}, wrk on ${loadCpus}; ${ROUNDS} rounds of ${SECONDS} s`);

@@ -159,17 +159,7 @@ async function main() {
 
     if (want('small')) {
       // Target 1: small metadata GETs against a bare node:http server answering the same bytes.
-      const A = '/b/attrs1k.h5';
-      const aroot = (await getJson(`${base}/?domain=${A}`)).root;
-      const obj = await linkId(base, A, aroot, 'obj');
-      const urls: [string, string][] = [
-        ['group', `/groups/${rootId}?domain=${D}`],
-        ['attribute', `/groups/${obj}/attributes/a0001?domain=${A}`],
-        ['link', `/groups/${rootId}/links/data?domain=${D}`],
-        ['dataset', `/datasets/${data}?domain=${D}`],
-        ['domain', `/?domain=${D}`],
-      ];
-      for (const [name, u] of urls) {
+      for (const [name, u] of await smallGetPaths(base)) {
         const r = await request(base + u, { keep: true });
         if (r.status !== 200) throw new Error(`${u}: ${r.status}`);
         await request(`${ref.url}/json/${name}`, { method: 'PUT', body: r.body });
@@ -501,6 +491,7 @@ print(a.nbytes / w, a.nbytes / r)
 `;
 import { startReference } from './reference.js';
 import { startBenchServer } from './server.js';
+import { smallGetPaths } from './small-gets.js';
 
 main().catch((e) => {
   console.error(e);

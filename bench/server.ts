@@ -13,11 +13,14 @@ const repo = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 /**
  * Start `h5store serve` with `args` (e.g. `['--root', dir]`) and the extra environment `env`;
  * `BENCH_SERVER_NODE_ARGS` (space-separated) gives the server's node options, for profiling.
+ * `checkout`: another checkout's build to run (`<checkout>/dist/cli.js`, for side-by-side
+ * benchmarks of two builds) instead of this one's.
  * @returns its URL (from the "listening on" line), its process id and `stop` (SIGTERM, resolves at exit)
- * @throws Error when the server exits before it listens
+ * @throws Error when the server exits before it listens, or `checkout` has no build
  */
-export async function startBenchServer(args: string[], env: Record<string, string> = {}): Promise<{ url: string; pid: number; stop: () => Promise<void> }> {
-  const built = path.join(repo, 'dist/cli.js');
+export async function startBenchServer(args: string[], env: Record<string, string> = {}, checkout?: string): Promise<{ url: string; pid: number; stop: () => Promise<void> }> {
+  const built = path.join(checkout ?? repo, 'dist/cli.js');
+  if (checkout !== undefined && !fs.existsSync(built)) throw new Error(`build first: ${built} is missing`);
   const cli = fs.existsSync(built) ? [built] : ['--import', 'tsx', path.join(repo, 'src/cli.ts')];
   const nodeArgs = process.env.BENCH_SERVER_NODE_ARGS?.split(' ').filter(Boolean) ?? []; // e.g. "--cpu-prof --cpu-prof-dir=prof"
   return spawnListening([...nodeArgs, ...cli, 'serve', '--port', '0', '--log-level', process.env.BENCH_LOG_LEVEL ?? 'warn', '--exit-with-stdin', '--workers', '1', ...args], env);

@@ -18,7 +18,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { startReference } from './reference.js';
-import { spawnListening } from './server.js';
+import { startBenchServer } from './server.js';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const args = process.argv.slice(2);
@@ -59,9 +59,7 @@ interface Target {
 }
 
 async function startTarget(name: string, checkout: string, dataDir: string): Promise<Target> {
-  const cli = path.join(checkout, 'dist/cli.js');
-  if (!fs.existsSync(cli)) throw new Error(`build first: ${cli} is missing`);
-  const s = await spawnListening([cli, 'serve', '--root', dataDir, '--port', '0', '--log-level', 'warn', '--exit-with-stdin', '--workers', '1']);
+  const s = await startBenchServer(['--root', dataDir], {}, checkout);
   for (const d of ['/w.h5', '/g.h5']) {
     const r = await request(`${s.url}/?domain=${d}`, { method: 'PUT' });
     if (r.status !== 201) throw new Error(`PUT / ${d}: ${r.status} ${r.body}`);

@@ -4,7 +4,6 @@
  */
 import type { Context, Next } from 'koa';
 import fs from 'node:fs';
-import path from 'node:path';
 import type { Logger } from 'pino';
 import { stringifyJson } from '../codec/json.js';
 import type { Config } from '../config.js';

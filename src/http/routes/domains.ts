@@ -7,7 +7,7 @@ import { H5StoreError, badRequest } from '../../errors.js';
 import { compressors } from '../../store/datasets.js';
 import { limitsJson } from '../../store/limits.js';
 import { COLLECTION } from '../../store/ids.js';
-import { normalizeDomain, parentDomain } from '../../store/paths.js';
+import { parentDomain } from '../../store/paths.js';
 import type { Deps } from '../deps.js';
 import { domainHrefs, objectHrefs } from '../deps.js';
 import { Hrefs, sendJson, sendJsonText } from '../present.js';
