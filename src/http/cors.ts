@@ -14,6 +14,7 @@
 import cors from '@koa/cors';
 import type { Context, Middleware, Next } from 'koa';
 import { H5StoreError } from '../errors.js';
+import { requestOrigin } from './present.js';
 
 const ALLOW_HEADERS = ['Authorization', 'Content-Type', 'Accept', 'X-Store-domain', 'X-Hdf-domain', 'X-Requested-With', 'X-Request-Id'];
 const EXPOSE_HEADERS = ['Content-Length', 'Content-Type', 'ETag', 'WWW-Authenticate', 'X-Request-Id'];
@@ -28,7 +29,7 @@ export function parseOrigins(text: string): { any: boolean; list: Set<string> } 
 /** The CORS middleware for a `corsOrigins` setting. */
 export function corsMiddleware(setting: string): Middleware {
   const allowed = parseOrigins(setting);
-  const sameOrigin = (ctx: Context, origin: string) => origin === `${ctx.protocol}://${ctx.host}`;
+  const sameOrigin = (ctx: Context, origin: string) => origin === requestOrigin(ctx);
   const listed = (origin: string) => allowed.list.has(origin);
   const headers = cors({
     origin: (ctx) => {

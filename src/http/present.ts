@@ -17,6 +17,28 @@ export interface Href {
   href: string;
 }
 
+/** `requestOrigin` results per raw Host header (and TLS), for requests Koa takes at their word. */
+const origins = new Map<string, string>();
+
+/**
+ * `${ctx.protocol}://${ctx.host}` (Koa's rules: forwarded headers when the app trusts a proxy,
+ * userinfo dropped, the first of comma-separated values). Without a trusted proxy, over HTTP/1,
+ * that depends only on the Host header and on TLS: remembered per such pair (bounded), since
+ * Koa's getters split and trim the header on every access (~1% of a small GET's CPU).
+ */
+export function requestOrigin(ctx: Context): string {
+  const raw = ctx.req.headers.host;
+  if (raw === undefined || ctx.app.proxy || ctx.req.httpVersionMajor >= 2) return `${ctx.protocol}://${ctx.host}`;
+  const key = (ctx.req.socket as { encrypted?: boolean }).encrypted ? 's' + raw : raw;
+  let o = origins.get(key);
+  if (o === undefined) {
+    o = `${ctx.protocol}://${ctx.host}`;
+    if (origins.size >= 256) origins.clear();
+    origins.set(key, o);
+  }
+  return o;
+}
+
 /**
  * Builds absolute hrefs for one request: base URL from config `endpoint` or the request's
  * Host; `?domain=` repeated when the domain arrived as a query parameter (wire-reference 0.8).
@@ -29,7 +51,7 @@ export class Hrefs {
   private baseText: string | undefined;
   private suffixText: string | undefined;
   constructor(ctx: Context, config: Config, ref?: DomainRef) {
-    this.origin = config.endpoint ?? `${ctx.protocol}://${ctx.host}`;
+    this.origin = config.endpoint ?? requestOrigin(ctx);
     this.domain = ref?.viaQuery ? ref.domain : undefined;
   }
   /** Base URL without a trailing slash (made when first needed: kept answers need only `key`). */

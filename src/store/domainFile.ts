@@ -128,6 +128,11 @@ export class DomainFile {
   readonly handle: FileHandle;
   /** The handle's `epoch` this entry's state was learnt at (see `FileCache.syncEpoch`). */
   seenEpoch = 0;
+  /**
+   * The stat result (statCache.ts: the same object while it is fresh) this entry was last found
+   * to match by `FileCache.entry`: the same object again needs no new comparison.
+   */
+  matchedStat: object | undefined;
 
   private known = new AddrMap<ObjectKind | undefined>();
   private fullyVisited = false;

@@ -160,11 +160,16 @@ export class FileCache {
     } catch {
       throw notFound(`Domain ${domain} not found`);
     }
+    const f = this.domains.get(domain);
+    // the stat cache's same result as the last request's: nothing to compare again
+    if (f !== undefined && f.matchedStat === st && f.path === fsPath) return f;
     // Device and inode name the file; its birth time tells a reused inode from the file that had
     // it (deleted behind the server's back): that one's handle must never serve the new file.
     const key = `${st.dev}:${st.ino}:${st.birthtimeNs}`;
-    const f = this.domains.get(domain);
-    if (f && f.path === fsPath && f.handle.key === key) return f;
+    if (f && f.path === fsPath && f.handle.key === key) {
+      f.matchedStat = st;
+      return f;
+    }
     let h = this.handles.get(key);
     if (h && !isFileAt(h.realPath, st)) {
       // The inode was reused (on a file system without birth times): the file that handle opened

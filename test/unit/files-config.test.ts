@@ -3,9 +3,12 @@
  * the names of the service files kept beside domain files (src/store/xlock.ts).
  */
 import { expect } from 'chai';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
 import { loadConfig } from '../../src/config.js';
 import { LOCK_SUFFIX, normalizeDomain } from '../../src/store/paths.js';
-import { legacyLockOf, lockFileOf, serviceName } from '../../src/store/servicefiles.js';
+import { legacyLockOf, legacyLockState, lockFileOf, serviceName } from '../../src/store/servicefiles.js';
 
 describe('config: fsync policy and lock waits', () => {
   const cases: Array<[Record<string, string>, { fsync?: string; lockWaitMs?: number } | 'error']> = [
@@ -52,5 +55,26 @@ describe('service file names', () => {
   it('the lock directory of earlier versions of h5store is only looked for where it could exist', () => {
     expect(legacyLockOf('/d/a.h5')).to.equal(`/d/.a.h5${LOCK_SUFFIX}`);
     expect(legacyLockOf('/d/' + 'x'.repeat(250))).to.equal(undefined);
+  });
+  it('the state of that lock directory: none (absent, not a directory, name too long), live, stale', () => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'h5store-legacy-'));
+    try {
+      const file = (n: string) => path.join(dir, n);
+      fs.mkdirSync(legacyLockOf(file('live.h5'))!);
+      fs.mkdirSync(legacyLockOf(file('stale.h5'))!);
+      const old = new Date(Date.now() - 60_000);
+      fs.utimesSync(legacyLockOf(file('stale.h5'))!, old, old);
+      fs.writeFileSync(legacyLockOf(file('plain.h5'))!, '');
+      const cases: Array<[string, string]> = [
+        ['absent.h5', 'none'],
+        ['plain.h5', 'none'],
+        ['x'.repeat(250), 'none'],
+        ['live.h5', 'live'],
+        ['stale.h5', 'stale'],
+      ];
+      for (const [name, state] of cases) expect(legacyLockState(file(name)), name).to.equal(state);
+    } finally {
+      fs.rmSync(dir, { recursive: true, force: true });
+    }
   });
 });
