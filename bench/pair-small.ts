@@ -5,6 +5,9 @@
  *
  *   npm run build && npm run bench:pair -- [--base DIR] [--kinds group,link] [--rounds 6] [--seconds 4]
  *
+ * Kinds: group, attribute, link, dataset, domain (the default: all five), and post (`POST
+ * /datasets` of a small unlinked dataset over one connection: the write path, fsyncs included).
+ *
  * Single `wrk` runs of one server after the other differ by up to 30% on a VM whose speed drifts
  * over seconds, more than most changes. Here both servers run at the same time, pinned together
  * to the last CPU (`taskset`), and two `wrk -t1 -c16` (one per server, pinned to the other CPUs)
@@ -34,10 +37,20 @@ const KINDS = opt('kinds', 'group,attribute,link,dataset,domain').split(',');
 const ROUNDS = Number(opt('rounds', '6'));
 const SECONDS = Number(opt('seconds', '4'));
 
-/** Requests answered by one `wrk -t1 -c16` run pinned to `cpus`. */
-function wrk(url: string, cpus: string): Promise<number> {
+/**
+ * `post`: `POST /datasets` of a small unlinked dataset (held in the reserved group), one
+ * connection (`wrk -c1 -s`), the write path's turn (a create, a flush and three fsyncs each).
+ */
+const POST_LUA = `wrk.method = "POST"
+wrk.body = '{"type":"H5T_IEEE_F32LE","shape":[100]}'
+wrk.headers["Content-Type"] = "application/json"
+`;
+
+/** Requests answered by one `wrk -t1 -c16` run (`-c1` with `script`) pinned to `cpus`. */
+function wrk(url: string, cpus: string, script?: string): Promise<number> {
   return new Promise((resolve, reject) => {
-    const p = spawn('taskset', ['-c', cpus, 'wrk', '-t1', '-c16', `-d${SECONDS}s`, url], { stdio: ['ignore', 'pipe', 'inherit'] });
+    const load = script ? ['-c1', '-s', script] : ['-c16'];
+    const p = spawn('taskset', ['-c', cpus, 'wrk', '-t1', ...load, `-d${SECONDS}s`, url], { stdio: ['ignore', 'pipe', 'inherit'] });
     let out = '';
     p.stdout.on('data', (b) => (out += b));
     p.on('error', reject);
@@ -69,18 +82,27 @@ async function main() {
       for (const f of ['big.h5', 'attrs1k.h5']) fs.copyFileSync(path.join(here, 'data', f), path.join(root, 'b', f));
       const s = await startBenchServer(['--root', root], {}, checkout);
       execFileSync('taskset', ['-a', '-p', '-c', serverCpu, String(s.pid)], { stdio: 'ignore' }); // every thread of it
-      servers.push({ name, stop: s.stop, urls: Object.fromEntries((await smallGetPaths(s.url)).map(([kind, p]) => [kind, s.url + p])) });
+      const urls = Object.fromEntries((await smallGetPaths(s.url)).map(([kind, p]) => [kind, s.url + p]));
+      if (KINDS.includes('post')) {
+        const r = await fetch(`${s.url}/?domain=/b/post.h5`, { method: 'PUT' });
+        if (r.status !== 201) throw new Error(`PUT /b/post.h5: ${r.status}`);
+        urls.post = `${s.url}/datasets?domain=/b/post.h5`;
+      }
+      servers.push({ name, stop: s.stop, urls });
     }
     const [mine, base] = servers as [(typeof servers)[0], (typeof servers)[0]];
     console.log(`this build (${path.join(here, '..')}) over ${BASE === path.join(here, '..') ? 'itself (A/A)' : BASE}; servers on CPU ${serverCpu}, wrk on ${loadCpus}; ${ROUNDS} rounds of ${SECONDS} s`);
+    const lua = path.join(tmp, 'post.lua');
+    fs.writeFileSync(lua, POST_LUA);
     for (const kind of KINDS) {
       const a = base.urls[kind];
       const b = mine.urls[kind];
-      if (!a || !b) throw new Error(`unknown kind ${kind} (group, attribute, link, dataset, domain)`);
-      for (let w = 0; w < 2; w++) await Promise.all([wrk(a, loadCpus), wrk(b, loadCpus)].map((p) => p.catch(() => 0))); // warm-up (JIT, caches)
+      if (!a || !b) throw new Error(`unknown kind ${kind} (group, attribute, link, dataset, domain, post)`);
+      const script = kind === 'post' ? lua : undefined;
+      for (let w = 0; w < 2; w++) await Promise.all([wrk(a, loadCpus, script), wrk(b, loadCpus, script)].map((p) => p.catch(() => 0))); // warm-up (JIT, caches)
       const ratios: number[] = [];
       for (let r = 0; r < ROUNDS; r++) {
-        const [nb, na] = r % 2 === 0 ? await Promise.all([wrk(b, loadCpus), wrk(a, loadCpus)]) : (await Promise.all([wrk(a, loadCpus), wrk(b, loadCpus)])).reverse();
+        const [nb, na] = r % 2 === 0 ? await Promise.all([wrk(b, loadCpus, script), wrk(a, loadCpus, script)]) : (await Promise.all([wrk(a, loadCpus, script), wrk(b, loadCpus, script)])).reverse();
         ratios.push(nb / na);
         console.log(`  ${kind} round ${r + 1}: this ${nb}, base ${na} requests: ${(nb / na).toFixed(3)}`);
       }

@@ -103,8 +103,6 @@ const describe = (v: unknown): string => {
   }
 };
 
-const typeName = (t: TypeJson): string => ('base' in t && typeof t.base === 'string' ? t.base : t.class);
-
 const cache = new WeakMap<TypeJson, Codec>();
 
 /**
