@@ -373,10 +373,12 @@ export class Store {
   /**
    * The ACL state of a domain file, from the file's cache when it did not change on disk (no
    * HDF5 call), else read under the shared lock. Null when the file holds none (or is not HDF5).
+   * The cache is this name's entry: it stands only while no write went through another name of
+   * the same file (a symlink) since it was learnt (`seenEpoch`; the read brings it up to date).
    */
   private async fileAcl(domain: string, p: string, st: fs.Stats): Promise<FileAcl | null> {
     const f = this.files.entry(domain, p);
-    if (f.aclState !== undefined && sameStamp(f.stamp, stampOf(st))) return f.aclState;
+    if (f.aclState !== undefined && f.seenEpoch === f.handle.epoch && sameStamp(f.stamp, stampOf(st))) return f.aclState;
     try {
       return await this.files.read(f, (ff) => readFileAcl(ff));
     } catch (e) {

@@ -319,6 +319,20 @@ describe('users, authentication and ACLs (issue #11)', function () {
       expect((await as('A', d).get('/acls/nobody')).status).to.equal(404);
     });
 
+    it('an ACL change through one name of a file holds at once through its other names (a symlink)', async () => {
+      // two domains, one file: each name has its own entry (and cached ACL state) on one handle
+      const twin = '/home/A/twin.h5';
+      const alias = '/home/A/twin-alias.h5';
+      expect((await as('A', twin).put('/', {})).status).to.equal(201);
+      fs.symlinkSync('twin.h5', path.join(srv.root, 'home', 'A', 'twin-alias.h5'));
+      expect((await as('A', twin).put('/acls/B', { read: true })).status).to.equal(201);
+      for (const name of [twin, alias, twin, alias]) expect((await as('B', name).get('/')).status, name).to.equal(200);
+      expect((await as('A', twin).put('/acls/B', { read: false })).status).to.equal(201);
+      for (const name of [alias, twin, alias]) expect((await as('B', name).get('/')).status, `${name} after the change`).to.equal(403);
+      expect((await as('A', alias).put('/acls/B', { read: true })).status).to.equal(201);
+      for (const name of [twin, alias, twin]) expect((await as('B', name).get('/')).status, `${name} after the change back`).to.equal(200);
+    });
+
     it('a user reads their own entry with read permission, others need readACL', async () => {
       expect((await as('B', d).get('/acls/B')).status).to.equal(200);
       expect((await as('B', d).get('/acls/A')).status).to.equal(403);

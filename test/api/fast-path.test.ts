@@ -248,6 +248,40 @@ describe('small GETs: cached answers stay true (issue #9)', function () {
     expect((await d.request('GET', '/')).status).to.equal(404);
   });
 
+  it('a write through one name of a file (a symlink) shows at once through its other names', async () => {
+    // each name has its own entry and remembered answers, on one handle of the file
+    const a = new Client(srv.url, '/fast/twin.h5');
+    const b = new Client(srv.url, '/fast/twin-alias.h5');
+    expect((await a.request('PUT', '/')).status).to.equal(201);
+    fs.symlinkSync('twin.h5', path.join(srv.root, 'fast', 'twin-alias.h5'));
+    const rootOf = async (cl: Client) => (await cl.request('GET', '/')).json.root as string;
+    expect((await a.request('PUT', `/groups/${await rootOf(a)}/attributes/x`, { body: { type: 'H5T_STD_I32LE', value: 1 } })).status).to.equal(201);
+    // (ids name their domain: each name is asked with its own root id)
+    const views = async (cl: Client) => {
+      const r = await rootOf(cl);
+      const links = await cl.request('GET', `/groups/${r}/links`);
+      expect(links.status).to.equal(200);
+      return {
+        attr: (await cl.request('GET', `/groups/${r}/attributes/x`)).json.value,
+        links: links.json.links.map((l: { title: string }) => l.title),
+        linkCount: (await cl.request('GET', `/groups/${r}`)).json.linkCount,
+        modified: (await cl.request('GET', '/')).json.lastModified,
+      };
+    };
+    const before = await views(b);
+    expect(await views(a)).to.deep.equal(before);
+    await sleep(10);
+    const ar = await rootOf(a);
+    expect((await a.request('PUT', `/groups/${ar}/attributes/x`, { query: { replace: 1 }, body: { type: 'H5T_STD_I32LE', value: 2 } })).status).to.equal(201);
+    expect((await a.request('POST', '/groups', { body: { link: { id: ar, name: 'new' } } })).status).to.equal(201);
+    const after = await views(b);
+    expect(after).to.deep.equal(await views(a));
+    expect(after.attr).to.equal(2);
+    expect(after.links).to.deep.equal(['new']);
+    expect(after.linkCount).to.equal(1);
+    expect(after.modified).to.be.greaterThan(before.modified);
+  });
+
   it('the query string: a repeated domain is refused, __proto__ is just a key, escapes are decoded', async () => {
     expect((await new Client(srv.url, '/fast/c.h5').request('PUT', '/')).status).to.equal(201);
     const u = `${srv.url}/?domain=/fast/c.h5&domain=/fast/c.h5`;
