@@ -229,6 +229,8 @@ export class DomainFile {
     this.rootAddr_ = undefined;
     this.reserved.reset();
     this.storageKinds.clear();
+    this.aclState = undefined;
+    this.givenState = undefined;
     this.invalidateCaches();
   }
 
@@ -249,7 +251,12 @@ export class DomainFile {
     return v;
   }
 
-  /** Drop caches that a write may have made stale (ids and known addresses stay). */
+  /**
+   * Drop caches that a write may have made stale (ids and known addresses stay). The file's ACL
+   * and given state stay too: a write of this process changes them only through `writeFileAcl`
+   * and `writeGiven`, which keep them up to date; a write that fails, a change by another
+   * program and a write through another name of the file all go through `resetState`.
+   */
   invalidateCaches(): void {
     this.jsonCache.clear();
     this.linkCache.clear();
@@ -258,8 +265,6 @@ export class DomainFile {
     this.attrNames.clear();
     this.attrFacts.clear();
     this.attrCacheBytes = 0;
-    this.aclState = undefined;
-    this.givenState = undefined;
   }
 
   get h(): Hid {

@@ -14,6 +14,7 @@ import { groupAdd, tokenAdd, tokenRevoke, userAdd, userRemove } from '../../src/
 import { loadConfig } from '../../src/config.js';
 import type { Deps } from '../../src/http/deps.js';
 import type { Route } from '../../src/http/routeTable.js';
+import { python } from '../helpers/python.js';
 import { Client, type TestServer, copyFixtures, fixturePath, startServer, tempRoot } from '../helpers/server.js';
 
 const PW = { admin: 'admin-pw-9f3k', A: 'a-pw-1x2y', B: 'b-pw-7q8r', C: 'c-pw-5t6u', bob: 'bob-pw-3e4w' };
@@ -331,6 +332,43 @@ describe('users, authentication and ACLs (issue #11)', function () {
       for (const name of [alias, twin, alias]) expect((await as('B', name).get('/')).status, `${name} after the change`).to.equal(403);
       expect((await as('A', alias).put('/acls/B', { read: true })).status).to.equal(201);
       for (const name of [twin, alias, twin]) expect((await as('B', name).get('/')).status, `${name} after the change back`).to.equal(200);
+    });
+
+    it('the ACL state kept across writes stays the file\'s: after data writes, a failed write, and h5py changing it', async () => {
+      // (a write of the server keeps the file's ACL state it knows; DomainFile.invalidateCaches)
+      const k = '/home/A/acl-kept.h5';
+      expect((await as('A', k).put('/', {})).status).to.equal(201);
+      const kroot = (await as('A', k).get('/')).json.root;
+      const bReads = async () => (await as('B', k).get('/')).status;
+      expect((await as('A', k).put('/acls/B', { read: true })).status).to.equal(201);
+      expect(await bReads()).to.equal(200);
+      expect((await as('A', k).post('/datasets', { type: 'H5T_STD_I32LE', shape: [2], link: { id: kroot, name: 'd' } })).status).to.equal(201);
+      expect((await as('A', k).put(`/groups/${kroot}/attributes/keep`, { type: 'H5T_STD_I32LE', value: 1 })).status).to.equal(201);
+      expect(await bReads()).to.equal(200);
+      expect((await as('A', k).put('/acls/B', { read: false })).status).to.equal(201);
+      expect((await as('A', k).post('/groups', { link: { id: kroot, name: 'g' } })).status).to.equal(201);
+      expect(await bReads()).to.equal(403);
+      // a write that fails after writing part of itself is rolled back
+      const failed = await as('A', k).request('PUT', `/groups/${kroot}/attributes`, { body: { attributes: { a1: { type: 'H5T_STD_I32LE', value: 1 }, keep: { type: 'H5T_STD_I32LE', value: 2 } } }, query: { replace: 0 } });
+      expect(failed.status).to.equal(409);
+      expect(await bReads()).to.equal(403);
+      expect((await as('A', k).get('/acls/B')).json.acl.read).to.equal(false);
+      // another program grants B read in the file (h5py, the reserved group's `acl` attribute)
+      await new Promise((r) => setTimeout(r, 100)); // the server's read lease ends
+      python(
+        [
+          'import h5py, json, sys',
+          "with h5py.File(sys.argv[1], 'a') as f:",
+          "    a = f['__h5store__'].attrs",
+          "    doc = json.loads(a['acl'])",
+          "    doc['root']['B']['read'] = True",
+          "    a['acl'] = json.dumps(doc)",
+        ].join('\n'),
+        [path.join(srv.root, 'home', 'A', 'acl-kept.h5')],
+      );
+      await new Promise((r) => setTimeout(r, 20));
+      expect(await bReads()).to.equal(200);
+      expect((await as('A', k).get('/acls/B')).json.acl.read).to.equal(true);
     });
 
     it('a user reads their own entry with read permission, others need readACL', async () => {
