@@ -80,11 +80,15 @@ function domainOf(ctx: Context): string | undefined {
   return (typeof q === 'string' && q) || ctx.get('x-store-domain') || ctx.get('x-hdf-domain') || undefined;
 }
 
+/** The status logged and counted for a request whose client went away before its answer. */
+export const CLIENT_CLOSED = 499;
+
 /**
  * Request id, request log and metrics, for every request (outermost middleware).
  * - `X-Request-Id`: the incoming one when sane (see SANE_REQUEST_ID), else a new UUID; echoed in
  *   the response and kept in `ctx.state.requestId`.
- * - One JSON log line per request once the response is finished or aborted: `reqId`, `method`,
+ * - One JSON log line per request once the response is finished or aborted (status 499 when
+ *   the client went away before the answer was complete): `reqId`, `method`,
  *   `path`, `route` (template), `status`, `ms`, `user` (when authenticated), `domain`,
  *   `bytesIn`, `bytesOut`; probes (`/healthz`, `/readyz`, `/metrics`) at debug level.
  * - Metrics: requests, durations, bytes (request body: Content-Length, or bytes read for
@@ -102,20 +106,23 @@ export function opsMiddleware(ops: Ops, logger: Logger) {
     const written0 = sock.bytesWritten;
     const ended = requestStarted();
     let done = false;
-    const finish = () => {
+    const finish = (closed = true) => {
       if (done) return;
       done = true;
       ended();
       const seconds = (performance.now() - t0) / 1000;
+      // closed before the answer was complete: the client went away (nginx's 499, "client
+      // closed request"), not the status the handler had not set yet
+      const status = closed && !ctx.res.writableFinished ? CLIENT_CLOSED : ctx.status;
       const route = (ctx as { _matchedRoute?: string })._matchedRoute ?? (ctx.state.route as string | undefined) ?? '(unmatched)';
       const given = ctx.req.headers['content-length'];
       const len = given === undefined || given === '' ? NaN : Number(given);
       const bytesIn = Number.isFinite(len) ? len : Math.max(0, sock.bytesRead - read0);
       const bytesOut = Math.max(0, sock.bytesWritten - written0);
-      ops.metrics.observeRequest({ method: ctx.method, route: String(route), status: ctx.status, seconds, bytesIn, bytesOut });
+      ops.metrics.observeRequest({ method: ctx.method, route: String(route), status, seconds, bytesIn, bytesOut });
       const level = PROBES.has(ctx.path) ? 'debug' : 'info';
       if (!logger.isLevelEnabled(level)) return; // the line is not built when nobody reads it
-      const line: Record<string, unknown> = { reqId, method: ctx.method, path: ctx.path, route, status: ctx.status, ms: Math.round(seconds * 100000) / 100 };
+      const line: Record<string, unknown> = { reqId, method: ctx.method, path: ctx.path, route, status, ms: Math.round(seconds * 100000) / 100 };
       const user = userName(ctx);
       if (user !== undefined) line.user = user;
       const domain = domainOf(ctx);
@@ -130,7 +137,7 @@ export function opsMiddleware(ops: Ops, logger: Logger) {
     } catch (e) {
       // the error middleware answers everything; this only runs if it is missing
       ctx.res.removeListener('close', finish);
-      finish();
+      finish(false);
       throw e;
     }
   };

@@ -1,5 +1,6 @@
 /** One log line per request with method, path, status and milliseconds (pino JSON on stdout). */
 import { expect } from 'chai';
+import net from 'node:net';
 import { Client, startServer, tempRoot } from '../helpers/server.js';
 
 describe('request log', function () {
@@ -22,6 +23,42 @@ describe('request log', function () {
       expect(about).to.include({ method: 'GET', status: 200 });
       expect(about.ms).to.be.a('number');
       expect(lines.find((j) => j.path === '/')).to.include({ method: 'GET', status: 404 });
+    } finally {
+      await srv.stop();
+    }
+  });
+
+  it('a client that goes away before the answer is logged and counted as 499, not as the status not yet set', async () => {
+    const srv = await startServer({ root: tempRoot(), args: ['--log-level', 'info'] });
+    let out = '';
+    srv.proc.stdout!.on('data', (b) => (out += b.toString()));
+    try {
+      const c = new Client(srv.url, '/gone.h5');
+      expect((await c.request('PUT', '/')).status).to.equal(201);
+      const ds = (await c.request('POST', '/datasets', { body: { type: 'H5T_STD_I32LE', shape: [1000000] } })).json.id;
+      const u = new URL(srv.url);
+      await new Promise<void>((resolve) => {
+        const s = net.connect(Number(u.port), u.hostname, () => {
+          s.write(`PUT /datasets/${ds}/value?domain=/gone.h5 HTTP/1.1\r\nHost: x\r\nContent-Type: application/octet-stream\r\nContent-Length: 4000000\r\n\r\n`);
+          s.write(Buffer.alloc(1000));
+          setTimeout(() => {
+            s.destroy();
+            resolve();
+          }, 100);
+        });
+        s.on('error', () => undefined);
+      });
+      expect((await c.get('/')).status).to.equal(200);
+      await new Promise((r) => setTimeout(r, 300));
+      const lines = out
+        .split('\n')
+        .filter((l) => l.startsWith('{'))
+        .map((l) => JSON.parse(l))
+        .filter((j) => j.msg === 'request');
+      expect(lines.find((j) => j.method === 'PUT' && j.route === '/datasets/:id/value')).to.include({ status: 499 });
+      expect(lines.filter((j) => j.method === 'GET' && j.path === '/').map((j) => j.status)).to.deep.equal([200]);
+      const metrics = (await c.get('/metrics')).text;
+      expect(metrics).to.match(/h5store_http_requests_total\{[^}]*route="\/datasets\/:id\/value"[^}]*status="499"[^}]*\} 1/);
     } finally {
       await srv.stop();
     }
