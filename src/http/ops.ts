@@ -88,7 +88,7 @@ export const CLIENT_CLOSED = 499;
  * - `X-Request-Id`: the incoming one when sane (see SANE_REQUEST_ID), else a new UUID; echoed in
  *   the response and kept in `ctx.state.requestId`.
  * - One JSON log line per request once the response is finished or aborted (status 499 when
- *   the client went away before the answer was complete): `reqId`, `method`,
+ *   the client went away before the answer began): `reqId`, `method`,
  *   `path`, `route` (template), `status`, `ms`, `user` (when authenticated), `domain`,
  *   `bytesIn`, `bytesOut`; probes (`/healthz`, `/readyz`, `/metrics`) at debug level.
  * - Metrics: requests, durations, bytes (request body: Content-Length, or bytes read for
@@ -111,9 +111,10 @@ export function opsMiddleware(ops: Ops, logger: Logger) {
       done = true;
       ended();
       const seconds = (performance.now() - t0) / 1000;
-      // closed before the answer was complete: the client went away (nginx's 499, "client
-      // closed request"), not the status the handler had not set yet
-      const status = closed && !ctx.res.writableFinished ? CLIENT_CLOSED : ctx.status;
+      // closed before the answer began: the client went away (nginx's 499, "client closed
+      // request"), not the status the handler had not set yet; an answer cut off after its
+      // headers keeps the status it was sent with (its bytesOut shows the cut), as in nginx
+      const status = closed && !ctx.res.headersSent ? CLIENT_CLOSED : ctx.status;
       const route = (ctx as { _matchedRoute?: string })._matchedRoute ?? (ctx.state.route as string | undefined) ?? '(unmatched)';
       const given = ctx.req.headers['content-length'];
       const len = given === undefined || given === '' ? NaN : Number(given);

@@ -48,6 +48,18 @@ describe('request log', function () {
         });
         s.on('error', () => undefined);
       });
+      // an answer cut off after its headers keeps its status
+      const big = (await c.request('POST', '/datasets', { body: { type: 'H5T_STD_I32LE', shape: [8000000] } })).json.id;
+      await new Promise<void>((resolve) => {
+        const s = net.connect(Number(u.port), u.hostname, () => {
+          s.write(`GET /datasets/${big}/value?domain=/gone.h5 HTTP/1.1\r\nHost: x\r\nAccept: application/octet-stream\r\n\r\n`);
+        });
+        s.once('data', () => {
+          s.destroy();
+          resolve();
+        });
+        s.on('error', () => resolve());
+      });
       expect((await c.get('/')).status).to.equal(200);
       await new Promise((r) => setTimeout(r, 300));
       const lines = out
@@ -57,6 +69,9 @@ describe('request log', function () {
         .filter((j) => j.msg === 'request');
       expect(lines.find((j) => j.method === 'PUT' && j.route === '/datasets/:id/value')).to.include({ status: 499 });
       expect(lines.filter((j) => j.method === 'GET' && j.path === '/').map((j) => j.status)).to.deep.equal([200]);
+      const cut = lines.find((j) => j.method === 'GET' && j.route === '/datasets/:id/value');
+      expect(cut).to.include({ status: 200 });
+      expect(cut.bytesOut).to.be.below(32_000_000);
       const metrics = (await c.get('/metrics')).text;
       expect(metrics).to.match(/h5store_http_requests_total\{[^}]*route="\/datasets\/:id\/value"[^}]*status="499"[^}]*\} 1/);
     } finally {
