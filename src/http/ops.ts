@@ -81,7 +81,7 @@ function domainOf(ctx: Context): string | undefined {
 }
 
 /** The status logged and counted for a request whose client went away before its answer. */
-export const CLIENT_CLOSED = 499;
+const CLIENT_CLOSED = 499;
 
 /**
  * Request id, request log and metrics, for every request (outermost middleware).
