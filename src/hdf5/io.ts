@@ -533,6 +533,30 @@ export function describeCreationOf(did: Hid, type?: TypeJson, refs?: RefCodec): 
   }
 }
 
+/**
+ * Where a dataset's raw data lies in its own file when its stored bytes are exactly what
+ * `H5Dread` into `memType` gives: contiguous layout (no filters: they need chunks), no external
+ * storage, storage allocated (an unallocated dataset reads as fill values), and `memType` equal
+ * to the stored type (`H5Tequal`: no conversion). The caller can then read values with plain
+ * file reads (store/values/read.ts `filePages`).
+ * @returns the absolute file offset of element 0 (`H5Dget_offset`, which counts a user block)
+ *   and the bytes allocated (`H5Dget_storage_size`), or undefined when any condition fails
+ */
+export function storedContiguous(did: Hid, memType: Hid, creation: DatasetCreation): { offset: number; bytes: number } | undefined {
+  if (creation.layout !== C.H5D_CONTIGUOUS || creation.external?.length || creation.filters.length > 0) return undefined;
+  const bytes = Number(H5.H5Dget_storage_size(did));
+  if (!(bytes > 0)) return undefined;
+  const offset = BigInt(H5.H5Dget_offset(did) as number | bigint);
+  if (offset === C.HADDR_UNDEF || offset > BigInt(Number.MAX_SAFE_INTEGER) - BigInt(bytes)) return undefined;
+  const fileType = H5.H5Dget_type(did);
+  try {
+    if ((H5.H5Tequal(fileType, memType) as number) <= 0) return undefined;
+  } finally {
+    H5.H5Tclose(fileType);
+  }
+  return { offset: Number(offset), bytes };
+}
+
 /** Bytes per element in memory (pointer size for variable-length parts), for chunk sizing. */
 export function fixedOrPointerSize(type: TypeJson): number {
   return memSize(type);

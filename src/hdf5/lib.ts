@@ -304,6 +304,7 @@ const PROTOS = [
   'herr_t H5Dset_extent(hid_t did, const void *size)',
   'herr_t H5Dvlen_reclaim(hid_t type, hid_t space, hid_t xfer, void *buf)',
   'hsize_t H5Dget_storage_size(hid_t did)',
+  'haddr_t H5Dget_offset(hid_t did)',
   // dataspaces
   'hid_t H5Screate(int cls)',
   'hid_t H5Screate_simple(int rank, const void *dims, const void *maxdims)',

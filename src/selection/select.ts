@@ -774,6 +774,33 @@ export function* pageHyperslab(
 }
 
 /**
+ * The selected elements of a hyperslab selection as one run of consecutive elements of the
+ * dataset in C (row-major) order, when they are one: every dimension after the outermost one
+ * selecting more than one index is selected whole (start 0, its full extent), and that one is
+ * read with step 1. E.g. `[1000:1512, 0:8192]` of (8192, 8192) is the run of 512 * 8192
+ * elements from element 1000 * 8192; `[5, 10:20]` of (8, 100) the 10 elements from 510;
+ * `[0:4, 10:20]` of (8, 100) is no run. Such a selection's bytes are one byte range of
+ * contiguously stored data (store/values/read.ts reads them straight from the file).
+ * @returns the index of the first selected element in C order and the number of elements, or
+ *   undefined (coordinate lists, a scalar dataspace, no elements, or not one run)
+ */
+export function contiguousRun(sel: Selection): { first: number; count: number } | undefined {
+  if (!sel.isHyperslab || sel.dims.length === 0 || sel.count === 0) return undefined;
+  const slabs = sel.sel as Extract<DimSel, { kind: 'slice' }>[];
+  const rank = slabs.length;
+  let k = 0; // the outermost dimension selecting more than one index (rank - 1 when none does)
+  while (k < rank - 1 && slabs[k]!.count === 1) k++;
+  if (slabs[k]!.count > 1 && slabs[k]!.step !== 1) return undefined;
+  for (let d = k + 1; d < rank; d++) {
+    const s = slabs[d]!;
+    if (s.start !== 0 || s.count !== sel.dims[d] || (s.count > 1 && s.step !== 1)) return undefined;
+  }
+  let first = 0;
+  for (let d = 0; d < rank; d++) first = first * sel.dims[d]! + slabs[d]!.start;
+  return { first, count: sel.count };
+}
+
+/**
  * Whether paging `sel` with `pageBytes` (as `pageHyperslab` does, aligned to `chunkDims`) reads
  * every touched chunk in one page only: the split dimension k (the outermost one whose "row", the
  * product of the counts after it, fits the page) is the first dimension with a count over 1, is

@@ -11,6 +11,7 @@
  * whatever is left out of an answer.
  */
 import fs from 'node:fs';
+import { H5StoreError, internal } from '../errors.js';
 import { type HeaderKind, MAX_CHUNK_BYTES, objectKindAt, readSuperblock, type ReadAt, type SuperblockInfo, symbolTableAt } from '../codec/objectHeader.js';
 import { readSymbolTable, type SymbolTable } from '../codec/symbolTable.js';
 
@@ -34,10 +35,10 @@ interface OpenFile {
 }
 
 /**
- * Run `fn` on the file at `file` when it is still the file `dev`:`ino` and has a superblock
- * this decoder reads; undefined otherwise, or when reading fails (never throws).
+ * Open the file at `file` for reading when it is still the file `dev`:`ino`.
+ * @returns its descriptor (the caller closes it) and size in bytes, or undefined (never throws)
  */
-function withFile<T>(file: string, dev: bigint, ino: bigint, fn: (f: OpenFile) => T): T | undefined {
+function openChecked(file: string, dev: bigint, ino: bigint): { fd: number; size: number } | undefined {
   let fd: number;
   try {
     fd = fs.openSync(file, 'r');
@@ -46,8 +47,23 @@ function withFile<T>(file: string, dev: bigint, ino: bigint, fn: (f: OpenFile) =
   }
   try {
     const st = fs.fstatSync(fd, { bigint: true });
-    if (st.dev !== dev || st.ino !== ino) return undefined;
-    const size = Number(st.size);
+    if (st.dev === dev && st.ino === ino) return { fd, size: Number(st.size) };
+  } catch {
+    // closed below
+  }
+  fs.closeSync(fd);
+  return undefined;
+}
+
+/**
+ * Run `fn` on the file at `file` when it is still the file `dev`:`ino` and has a superblock
+ * this decoder reads; undefined otherwise, or when reading fails (never throws).
+ */
+function withFile<T>(file: string, dev: bigint, ino: bigint, fn: (f: OpenFile) => T): T | undefined {
+  const opened = openChecked(file, dev, ino);
+  if (!opened) return undefined;
+  const { fd, size } = opened;
+  try {
     const direct: ReadAt = (pos, len) => {
       if (pos < 0 || len < 0 || len > MAX_CHUNK_BYTES || pos >= size) return undefined;
       const b = Buffer.allocUnsafe(Math.min(len, size - pos));
@@ -129,4 +145,98 @@ export function symbolTableLinks(file: string, dev: bigint, ino: bigint, gaddr: 
     const stab = symbolTableAt(read, gaddr, sb);
     return (stab && readSymbolTable(read, stab, sb)) ?? undefined;
   });
+}
+
+/** Page reads `rangePages` keeps in flight (two threads of the pool copy while this one sends). */
+const READ_AHEAD = 2;
+
+/** Buffers for the pages of `rangePages` (a page pool's, store/pagepool.ts). */
+export interface PageBuffers {
+  /** A buffer of at least `bytes`. */
+  take(bytes: number): Buffer;
+  /** Give back a buffer from `take`. */
+  give(buf: Buffer): void;
+}
+
+/**
+ * The bytes `[offset, offset + bytes)` of the file at `file`, in pages of `pageBytes`, read with
+ * `pread` on libuv's thread pool: the next page's read starts before a page is yielded, so the
+ * copy out of the page cache runs on a pool thread while the caller sends the previous page (on
+ * this 2-core VM the main thread otherwise did both; issue #9 target 4). Each page lives in a
+ * buffer from `buffers` (`pooled`: the caller gives it back once sent); a read left in flight
+ * when the caller stops early is awaited and its buffer given back, and the file is closed, by
+ * the generator's `return()`.
+ * @returns undefined when the file is not `dev`:`ino` any more or does not hold the whole range
+ *   (the caller reads through libhdf5 instead); the pages otherwise
+ * @throws from the generator: H5StoreError (Internal) when the file shrinks during the read
+ */
+export function rangePages(
+  file: string,
+  dev: bigint,
+  ino: bigint,
+  offset: number,
+  bytes: number,
+  pageBytes: number,
+  buffers: PageBuffers,
+): AsyncGenerator<{ wire: Buffer; pooled: Buffer }> | undefined {
+  const opened = openChecked(file, dev, ino);
+  if (!opened) return undefined;
+  if (offset < 0 || bytes <= 0 || offset + bytes > opened.size) {
+    fs.closeSync(opened.fd);
+    return undefined;
+  }
+  return readPages(opened.fd, offset, bytes, Math.max(1, pageBytes), buffers);
+}
+
+async function* readPages(fd: number, offset: number, bytes: number, pageBytes: number, buffers: PageBuffers): AsyncGenerator<{ wire: Buffer; pooled: Buffer }> {
+  /** Read page `at` (bytes from the range's start) into a fresh buffer; reads until full. */
+  const read = async (at: number): Promise<{ wire: Buffer; pooled: Buffer }> => {
+    const n = Math.min(pageBytes, bytes - at);
+    const pooled = buffers.take(n);
+    try {
+      let got = 0;
+      while (got < n) {
+        const { bytesRead } = await readAt(fd, pooled, got, n - got, offset + at + got);
+        if (bytesRead === 0) throw internal(`The file ended ${offset + at + got} bytes in, inside the dataset's values: it was shortened during the read`);
+        got += bytesRead;
+      }
+    } catch (e) {
+      buffers.give(pooled);
+      throw e instanceof H5StoreError ? e : internal(`Reading the dataset's values from the file failed: ${(e as Error).message}`);
+    }
+    return { wire: pooled.subarray(0, n), pooled };
+  };
+  /** `read(at)`, marked handled: it may fail while no one awaits it yet (awaiting it still throws). */
+  const start = (at: number) => {
+    const p = read(at);
+    p.catch(() => undefined);
+    return p;
+  };
+  // READ_AHEAD reads in flight, in page order
+  const ahead: Promise<{ wire: Buffer; pooled: Buffer }>[] = [];
+  let started = 0;
+  const fill = () => {
+    while (ahead.length < READ_AHEAD && started < bytes) {
+      ahead.push(start(started));
+      started += Math.min(pageBytes, bytes - started);
+    }
+  };
+  try {
+    fill();
+    while (ahead.length > 0) {
+      const page = await ahead[0]!;
+      ahead.shift();
+      fill();
+      yield page;
+    }
+  } finally {
+    // stopped early: let the reads in flight finish (their buffers and the descriptor are in use)
+    for (const p of ahead) await p.then((x) => buffers.give(x.pooled), () => undefined);
+    fs.closeSync(fd);
+  }
+}
+
+/** `fs.read` as a promise (on the thread pool). */
+function readAt(fd: number, buf: Buffer, at: number, n: number, position: number): Promise<{ bytesRead: number }> {
+  return new Promise((resolve, reject) => fs.read(fd, buf, at, n, position, (e, bytesRead) => (e ? reject(e) : resolve({ bytesRead }))));
 }

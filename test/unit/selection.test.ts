@@ -2,6 +2,7 @@ import { expect } from 'chai';
 import { H5StoreError } from '../../src/errors.js';
 import {
   allSelection,
+  contiguousRun,
   expandPoints,
   formatSelection,
   hyperslabSelection,
@@ -473,6 +474,51 @@ describe('selection: pageHyperslab', () => {
   it('refuses a coordinate-list selection (programming error, 500)', () => {
     const sel = parseSelect('[[1,2]]', [5]);
     expectError(() => [...pageHyperslab(sel, 1, 1)], 500, /hyperslab/);
+  });
+});
+
+describe('selection: contiguousRun', () => {
+  /** C-order indexes of the selected elements, from the coordinate expansion. */
+  const linear = (select: string, dims: number[]): number[] => {
+    const coords = expandPoints(parseSelect(select, dims));
+    const out: number[] = [];
+    for (let i = 0; i < coords.length; i += dims.length) {
+      let x = 0;
+      for (let d = 0; d < dims.length; d++) x = x * dims[d]! + Number(coords[i + d]!);
+      out.push(x);
+    }
+    return out;
+  };
+  const cases: { select: string | undefined; dims: number[]; run: { first: number; count: number } | undefined }[] = [
+    { select: '[1000:1512,0:8192]', dims: [8192, 8192], run: { first: 1000 * 8192, count: 512 * 8192 } },
+    { select: undefined, dims: [6, 7], run: { first: 0, count: 42 } },
+    { select: '[5,10:20]', dims: [8, 100], run: { first: 510, count: 10 } },
+    { select: '[2,3,4]', dims: [5, 6, 7], run: { first: 2 * 42 + 3 * 7 + 4, count: 1 } },
+    { select: '[3:7]', dims: [10], run: { first: 3, count: 4 } },
+    { select: '[1,2:4,:]', dims: [3, 5, 7], run: { first: 35 + 14, count: 14 } },
+    { select: '[1:2,0:5,:]', dims: [3, 5, 7], run: { first: 35, count: 35 } },
+    { select: '[0:3,0:1,:]', dims: [3, 1, 7], run: { first: 0, count: 21 } }, // a dimension of extent 1 in between
+    { select: '[0:4,10:20]', dims: [8, 100], run: undefined }, // an inner block: 4 runs
+    { select: '[0:4,1:100]', dims: [8, 100], run: undefined },
+    { select: '[0:8:2]', dims: [8], run: undefined }, // a step
+    { select: '[1:3,::1]', dims: [4, 3], run: { first: 3, count: 6 } },
+    { select: '[1:3,0:3:2]', dims: [4, 3], run: undefined },
+    { select: '[:,:]', dims: [0, 5], run: undefined }, // no elements
+  ];
+  for (const c of cases) {
+    it(`${c.select ?? '(all)'} of ${JSON.stringify(c.dims)}`, () => {
+      const run = contiguousRun(parseSelect(c.select, c.dims));
+      expect(run).to.deep.equal(c.run);
+      const idx = linear(c.select ?? `[${c.dims.map(() => ':').join(',')}]`, c.dims);
+      const consecutive = idx.length > 0 && idx.every((x, i) => x === idx[0]! + i);
+      // defined exactly when the elements are consecutive, and then it names them
+      expect(run !== undefined).to.equal(consecutive);
+      if (run) expect([run.first, run.count]).to.deep.equal([idx[0], idx.length]);
+    });
+  }
+  it('no run for a scalar dataspace or coordinate lists', () => {
+    expect(contiguousRun(parseSelect(undefined, []))).to.equal(undefined);
+    expect(contiguousRun(parseSelect('[[1,2,3]]', [10]))).to.equal(undefined);
   });
 });
 

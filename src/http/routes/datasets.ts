@@ -240,7 +240,8 @@ async function sendValue(ctx: Context, d: Deps, plan: ReadPlan, releasePlan: () 
       const headers: Record<string, string | number> = { 'Content-Type': 'application/octet-stream' };
       if (plan.itemSize !== undefined) headers['Content-Length'] = plan.count * plan.itemSize;
       ctx.res.writeHead(200, headers);
-      void streamPages(ctx, plan.pages(pool, streamPage), pool, release, d.config.maxStreamBytesPerSec, (p) => p.wire);
+      const pages = plan.filePages?.(pool, streamPage) ?? plan.pages(pool, streamPage);
+      void streamPages(ctx, pages, pool, release, d.config.maxStreamBytesPerSec, (p) => p.wire);
       return;
     }
     const shape = flag(ctx, 'reduce_dim') ? plan.shape.filter((x) => x !== 1) : plan.shape;
@@ -356,7 +357,7 @@ class JsonValueText {
  */
 async function streamPages(
   ctx: Context,
-  pages: Generator<ValuePage>,
+  pages: Generator<ValuePage> | AsyncGenerator<ValuePage>,
   pool: PagePool,
   release: () => void,
   maxRate: number,
@@ -398,7 +399,8 @@ async function streamPages(
       }
       if (closed) break;
       next = await ask();
-      if (!ok) {
+      // `drain` may have come while the next page was read (file pages are read on the thread pool)
+      if (!ok && res.writableNeedDrain) {
         await new Promise<void>((resolve) => {
           const done = () => {
             res.off('drain', done);
@@ -431,7 +433,11 @@ async function streamPages(
     res.destroy(e as Error);
   } finally {
     if (next && !next.done && next.value.pooled) pool.give(next.value.pooled); // the client went away
-    pages.return(undefined);
+    try {
+      await pages.return(undefined); // file pages: a read in flight ends first (it holds the read lease's file)
+    } catch (e) {
+      d_log(ctx, e);
+    }
     release();
   }
 }

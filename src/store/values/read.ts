@@ -13,8 +13,9 @@ import * as io from '../../hdf5/io.js';
 import type { SpaceSelection } from '../../hdf5/io.js';
 import { fixedWireSize, hasIndirect, isVariable, memSize } from '../../hdf5/memory.js';
 import * as h5 from '../../hdf5/objects.js';
-import { type Selection, pageHyperslab, pagesKeepChunksWhole, parsePoints, parseSelect, pointsFromBinary, selectionFromBody } from '../../selection/select.js';
+import { contiguousRun, type Selection, pageHyperslab, pagesKeepChunksWhole, parsePoints, parseSelect, pointsFromBinary, selectionFromBody } from '../../selection/select.js';
 import type { DomainFile } from '../domainFile.js';
+import { rangePages } from '../fileBytes.js';
 import { bytesOf, checkSelectionBytes } from '../limits.js';
 import type { PagePool } from '../pagepool.js';
 import { chunkScope } from './chunkCache.js';
@@ -63,6 +64,20 @@ export interface ReadPlan {
    * page) result on the worker thread now; `pages()` then yields it. The store awaits it.
    */
   prefetch?: () => Promise<void>;
+  /**
+   * For a selection that is one run of a contiguously stored dataset whose stored type is the
+   * wire type (`contiguousRun`, `io.storedContiguous`) in a local file libhdf5 has open
+   * read-only: the same bytes as `pages()`, read from the file on the thread pool
+   * (fileBytes.ts `rangePages`) in pages of about `pageBytes` (whole elements), each in a pooled
+   * buffer. Undefined when the file cannot be read so (the caller uses `pages()`).
+   */
+  filePages?: (pool: PagePool, pageBytes: number) => AsyncGenerator<ValuePage> | undefined;
+}
+
+/** Pages of raw bytes as value pages of `itemSize`-byte elements. */
+async function* valuePages(pages: AsyncGenerator<{ wire: Buffer; pooled: Buffer }>, itemSize: number): AsyncGenerator<ValuePage> {
+  // stopping this generator early stops `pages` too (the for-await loop's exit returns it)
+  for await (const p of pages) yield { wire: p.wire, count: p.wire.length / itemSize, pooled: p.pooled };
 }
 
 /** Selection from a read request (query `select`, or body select/start/stop/points). */
@@ -217,10 +232,21 @@ export function planRead(f: DomainFile, id: string, req: ReadRequest, limits: Va
         yield readPage({ kind: 'hyperslab', start: p.start, step: p.step, count: p.count }, p.elements, pool);
       }
     }
+    // One run of contiguously stored elements, bytes as stored: plain file reads (see ReadPlan.filePages).
+    let filePages: ReadPlan['filePages'];
+    const h = f.handle;
+    const run = !prefetch && !points && !scalar && fixed && itemSize === msize && h.local && !h.writable && h.fid !== undefined ? contiguousRun(sel!) : undefined;
+    const stored = run && io.storedContiguous(did, memType, creation);
+    if (run && stored && (run.first + run.count) * msize <= stored.bytes) {
+      filePages = (pool, pageBytes) => {
+        const pages = rangePages(h.realPath, h.dev, h.ino, stored.offset + run.first * msize, run.count * msize, Math.max(1, Math.floor(pageBytes / msize)) * msize, pool);
+        return pages && valuePages(pages, msize);
+      };
+    }
     if (sel && !sel.isHyperslab && !scalar && sel.count > limits.maxPoints) {
       throw tooLarge(`Selection of ${sel.count} coordinates exceeds the limit of ${limits.maxPoints}`);
     }
-    return { type, shape, count, itemSize, bytes, pages, close, prefetch };
+    return { type, shape, count, itemSize, bytes, pages, close, prefetch, filePages };
   } catch (e) {
     h5.closeObject(did);
     throw e;
