@@ -3,7 +3,8 @@
  * 10,000 links of a file never opened): the kinds of many objects at once from their object
  * headers (codec/objectHeader.ts), read with a few large `pread`s instead of one libhdf5 call
  * each, and the links of a symbol table ("old-style") group (codec/symbolTable.ts) instead of
- * `H5Literate` with a koffi callback per link.
+ * `H5Literate` with a koffi callback per link. Also (target 4) the byte range of a run of
+ * contiguously stored values (`rangePages`), read on the thread pool instead of by `H5Dread`.
  *
  * Only for a file that libhdf5 has open read-only outside a write session: every write session
  * ends with `H5Fflush` and a commit (files.ts), and reads hold the read lease against writers of

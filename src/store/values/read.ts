@@ -69,7 +69,8 @@ export interface ReadPlan {
    * wire type (`contiguousRun`, `io.storedContiguous`) in a local file libhdf5 has open
    * read-only: the same bytes as `pages()`, read from the file on the thread pool
    * (fileBytes.ts `rangePages`) in pages of about `pageBytes` (whole elements), each in a pooled
-   * buffer. Undefined when the file cannot be read so (the caller uses `pages()`).
+   * buffer. Undefined (the property, or its result) when the data cannot be read so: the
+   * caller uses `pages()`. Call it while the plan is open.
    */
   filePages?: (pool: PagePool, pageBytes: number) => AsyncGenerator<ValuePage> | undefined;
 }
@@ -236,9 +237,11 @@ export function planRead(f: DomainFile, id: string, req: ReadRequest, limits: Va
     let filePages: ReadPlan['filePages'];
     const h = f.handle;
     const run = !prefetch && !points && !scalar && fixed && itemSize === msize && h.local && !h.writable && h.fid !== undefined ? contiguousRun(sel!) : undefined;
-    const stored = run && io.storedContiguous(did, memType, creation);
-    if (run && stored && (run.first + run.count) * msize <= stored.bytes) {
+    if (run) {
+      // asked only for streamed reads: small ones skip the libhdf5 calls of `storedContiguous`
       filePages = (pool, pageBytes) => {
+        const stored = io.storedContiguous(did, memType, creation);
+        if (!stored || (run.first + run.count) * msize > stored.bytes) return undefined;
         const pages = rangePages(h.realPath, h.dev, h.ino, stored.offset + run.first * msize, run.count * msize, Math.max(1, Math.floor(pageBytes / msize)) * msize, pool);
         return pages && valuePages(pages, msize);
       };
