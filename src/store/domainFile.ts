@@ -521,7 +521,7 @@ export class DomainFile {
    */
   private symbolTableLinks(gaddr: bigint): LinkRecord[] | undefined {
     const h = this.handle;
-    if (!h.local || h.writable || h.fid === undefined || gaddr > MAX_SAFE_ADDR) return undefined;
+    if (!h.bytesAreCurrent || gaddr > MAX_SAFE_ADDR) return undefined;
     const table = symbolTableLinks(h.realPath, h.dev, h.ino, Number(gaddr));
     if (!table) return undefined;
     const reserved = gaddr === this.rootAddr && this.reserved.exists ? table.links.find((l) => l.name === RESERVED) : undefined;
@@ -550,7 +550,7 @@ export class DomainFile {
    */
   learnKinds(links: readonly LinkRecord[]): void {
     const h = this.handle;
-    if (!h.local || h.writable || h.fid === undefined) return;
+    if (!h.bytesAreCurrent) return;
     const todo: number[] = [];
     for (const l of links) if (l.cls === 'H5L_TYPE_HARD' && this.known.get(l.addr!) === undefined && l.addr! <= MAX_SAFE_ADDR) todo.push(Number(l.addr!));
     if (todo.length < 2) return;

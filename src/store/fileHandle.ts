@@ -58,6 +58,16 @@ export class FileHandle {
     return this.xl_ !== undefined;
   }
 
+  /**
+   * True when the file's bytes on disk are what libhdf5 sees, so they may be read without it
+   * (store/fileBytes.ts): a local file libhdf5 has open read-only, outside a write session (every
+   * write session ends with `H5Fflush` and a commit; reads hold the read lease against writers
+   * of other processes).
+   */
+  get bytesAreCurrent(): boolean {
+    return this.local && !this.writable && this.fid !== undefined;
+  }
+
   /** True when nothing in this process uses or waits for the file. */
   get idle(): boolean {
     return this.lock.idle && (this.xl_?.idle ?? true) && !this.jf?.inTransaction;

@@ -236,7 +236,7 @@ export function planRead(f: DomainFile, id: string, req: ReadRequest, limits: Va
     // One run of contiguously stored elements, bytes as stored: plain file reads (see ReadPlan.filePages).
     let filePages: ReadPlan['filePages'];
     const h = f.handle;
-    const run = !prefetch && !points && !scalar && fixed && itemSize === msize && h.local && !h.writable && h.fid !== undefined ? contiguousRun(sel!) : undefined;
+    const run = !prefetch && !points && !scalar && fixed && itemSize === msize && h.bytesAreCurrent ? contiguousRun(sel!) : undefined;
     if (run) {
       // asked only for streamed reads: small ones skip the libhdf5 calls of `storedContiguous`
       filePages = (pool, pageBytes) => {
