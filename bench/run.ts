@@ -422,6 +422,35 @@ async function main() {
       report("query (temp > 50.0) & (station == b'KORD'), Limit=1001", b.ms, 'ms', '<= 3.5', b.ms <= 3.5 && b.n === 1001, `${b.n} rows; first ask (scan) ${b.first.toFixed(2)} ms`);
       rss('queries');
     }
+    if (want('floors')) {
+      // What the bytes of the targets still missed cost natively (bench/floors.py: libhdf5 and
+      // plain I/O in-process), beside the loopback references of this run: the ratio a server
+      // reaches when it does nothing but that work and the transfer, one after the other. Only
+      // overlapping them on a core of its own (the client takes the other one here) goes higher.
+      type Floor = { name: string; ms: number };
+      const floors = execFileSync(PY, [path.join(here, 'floors.py'), path.join(root, 'b/big.h5'), root], { encoding: 'utf8' })
+        .trim()
+        .split('\n')
+        .map((l) => JSON.parse(l) as Floor);
+      const floor = (prefix: string) => floors.find((f) => f.name.startsWith(prefix))!.ms;
+      for (const f of floors) process.stdout.write(`     native: ${f.name}: ${f.ms.toFixed(2)} ms\n`);
+      const sendMs = (bytes: number) => (bytes / median(Array.from({ length: 3 }, () => curlRates(`${ref.url}/bytes?n=${bytes}`, 4).slice(1)).flat())) * 1000;
+      const send16 = sendMs(16 * 1024 * 1024);
+      const send4 = sendMs(4 * 1024 * 1024);
+      const block = floor('inner block 16 MiB, sieve 4 KiB');
+      report('inner block 16 MiB: share of the loopback limit with libhdf5 reading then sending', send16 / (send16 + block), 'ratio', 'report', true, `send ${send16.toFixed(2)} ms, libhdf5 read in-process ${block.toFixed(2)} ms (64 KiB sieve ${floor('inner block 16 MiB, sieve 64').toFixed(2)}, whole rows ${floor('whole rows').toFixed(2)})`);
+      const body = Buffer.alloc(16 * 1024 * 1024, 1);
+      const up: number[] = [];
+      for (let i = 0; i < 7; i++) up.push((await request(`${ref.url}/sink`, { method: 'PUT', body, headers: { 'Content-Type': 'application/octet-stream' } })).ms);
+      const upload = median(up.slice(1));
+      const write = floor('16 MiB into a new chunked dataset, H5Dwrite');
+      const durable = floor('16 MiB into a new chunked dataset, H5Dwrite + H5Fflush + fdatasync');
+      report('16 MiB PUT: share of the bare upload with receiving then H5Dwrite', upload / (upload + write), 'ratio', 'report', true, `upload ${upload.toFixed(2)} ms, H5Dwrite in-process ${write.toFixed(2)} ms (H5Dwrite_chunk of gathered chunks ${floor('16 MiB into a new chunked dataset, H5Dwrite_chunk').toFixed(2)})`);
+      report('16 MiB PUT: share of the bare upload with receiving then a durable H5Dwrite (fsync: always)', upload / (upload + durable), 'ratio', 'report', true, `upload ${upload.toFixed(2)} ms, H5Dwrite + H5Fflush + fdatasync in-process ${durable.toFixed(2)} ms`);
+      const h5pyAgain = (4 * 1024 * 1024 * 1000) / median(h5pyReadRates(path.join(root, 'b/big.h5'), 'chunked', '[1024:2048,512:1536]', 7).slice(1));
+      const gather = floor('gather 16 decoded chunks');
+      report('gzip region again: over h5py with the cached chunks gathered then sent', h5pyAgain / (send4 + gather), 'ratio', 'report', true, `h5py ${h5pyAgain.toFixed(2)} ms, send 4 MiB ${send4.toFixed(2)} ms, gather ${gather.toFixed(2)} ms`);
+    }
     if (want('h5py')) await compareWithH5py(base, root);
   } finally {
     await srv.stop();
