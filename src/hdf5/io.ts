@@ -548,12 +548,7 @@ export function storedContiguous(did: Hid, memType: Hid, creation: DatasetCreati
   if (!(bytes > 0)) return undefined;
   const offset = BigInt(H5.H5Dget_offset(did) as number | bigint);
   if (offset === C.HADDR_UNDEF || offset > BigInt(Number.MAX_SAFE_INTEGER) - BigInt(bytes)) return undefined;
-  const fileType = H5.H5Dget_type(did);
-  try {
-    if ((H5.H5Tequal(fileType, memType) as number) <= 0) return undefined;
-  } finally {
-    H5.H5Tclose(fileType);
-  }
+  if (!datasetTypeEquals(did, memType)) return undefined;
   return { offset: Number(offset), bytes };
 }
 

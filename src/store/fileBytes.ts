@@ -15,6 +15,7 @@ import fs from 'node:fs';
 import { H5StoreError, internal } from '../errors.js';
 import { type HeaderKind, MAX_CHUNK_BYTES, objectKindAt, readSuperblock, type ReadAt, type SuperblockInfo, symbolTableAt } from '../codec/objectHeader.js';
 import { readSymbolTable, type SymbolTable } from '../codec/symbolTable.js';
+import type { PagePool } from './pagepool.js';
 
 /** Bytes read from each header's position (libhdf5 reads 512 speculatively too). */
 const SPECULATIVE_BYTES = 512;
@@ -151,13 +152,8 @@ export function symbolTableLinks(file: string, dev: bigint, ino: bigint, gaddr: 
 /** Page reads `rangePages` keeps in flight (two threads of the pool copy while this one sends). */
 const READ_AHEAD = 2;
 
-/** Buffers for the pages of `rangePages` (a page pool's, store/pagepool.ts). */
-export interface PageBuffers {
-  /** A buffer of at least `bytes`. */
-  take(bytes: number): Buffer;
-  /** Give back a buffer from `take`. */
-  give(buf: Buffer): void;
-}
+/** Buffers for the pages of `rangePages`: a page pool's `take` and `give`. */
+type PageBuffers = Pick<PagePool, 'take' | 'give'>;
 
 /**
  * The bytes `[offset, offset + bytes)` of the file at `file`, in pages of `pageBytes`, read with
