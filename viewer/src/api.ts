@@ -1,8 +1,7 @@
 /**
  * Talking to the h5store server the viewer was loaded from: its base URL, JSON GETs with the
- * session's credentials, h5web's fetcher with the same credentials, and errors for people.
+ * session's credentials, and errors for people (the data provider's requests: provider/client.ts).
  */
-import { createBasicFetcher, type Fetcher } from '@h5web/app';
 import { errorMessageOf } from './format';
 
 /** Credentials of this browser tab (kept in sessionStorage, see auth.tsx). */
@@ -49,33 +48,6 @@ export async function apiGet<T>(route: string, params: Record<string, string>, c
   const text = await r.text();
   if (!r.ok) throw new ApiError(r.status, errorMessageOf(text) || r.statusText, params.domain ?? route);
   return JSON.parse(text) as T;
-}
-
-/** Status and message of an error thrown by h5web's fetcher (its FetcherError is not exported). */
-export function fetcherErrorInfo(e: unknown): { status: number; message: string } | undefined {
-  const f = e as { name?: string; status?: unknown; statusText?: string; buffer?: ArrayBuffer };
-  if (!f || f.name !== 'FetcherError' || typeof f.status !== 'number') return undefined;
-  let message = f.statusText ?? '';
-  if (f.buffer && f.buffer.byteLength) message = errorMessageOf(new TextDecoder().decode(f.buffer)) || message;
-  return { status: f.status, message };
-}
-
-/**
- * h5web's fetcher (`createBasicFetcher`) with the session's `Authorization` header, reporting
- * 401 and 403 answers of any request to `onDenied` (the viewer then asks for credentials or
- * says the user may not read the file) before h5web sees the error.
- */
-export function viewerFetcher(creds: Credentials | undefined, onDenied: (status: 401 | 403, message: string) => void): Fetcher {
-  const inner = createBasicFetcher({ headers: authHeaders(creds) });
-  return async (url, params, opts) => {
-    try {
-      return await inner(url, params, opts);
-    } catch (e) {
-      const info = fetcherErrorInfo(e);
-      if (info && (info.status === 401 || info.status === 403)) onDenied(info.status, info.message);
-      throw e;
-    }
-  };
 }
 
 /** Title and detail of an error, for people. 403 says plainly that reading is not allowed. */

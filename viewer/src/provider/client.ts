@@ -1,0 +1,107 @@
+/**
+ * The HTTP side of the viewer's data provider: requests to the h5store REST API with the
+ * session's credentials, JSON bodies parsed with the non-finite literals allowed, binary value
+ * bodies, h5web's abort semantics, and 401/403 answers reported to the page.
+ */
+import { ApiError, authHeaders, type Credentials } from '../api';
+import { errorMessageOf } from '../format';
+import { parseApiJson } from './json';
+
+export interface RequestOptions {
+  method?: 'GET' | 'POST' | 'HEAD';
+  body?: unknown;
+  accept?: string;
+  signal?: AbortSignal;
+  /** Skip the browser's HTTP cache (polling a growing dataset). */
+  fresh?: boolean;
+  onProgress?: (fraction: number) => void;
+}
+
+/** Requests to one server's REST API with one set of credentials. */
+export class ApiClient {
+  constructor(
+    /** Base URL of the API, no trailing slash. */
+    readonly base: string,
+    readonly credentials: Credentials | undefined,
+    /** Told about every 401/403 answer before the error is thrown. */
+    private readonly onDenied?: (status: 401 | 403, message: string) => void,
+  ) {}
+
+  /** The URL of a route with query parameters (`domain` first, as h5pyd sends it). */
+  url(route: string, params: Record<string, string | undefined>): string {
+    const q = new URLSearchParams();
+    for (const [k, v] of Object.entries(params)) if (v !== undefined) q.set(k, v);
+    const s = q.toString().replace(/%2F/g, '/');
+    return `${this.base}${route}${s ? '?' + s : ''}`;
+  }
+
+  /**
+   * One request; resolves with the body bytes of a 2xx answer.
+   * @throws ApiError for other statuses (after telling `onDenied` about 401/403); the abort
+   *   signal's reason when aborted (h5web's AbortError); TypeError for network failures
+   */
+  async bytes(route: string, params: Record<string, string | undefined>, o: RequestOptions = {}): Promise<ArrayBuffer> {
+    const headers: Record<string, string> = { Accept: o.accept ?? 'application/json', ...authHeaders(this.credentials) };
+    if (o.body !== undefined) headers['Content-Type'] = 'application/json';
+    let r: Response;
+    try {
+      r = await fetch(this.url(route, params), {
+        method: o.method ?? (o.body !== undefined ? 'POST' : 'GET'),
+        headers,
+        body: o.body !== undefined ? JSON.stringify(o.body) : undefined,
+        signal: o.signal,
+        cache: o.fresh ? 'no-store' : 'default',
+      });
+    } catch (e) {
+      throw o.signal?.aborted && o.signal.reason !== undefined ? o.signal.reason : e;
+    }
+    const buf = await readBody(r, o.onProgress).catch((e: unknown) => {
+      throw o.signal?.aborted && o.signal.reason !== undefined ? o.signal.reason : e;
+    });
+    if (!r.ok) {
+      const message = errorMessageOf(new TextDecoder().decode(buf)) || r.statusText;
+      if (r.status === 401 || r.status === 403) this.onDenied?.(r.status, message);
+      throw new ApiError(r.status, message, params.domain ?? route);
+    }
+    return buf;
+  }
+
+  /** A JSON request (GET, or POST when a body is given), parsed with NaN/Infinity allowed. */
+  async json<T = Record<string, unknown>>(route: string, params: Record<string, string | undefined>, o: RequestOptions = {}): Promise<T> {
+    const buf = await this.bytes(route, params, o);
+    return parseApiJson(new TextDecoder().decode(buf)) as T;
+  }
+
+  /** The status of a HEAD request (0 when the server cannot be reached). */
+  async headStatus(route: string, params: Record<string, string | undefined>): Promise<number> {
+    try {
+      const r = await fetch(this.url(route, params), { method: 'HEAD', headers: authHeaders(this.credentials) });
+      return r.status;
+    } catch {
+      return 0;
+    }
+  }
+}
+
+/** A response body, reporting progress against Content-Length when asked. */
+async function readBody(r: Response, onProgress?: (f: number) => void): Promise<ArrayBuffer> {
+  const total = Number(r.headers.get('content-length'));
+  if (!onProgress || !r.body || !total) return r.arrayBuffer();
+  const reader = r.body.getReader();
+  const parts: Uint8Array[] = [];
+  let got = 0;
+  for (;;) {
+    const { done, value } = await reader.read();
+    if (done) break;
+    parts.push(value);
+    got += value.length;
+    onProgress(Math.min(1, got / total));
+  }
+  const out = new Uint8Array(got);
+  let o = 0;
+  for (const p of parts) {
+    out.set(p, o);
+    o += p.length;
+  }
+  return out.buffer;
+}
