@@ -155,6 +155,16 @@ with h5py.File(os.path.join(r, 'sub', 'rel.h5'), 'w') as f:
       expect(e.json.h5paths['/ext/y'].domain).to.equal('/other.h5');
       expectError(await c.post('/', { h5paths: '/g1' }), 400);
     });
+
+    it('POST / with ignore_missing=1: paths that lead nowhere are left out, the rest answered (the viewer lists dangling links so)', async () => {
+      const flags = { follow_soft_links: 1, follow_external_links: 1, ignore_missing: 1 };
+      const r = await c.post('/', { h5paths: ['/g1', '/nope', '/dang', '/extmiss', '/g1/g2/d'] }, flags);
+      expect(r.status, r.text).to.equal(200);
+      expect(Object.keys(r.json.h5paths).sort()).to.deep.equal(['/g1', '/g1/g2/d']);
+      // other errors still fail the batch: a link crossed without its flag
+      expectError(await c.post('/', { h5paths: ['/s/g2', '/nope'] }, { ignore_missing: 1 }), 400);
+      expectError(await c.post('/', { h5paths: ['/g1', '/nope'] }, { ignore_missing: 0 }), 404);
+    });
   });
 
   describe('links (item 4)', () => {

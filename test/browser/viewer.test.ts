@@ -17,37 +17,9 @@ import { formatBytes, formatTime } from '../../viewer/src/format.js';
 import { PYTHON, pythonJson } from '../helpers/python.js';
 import { tokenAdd, userAdd } from '../../src/auth/admin.js';
 import { Client, HAVE_SHARED, REPO, SHARED_FIXTURES, type TestServer, copyFixtures, fixturePath, startServer, tempRoot } from '../helpers/server.js';
-import { ensureViewerBuilt } from '../helpers/viewer.js';
+import { CHROMIUM, CHROMIUM_ARGS, COUNT_COLORS, ensureViewerBuilt, isDownloadProbe } from '../helpers/viewer.js';
 
-const CHROMIUM = '/usr/bin/chromium';
 const SHOTS = path.join(REPO, 'test-output/viewer');
-const CHROMIUM_ARGS = [
-  '--headless',
-  '--no-sandbox',
-  '--disable-gpu',
-  '--disable-quic',
-  '--no-first-run',
-  '--disable-background-networking',
-  '--disable-component-update',
-  '--disable-sync',
-  // WebGL (h5web's heatmap, three.js) on the CPU: ANGLE over SwiftShader.
-  '--use-gl=angle',
-  '--use-angle=swiftshader',
-  '--enable-unsafe-swiftshader',
-];
-
-/** Distinct RGB colours in a PNG, counted by the browser's own decoder (no PNG library needed). */
-const COUNT_COLORS = `async (b64) => {
-  const bytes = Uint8Array.from(atob(b64), (c) => c.charCodeAt(0));
-  const bmp = await createImageBitmap(new Blob([bytes], { type: 'image/png' }));
-  const c = new OffscreenCanvas(bmp.width, bmp.height);
-  const g = c.getContext('2d');
-  g.drawImage(bmp, 0, 0);
-  const d = g.getImageData(0, 0, bmp.width, bmp.height).data;
-  const seen = new Set();
-  for (let i = 0; i < d.length; i += 4) seen.add((d[i] << 16) | (d[i + 1] << 8) | d[i + 2]);
-  return seen.size;
-}`;
 
 /** Values written by test/tools/make_viewer_fixture.py, as h5py reads them back. */
 interface FixtureInfo {
@@ -117,6 +89,7 @@ with h5py.File(sys.argv[1], 'r') as f:
       if (/^Failed to load resource: the server responded with a status of (\d+)/.test(m.text())) {
         const st = Number(/status of (\d+)/.exec(m.text())![1]);
         if (allowedStatuses.has(st)) return;
+        if (st === 404 && m.location().url && isDownloadProbe('HEAD', m.location().url)) return;
       }
       if (allowedConsole.some((re) => re.test(m.text()))) return;
       problems.push(`console error: ${m.text()}`);
@@ -128,6 +101,7 @@ with h5py.File(sys.argv[1], 'r') as f:
       problems.push(`request failed: ${r.method()} ${r.url()} ${r.failure()?.errorText}`);
     });
     p.on('response', (r) => {
+      if (r.status() === 404 && isDownloadProbe(r.request().method(), r.url())) return;
       if (r.status() >= 400 && !allowedStatuses.has(r.status())) problems.push(`HTTP ${r.status()} ${r.request().method()} ${r.url()}`);
     });
     p.on('request', (r) => {

@@ -190,9 +190,17 @@ export function domainRoutes(d: Deps): Route[] {
         throw badRequest('"h5paths" must be a list of paths');
       }
       const out: Record<string, unknown> = {};
+      // ignore_missing=1 (an h5store extension, used by the viewer): a path that leads nowhere (a
+      // dangling soft or external link, a deleted object) is left out instead of failing the batch
+      const skipMissing = flag(ctx, 'ignore_missing');
       for (const p of body.h5paths as string[]) {
-        const found = await d.store.lookupPath(ref.domain, p, param(ctx, 'parent_id'), pathOptions(ctx));
-        out[p] = { ...found.json, domain: found.domain, class: found.kind };
+        try {
+          const found = await d.store.lookupPath(ref.domain, p, param(ctx, 'parent_id'), pathOptions(ctx));
+          out[p] = { ...found.json, domain: found.domain, class: found.kind };
+        } catch (e) {
+          if (skipMissing && e instanceof H5StoreError && (e.code === 'NotFound' || e.code === 'Gone')) continue;
+          throw e;
+        }
       }
       sendJson(ctx, 200, { h5paths: out, hrefs: [] });
     }, { jsonBody: true, targets: (ctx) => pathsIn(bodyOf(ctx)).map((h5path) => ({ h5path, parentId: param(ctx, 'parent_id') })) }),
