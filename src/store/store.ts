@@ -17,6 +17,7 @@ import { LIB_INFO, openObjectCount } from '../hdf5/lib.js';
 import * as h5 from '../hdf5/objects.js';
 import type { ObjectKind } from '../hdf5/objects.js';
 import { FolderAcls, type FileAcl, type FolderAcl, readFileAcl, writeFileAcl } from './acls.js';
+import { fileStatus } from './fileStatus.js';
 import * as attrs from './attributes.js';
 import * as dsets from './datasets.js';
 import * as dtypes from './datatypes.js';
@@ -87,6 +88,8 @@ export interface FolderItem extends DomainJson {
   name: string;
   /** File size in bytes (domains only). */
   size?: number;
+  /** Another program holds the file open for writing (store/fileStatus.ts; listed from its status only). */
+  beingWritten?: true;
 }
 
 /**
@@ -655,15 +658,21 @@ export class Store {
         continue;
       }
       if (!est.isDirectory() && !est.isFile()) continue;
+      // Files are judged from their first bytes and lock, at once (fileStatus.ts): what is not
+      // HDF5 is no domain and is not listed; a file another program is writing is listed from
+      // its status (its own ACL cannot be read without waiting for the writer: the folder's
+      // governs whether its name is shown; opening it still checks its own).
+      const status = est.isFile() ? fileStatus(path.join(p, n)) : undefined;
+      if (status && !status.hdf5) continue;
       let view: AclView;
       try {
-        view = await this.aclView(name);
+        view = await this.aclView(status?.beingWritten ? folder : name);
       } catch {
         continue; // e.g. a symlink leading outside the data directory
       }
       if (opts.visible && !opts.visible(view)) continue;
       if (opts.query) {
-        if (est.isDirectory()) continue;
+        if (est.isDirectory() || status?.beingWritten) continue;
         const q = opts.query;
         let match = false;
         try {
@@ -688,6 +697,11 @@ export class Store {
         lastModified: est.mtimeMs / 1000,
         size: est.size,
       };
+      if (status?.beingWritten) {
+        item.beingWritten = true;
+        out.push(item);
+        continue;
+      }
       if (opts.verbose) {
         try {
           item.root = await this.read(name, (f) => f.rootId);

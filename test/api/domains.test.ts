@@ -3,10 +3,12 @@
  * (service spec 1, 4.4, 7; wire-reference 0.3, 0.6-0.9, 1; DESIGN.md 2, 5, 6).
  */
 import { expect } from 'chai';
+import { type ChildProcess, spawn } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { GROUP_ID_RE, allPages, digest, expectError, rawRequest, sleep, snapshot } from '../helpers/apiExtra.js';
-import { h5dump, pythonJson, python } from '../helpers/python.js';
+import { childEnv } from '../helpers/env.js';
+import { PYTHON, h5dump, pythonJson, python } from '../helpers/python.js';
 import { Client, type Reply, type TestServer, fixturePath, startServer, tempRoot } from '../helpers/server.js';
 
 const TALL = fixturePath('tall.h5');
@@ -512,6 +514,45 @@ describe('domains, folders and service endpoints', function () {
     });
   });
 
+  describe('a folder with files another program holds open for writing (issue #28 item 6)', () => {
+    const holders: ChildProcess[] = [];
+    after(() => {
+      for (const h of holders) h.kill();
+    });
+
+    /** An h5py child that opens `file` for writing (locking on, as h5py's default) and holds it until killed. */
+    async function holdOpen(file: string, libver: 'earliest' | 'latest'): Promise<void> {
+      const h = spawn(PYTHON, ['-c', `import h5py, sys, time
+f = h5py.File(sys.argv[1], "a", libver=sys.argv[2])
+f.require_group("busy")
+f.flush()
+print("ready", flush=True)
+time.sleep(120)`, file, libver], { env: childEnv({}), stdio: ['ignore', 'pipe', 'inherit'] });
+      holders.push(h);
+      await new Promise<void>((res, rej) => {
+        h.stdout!.once('data', () => res());
+        h.once('exit', (c) => rej(new Error(`writer exited with ${c}`)));
+      });
+    }
+
+    it('are listed at once, marked beingWritten, from their file status; the others as usual', async () => {
+      fs.mkdirSync(path.join(root, 'acq'));
+      for (const n of ['a.h5', 'b.h5', 'c.h5']) fs.copyFileSync(fixturePath('tall.h5'), path.join(root, 'acq', n));
+      await holdOpen(path.join(root, 'acq', 'a.h5'), 'earliest');
+      await holdOpen(path.join(root, 'acq', 'b.h5'), 'latest');
+      const t0 = performance.now();
+      const r = await api.get('/domains', { domain: '/acq/' });
+      const ms = performance.now() - t0;
+      expect(r.status, r.text).to.equal(200);
+      expect(ms, 'answered at once, not after a lock wait').to.be.below(1500);
+      const byName = Object.fromEntries(r.json.domains.map((d: { name: string }) => [d.name, d]));
+      expect(Object.keys(byName)).to.deep.equal(['/acq/a.h5', '/acq/b.h5', '/acq/c.h5']);
+      expect(byName['/acq/a.h5']).to.include({ class: 'domain', beingWritten: true, size: fs.statSync(path.join(root, 'acq', 'a.h5')).size });
+      expect(byName['/acq/b.h5']).to.include({ class: 'domain', beingWritten: true });
+      expect(byName['/acq/c.h5']).to.not.have.property('beingWritten');
+    });
+  });
+
   describe('a file that is not HDF5', () => {
     it('answers 400 with a JSON message, and the server keeps serving other domains', async () => {
       const r = await api.get('/', { domain: '/bad.h5' });
@@ -519,10 +560,11 @@ describe('domains, folders and service endpoints', function () {
       expect(r.json.message.toLowerCase()).to.match(/hdf5/);
       expectError(await api.get('/groups', { domain: '/bad.h5' }), 400);
       expectError(await api.post('/groups', {}, { domain: '/bad.h5' }), 400);
-      // Listed, but the listing still works.
+      // Not listed (it is no domain; issue #28 item 6), and the listing still works.
       const l = await api.get('/');
       expect(l.status).to.equal(200);
-      expect(l.json.domains.map((d: { name: string }) => d.name)).to.include('/bad.h5');
+      expect(l.json.domains.map((d: { name: string }) => d.name)).to.not.include('/bad.h5');
+      expect(l.json.domains.map((d: { name: string }) => d.name)).to.include('/tall.h5');
       const ok = await api.get('/', { domain: '/tall.h5' });
       expect(ok.status).to.equal(200);
       const ok2 = await api.get(`/groups/${ok.json.root}/links`, { domain: '/tall.h5' });
