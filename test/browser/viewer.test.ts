@@ -16,6 +16,7 @@ import { type BrowserContext, type Page, type Request, chromium } from 'playwrig
 import { formatBytes, formatTime } from '../../viewer/src/format.js';
 import { PYTHON, pythonJson } from '../helpers/python.js';
 import { tokenAdd, userAdd } from '../../src/auth/admin.js';
+import { fileStatus } from '../../src/store/fileStatus.js';
 import { Client, HAVE_SHARED, REPO, SHARED_FIXTURES, type TestServer, copyFixtures, fixturePath, startServer, tempRoot } from '../helpers/server.js';
 import { CHROMIUM, CHROMIUM_ARGS, COUNT_COLORS, ensureViewerBuilt, isDownloadProbe } from '../helpers/viewer.js';
 
@@ -175,7 +176,12 @@ with h5py.File(sys.argv[1], 'r') as f:
     await page.waitForURL(/\?domain=\/fx$/);
     await page.locator('tr[data-name="/fx/tall.h5"]').waitFor();
     const names = await rowNames();
-    const want = fs.readdirSync(path.join(root, 'fx')).map((n) => `/fx/${n}`).sort();
+    // files that are not HDF5 are not listed (issue #28 item 6)
+    const want = fs
+      .readdirSync(path.join(root, 'fx'))
+      .filter((n) => fs.statSync(path.join(root, 'fx', n)).isDirectory() || fileStatus(path.join(root, 'fx', n)).hdf5)
+      .map((n) => `/fx/${n}`)
+      .sort();
     expect(names).to.deep.equal(want);
     const st = fs.statSync(path.join(root, 'fx', 'tall.h5'));
     const cells = await page.locator('tr[data-name="/fx/tall.h5"] td').allTextContents();
@@ -243,6 +249,13 @@ with h5py.File(sys.argv[1], 'r') as f:
   it('the path box opens a domain in h5web', async () => {
     await page.goto(srv.url + '/view/');
     await page.locator('table.listing').waitFor();
+    // underscores stay visible at 1x (the line box once clipped them): dark pixels inside the box
+    const box = page.locator('input[name="path"]');
+    await box.fill('______');
+    await box.blur();
+    const r = (await box.boundingBox())!;
+    const inner = await page.screenshot({ clip: { x: r.x + 3, y: r.y + 3, width: r.width - 6, height: r.height - 6 } });
+    expect(await page.evaluate(`(${COUNT_COLORS})(${JSON.stringify(inner.toString('base64'))})`), 'colours inside the path box').to.be.greaterThan(1);
     await page.locator('input[name="path"]').fill(' /fx/tall.h5 ');
     await page.locator('input[name="path"]').press('Enter');
     await page.waitForURL(/\?domain=\/fx\/tall\.h5$/);
@@ -529,6 +542,16 @@ with h5py.File(sys.argv[1], 'r') as f:
       await page.goto(authSrv.url + '/view/?domain=/pub');
       await page.locator('form.signin').waitFor();
       expect(await page.locator('form.signin [role="alert"]').textContent()).to.contain('did not accept the credentials of user "alice"');
+      // the header does not claim a sign-in the server refused (issue #28 item 6)
+      const who = await page.locator('.who').textContent();
+      expect(who).to.not.contain('Signed in as');
+      expect(who).to.contain('refused user alice');
+      // the same after a wrong password typed into the form
+      await page.locator('form.signin input[name="password"]').fill('also-wrong');
+      await page.locator('form.signin').getByRole('button', { name: 'Sign in', exact: true }).click();
+      await page.locator('form.signin').waitFor();
+      await page.locator('.who', { hasText: 'refused user alice' }).waitFor();
+      expect(await page.locator('.who').textContent()).to.not.contain('Signed in as');
       // "Continue without signing in" drops them: /pub is readable anonymously.
       await page.locator('form.signin').getByRole('button', { name: 'Continue without signing in' }).click();
       await page.locator('tr[data-name="/pub/tall.h5"]').waitFor();

@@ -1,6 +1,8 @@
 /**
  * The folder browser: one page of a folder's entries (`GET /domains` with `Limit`/`Marker`),
- * with kind, size and modification time, and links to the next and previous pages.
+ * with kind, size and modification time (files another program is writing are marked), and
+ * links to the next and previous pages. Files that are not HDF5 are not domains: the server
+ * does not list them.
  */
 import { useEffect, useState } from 'react';
 import { FiFile, FiFolder } from 'react-icons/fi';
@@ -17,6 +19,8 @@ interface FolderItem {
   created?: number;
   lastModified?: number;
   size?: number;
+  /** Another program holds the file open for writing (listed from its file status). */
+  beingWritten?: boolean;
 }
 
 /** Paging history kept in the history entry: markers of the pages before this one. */
@@ -87,7 +91,14 @@ export function FolderView({ folder, marker, limit }: { folder: string; marker?:
                   {it.class === 'folder' ? '/' : ''}
                 </Link>
               </td>
-              <td>{it.class === 'folder' ? 'folder' : 'domain'}</td>
+              <td>
+                {it.class === 'folder' ? 'folder' : 'domain'}
+                {it.beingWritten && (
+                  <span className="being-written" title="Another program has this file open for writing: what you see may still change">
+                    being written
+                  </span>
+                )}
+              </td>
               <td className="num" title={it.size !== undefined ? `${it.size} bytes` : undefined}>
                 {it.size !== undefined ? formatBytes(it.size) : ''}
               </td>

@@ -44,6 +44,8 @@ interface AuthValue {
   credentials: Credentials | undefined;
   /** Changes whenever the credentials change: views refetch with it. */
   version: number;
+  /** The server refused the current credentials (401): nobody is signed in with them. */
+  refused: boolean;
   /** Why the sign-in form is shown (undefined: hidden). */
   prompt: string | undefined;
   /** A 401 was answered: show the sign-in form. */
@@ -61,10 +63,12 @@ export function AuthProvider({ children }: { children: ReactNode }) {
   const [credentials, setCredentials] = useState<Credentials | undefined>(load);
   const [version, setVersion] = useState(0);
   const [prompt, setPrompt] = useState<string | undefined>();
+  const [refused, setRefused] = useState(false);
 
   const requireSignIn = useCallback(
     (message?: string) => {
       const who = credentials ? (credentials.kind === 'basic' ? `user "${credentials.user}"` : 'this API token') : undefined;
+      if (credentials) setRefused(true);
       const why = who
         ? `The server did not accept the credentials of ${who} (401).`
         : 'This server needs you to sign in to read this (401 Unauthorized).';
@@ -76,24 +80,27 @@ export function AuthProvider({ children }: { children: ReactNode }) {
     () => ({
       credentials,
       version,
+      refused,
       prompt,
       requireSignIn,
       openSignIn: () => setPrompt('Sign in to this server.'),
       closeSignIn: () => setPrompt(undefined),
       signIn: (c) => {
         store(c);
+        setRefused(false);
         setCredentials(c);
         setPrompt(undefined);
         setVersion((v) => v + 1);
       },
       signOut: () => {
         store(undefined);
+        setRefused(false);
         setCredentials(undefined);
         setPrompt(undefined);
         setVersion((v) => v + 1);
       },
     }),
-    [credentials, version, prompt, requireSignIn],
+    [credentials, version, refused, prompt, requireSignIn],
   );
   return <AuthContext.Provider value={value}>{children}</AuthContext.Provider>;
 }

@@ -48,7 +48,14 @@ function Header({ domain }: { domain: string }) {
         <button type="submit">Go</button>
       </form>
       <span className="who">
-        {auth.credentials ? (
+        {auth.credentials && auth.refused ? (
+          <>
+            {auth.credentials.kind === 'basic' ? `Not signed in: the server refused user ${auth.credentials.user}` : 'Not signed in: the server refused the API token'}{' '}
+            <button type="button" onClick={auth.openSignIn}>
+              Sign in
+            </button>
+          </>
+        ) : auth.credentials ? (
           <>
             {auth.credentials.kind === 'basic' ? `Signed in as ${auth.credentials.user}` : 'Signed in with an API token'}{' '}
             <button type="button" onClick={auth.signOut}>

@@ -396,7 +396,7 @@ export class H5StoreApi extends DataProviderApi {
   /** Objects by path in the opened domain, following soft and external links (`POST /` with `h5paths`). */
   private async lookupMany(paths: string[]): Promise<Map<string, Located | Error>> {
     const out = new Map<string, Located | Error>();
-    const params = { domain: this.filepath, follow_soft_links: '1', follow_external_links: '1' };
+    const params = { domain: this.filepath, follow_soft_links: '1', follow_external_links: '1', ignore_missing: '1' };
     const one = async (list: string[]): Promise<void> => {
       try {
         const body = await this.client.json<{ h5paths: Record<string, Record<string, unknown>> }>('/', params, { body: { h5paths: list } });

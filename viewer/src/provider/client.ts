@@ -7,6 +7,9 @@ import { ApiError, authHeaders, type Credentials } from '../api';
 import { errorMessageOf } from '../format';
 import { parseApiJson } from './json';
 
+/** Tries of a request answered 503 (the file momentarily inconsistent) before the error is shown. */
+const RETRIES_503 = 4;
+
 export interface RequestOptions {
   method?: 'GET' | 'POST' | 'HEAD';
   body?: unknown;
@@ -36,11 +39,27 @@ export class ApiClient {
   }
 
   /**
-   * One request; resolves with the body bytes of a 2xx answer.
+   * One request; resolves with the body bytes of a 2xx answer. A 503 (a file another program is
+   * writing, momentarily inconsistent) is asked again after its Retry-After, up to RETRIES_503 tries.
    * @throws ApiError for other statuses (after telling `onDenied` about 401/403); the abort
    *   signal's reason when aborted (h5web's AbortError); TypeError for network failures
    */
   async bytes(route: string, params: Record<string, string | undefined>, o: RequestOptions = {}): Promise<ArrayBuffer> {
+    for (let attempt = 1; ; attempt++) {
+      try {
+        return await this.once(route, params, o);
+      } catch (e) {
+        // 503: a file momentarily being written by another program; asked again after Retry-After
+        if (!(e instanceof ApiError) || e.status !== 503 || attempt >= RETRIES_503 || o.signal?.aborted) throw e;
+        await new Promise((res) => setTimeout(res, Math.min(2000, Math.max(100, (this.retryAfter ?? 0.2) * 1000))));
+      }
+    }
+  }
+
+  /** Seconds of the last 503's Retry-After. */
+  private retryAfter: number | undefined;
+
+  private async once(route: string, params: Record<string, string | undefined>, o: RequestOptions): Promise<ArrayBuffer> {
     const headers: Record<string, string> = { Accept: o.accept ?? 'application/json', ...authHeaders(this.credentials) };
     if (o.body !== undefined) headers['Content-Type'] = 'application/json';
     let r: Response;
@@ -59,6 +78,7 @@ export class ApiClient {
       throw o.signal?.aborted && o.signal.reason !== undefined ? o.signal.reason : e;
     });
     if (!r.ok) {
+      if (r.status === 503) this.retryAfter = Number(r.headers.get('retry-after')) || undefined;
       const message = errorMessageOf(new TextDecoder().decode(buf)) || r.statusText;
       if (r.status === 401 || r.status === 403) this.onDenied?.(r.status, message);
       throw new ApiError(r.status, message, params.domain ?? route);
