@@ -138,13 +138,12 @@ export function decodeBinary(buf: ArrayBuffer, t: NumericType, count: number) {
     new Uint8Array(out.buffer).set(new Uint8Array(buf));
     return out;
   }
-  const le = false;
   for (let i = 0; i < count; i++) {
     const o = i * bytes;
-    if (t.class === DTypeClass.Float) (out as Float64Array)[i] = t.size === 64 ? dv.getFloat64(o, le) : dv.getFloat32(o, le);
-    else if (bytes === 2) (out as Int16Array)[i] = t.signed ? dv.getInt16(o, le) : dv.getUint16(o, le);
-    else if (bytes === 4) (out as Int32Array)[i] = t.signed ? dv.getInt32(o, le) : dv.getUint32(o, le);
-    else (out as BigInt64Array)[i] = t.signed ? dv.getBigInt64(o, le) : (dv.getBigUint64(o, le) as unknown as bigint);
+    if (t.class === DTypeClass.Float) (out as Float64Array)[i] = t.size === 64 ? dv.getFloat64(o) : dv.getFloat32(o);
+    else if (bytes === 2) (out as Int16Array)[i] = t.signed ? dv.getInt16(o) : dv.getUint16(o);
+    else if (bytes === 4) (out as Int32Array)[i] = t.signed ? dv.getInt32(o) : dv.getUint32(o);
+    else (out as BigInt64Array)[i] = t.signed ? dv.getBigInt64(o) : dv.getBigUint64(o);
   }
   return out;
 }
