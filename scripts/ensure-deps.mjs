@@ -17,7 +17,9 @@ const mode = process.argv[2] === 'test' ? 'test' : 'start';
 const say = (m) => process.stderr.write(`[h5store setup] ${m}\n`);
 
 const RUNTIME = ['libhdf5-103-1', 'liblzf1', 'hdf5-plugin-lzf', 'hdf5-filter-plugin', 'hdf5-filter-plugin-blosc-serial'];
-const TEST_PKGS = ['python3-h5py', 'python3-numpy', 'hdf5-tools', 'python3-requests', 'python3-requests-unixsocket', 'python3-tz', 'python3-packaging', 'chromium'];
+// xarray, h5netcdf and PyTables (with pandas) write the files scientists have for the viewer's
+// browser test and run xarray over the network (test/tools/make_science_files.py)
+const TEST_PKGS = ['python3-h5py', 'python3-numpy', 'hdf5-tools', 'python3-requests', 'python3-requests-unixsocket', 'python3-tz', 'python3-packaging', 'chromium', 'python3-xarray', 'python3-h5netcdf', 'python3-tables'];
 
 function npmPackages() {
   const nm = path.join(root, 'node_modules');

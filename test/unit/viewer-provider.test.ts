@@ -145,7 +145,7 @@ describe('viewer: "Use from Python" snippets', () => {
     const s = pythonSnippets({ endpoint: 'http://h:5101', domain: '/data/run 1.nc', path: '/grp/temp' });
     expect(s.map((x) => x.id)).to.deep.equal(['h5pyd', 'xarray', 'curl']);
     expect(s[0].code).to.include('h5pyd.File("/data/run 1.nc", "r", endpoint="http://h:5101")').and.include('f["/grp/temp"]');
-    expect(s[1].code).to.include('engine="h5netcdf"').and.include('group="/grp"').and.include('ds["temp"]');
+    expect(s[1].code).to.include('xr.open_dataset("http://h:5101/data/run 1.nc", engine="h5netcdf", group="/grp")').and.include('ds["temp"]');
     expect(s[2].code).to.include("curl -s 'http://h:5101/?domain=/data/run%201.nc'");
     expect(s[2].code).to.include('h5path=/grp/temp&follow_soft_links=1');
   });

@@ -51,8 +51,15 @@ export function pythonSnippets(i: SnippetInput): Snippet[] {
   else h5pyd.push('f.visit(print)  # every object path');
   h5pyd.push('f.close()');
   const cut = path ? path.lastIndexOf('/') : -1;
-  const xr = ['import h5pyd, xarray as xr  # pip install xarray h5netcdf h5pyd', ...auth, '', open];
-  xr.push(`ds = xr.open_dataset(f, engine="h5netcdf", phony_dims="access"${cut > 0 ? `, group=${py(path!.slice(0, cut))}` : ''})`, 'print(ds)');
+  // xarray hands h5netcdf a path, not an h5pyd File: an http(s) URL makes h5netcdf use h5pyd,
+  // with credentials from HS_USERNAME/HS_PASSWORD/HS_API_KEY or ~/.hscfg (README "xarray over the network")
+  const xr = [
+    'import xarray as xr  # pip install xarray h5netcdf h5pyd',
+    ...(i.user || i.token ? [`# credentials: ${i.token ? 'HS_API_KEY' : `HS_USERNAME=${i.user} and HS_PASSWORD`} in the environment (or ~/.hscfg)`] : []),
+    '',
+    `ds = xr.open_dataset(${py(i.endpoint + i.domain)}, engine="h5netcdf"${cut > 0 ? `, group=${py(path!.slice(0, cut))}` : ''})`,
+    'print(ds)',
+  ];
   if (path) xr.push(`print(ds[${py(path.slice(cut + 1))}].values)`);
   const q = `domain=${encodeURIComponent(i.domain).replace(/%2F/g, '/')}`;
   const u = i.token ? ' -H "Authorization: Bearer $HS_API_KEY"' : i.user ? ` -u ${sh(i.user)}` : '';
