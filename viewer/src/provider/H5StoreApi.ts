@@ -39,11 +39,11 @@ import {
   ShapeClass,
   type ValuesStoreParams,
 } from '@h5web/app';
-import { ApiError } from '../api';
-import { Batcher, chunked } from './batch';
-import type { ApiClient } from './client';
-import { type CfPacking, cfDecode, cfPacking, dimensionScaleIds, pandasColumns, textOf } from './conventions';
-import { type ApiShape, type ApiType, binaryBase, decodeBinary, dtypeOf, selectionCount, shapeOf } from './types';
+import { ApiError } from '../api.js';
+import { Batcher, chunked } from './batch.js';
+import type { ApiClient } from './client.js';
+import { type CfPacking, cfDecode, cfPacking, dimensionScaleIds, pandasColumns, textOf } from './conventions.js';
+import { type ApiShape, type ApiType, binaryBase, decodeBinary, dtypeOf, selectionCount, shapeOf } from './types.js';
 
 /** Members of a group shown per page of the tree. */
 export const PAGE_SIZE = 1000;

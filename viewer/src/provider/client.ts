@@ -3,9 +3,9 @@
  * session's credentials, JSON bodies parsed with the non-finite literals allowed, binary value
  * bodies, h5web's abort semantics, and 401/403 answers reported to the page.
  */
-import { ApiError, authHeaders, type Credentials } from '../api';
-import { errorMessageOf } from '../format';
-import { parseApiJson } from './json';
+import { ApiError, authHeaders, type Credentials } from '../api.js';
+import { errorMessageOf } from '../format.js';
+import { parseApiJson } from './json.js';
 
 /** Tries of a request answered 503 (the file momentarily inconsistent) before the error is shown. */
 const RETRIES_503 = 4;

@@ -8,7 +8,7 @@
  * - pandas/PyTables tables: `values_block_<n>_kind` attributes naming the columns a compound
  *   field of array type holds (a pickle protocol 0 list of strings, as pandas' HDFStore writes it).
  */
-import { numberOf } from './json';
+import { numberOf } from './json.js';
 
 /** How a CF variable's stored values become physical ones. */
 export interface CfPacking {
