@@ -13,17 +13,28 @@ COPY scripts ./scripts
 COPY viewer ./viewer
 RUN npm run build
 
+# --- plugins: the bitshuffle filter plugin from Debian's source package (scripts/build-plugins.mjs
+# installs its build packages and a deb-src entry itself, as root, in this stage only) ---
+FROM node:20-bookworm-slim AS plugins
+ENV DEBIAN_FRONTEND=noninteractive
+WORKDIR /app
+COPY scripts/build-plugins.mjs ./scripts/
+RUN node scripts/build-plugins.mjs
+
 # --- runtime ---
 FROM node:20-bookworm-slim
 ENV DEBIAN_FRONTEND=noninteractive
 RUN apt-get update -qq \
  && apt-get install -y -qq --no-install-recommends \
       libhdf5-103-1 liblzf1 hdf5-plugin-lzf hdf5-filter-plugin hdf5-filter-plugin-blosc-serial \
+      hdf5-filter-plugin-zfp-serial libzstd1 liblz4-1 \
  && rm -rf /var/lib/apt/lists/*
 WORKDIR /app
 COPY package.json package-lock.json ./
 RUN npm ci --omit=dev --no-audit --no-fund && npm cache clean --force
 COPY --from=build /app/dist ./dist
+# found by the server when no pluginPath is set (build/hdf5-plugins beside dist/)
+COPY --from=plugins /app/build/hdf5-plugins ./build/hdf5-plugins
 ARG H5STORE_BUILD_COMMIT=""
 ENV H5STORE_BUILD_COMMIT=$H5STORE_BUILD_COMMIT \
     NODE_ENV=production \

@@ -2,9 +2,12 @@
 /**
  * Make sure everything `npm start` / `npm test` needs is here, installing what is missing:
  *   - npm packages (npm ci when node_modules is missing or older than package-lock.json);
- *   - the libhdf5 runtime (and, for tests, h5py, numpy, hdf5-tools and chromium) from Debian/Ubuntu
- *     packages: installed with apt-get when running as root, otherwise the exact command to run
- *     is printed and the script fails.
+ *   - the libhdf5 runtime and filter plugins, libzstd and liblz4 (and, for tests, h5py, numpy,
+ *     python3-zstandard, python3-lz4, hdf5-tools and chromium) from Debian/Ubuntu packages:
+ *     installed with apt-get when running as root, otherwise the exact command to run is printed
+ *     and the script fails;
+ *   - the bitshuffle filter plugin, built from Debian's source package into build/hdf5-plugins/
+ *     (scripts/build-plugins.mjs; without it the server reports bitshuffle as not readable).
  * Usage: node scripts/ensure-deps.mjs start|test
  */
 import { execFileSync, spawnSync } from 'node:child_process';
@@ -16,10 +19,11 @@ const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const mode = process.argv[2] === 'test' ? 'test' : 'start';
 const say = (m) => process.stderr.write(`[h5store setup] ${m}\n`);
 
-const RUNTIME = ['libhdf5-103-1', 'liblzf1', 'hdf5-plugin-lzf', 'hdf5-filter-plugin', 'hdf5-filter-plugin-blosc-serial'];
+const RUNTIME = ['libhdf5-103-1', 'liblzf1', 'hdf5-plugin-lzf', 'hdf5-filter-plugin', 'hdf5-filter-plugin-blosc-serial', 'hdf5-filter-plugin-zfp-serial', 'libzstd1', 'liblz4-1'];
 // xarray, h5netcdf and PyTables (with pandas) write the files scientists have for the viewer's
-// browser test and run xarray over the network (test/tools/make_science_files.py)
-const TEST_PKGS = ['python3-h5py', 'python3-numpy', 'hdf5-tools', 'python3-requests', 'python3-requests-unixsocket', 'python3-tz', 'python3-packaging', 'chromium', 'python3-xarray', 'python3-h5netcdf', 'python3-tables'];
+// browser test and run xarray over the network (test/tools/make_science_files.py); zstandard and
+// lz4 make the detector filter test files (test/tools/detector_filters.py)
+const TEST_PKGS = ['python3-h5py', 'python3-numpy', 'hdf5-tools', 'python3-requests', 'python3-requests-unixsocket', 'python3-tz', 'python3-packaging', 'chromium', 'python3-xarray', 'python3-h5netcdf', 'python3-tables', 'python3-zstandard', 'python3-lz4'];
 
 function npmPackages() {
   const nm = path.join(root, 'node_modules');
@@ -81,5 +85,15 @@ function systemPackages() {
   }
 }
 
+/** The bitshuffle plugin (scripts/build-plugins.mjs: does nothing when it is up to date). */
+function filterPlugins() {
+  const r = spawnSync(process.execPath, [path.join(root, 'scripts', 'build-plugins.mjs'), '--quiet'], { cwd: root, stdio: 'inherit' });
+  if (r.status !== 0) {
+    if (mode === 'test') process.exit(r.status ?? 1);
+    say('continuing without the bitshuffle plugin: bitshuffle datasets will answer 415');
+  }
+}
+
 npmPackages();
 systemPackages();
+filterPlugins();

@@ -30,7 +30,10 @@ function aptPackages(text: string): string[] {
 }
 
 /** Packages only the tests need (CI installs them, the image does not). */
-const TEST_ONLY = new Set(['chromium', 'fonts-dejavu-core', 'hdf5-tools', 'python3-h5py', 'python3-numpy', 'python3-requests', 'python3-requests-unixsocket', 'python3-tz', 'python3-packaging', 'ceph-mon', 'ceph-osd', 'radosgw', 'nginx', 'haproxy']);
+const TEST_ONLY = new Set(['chromium', 'fonts-dejavu-core', 'hdf5-tools', 'python3-h5py', 'python3-numpy', 'python3-requests', 'python3-requests-unixsocket', 'python3-tz', 'python3-packaging', 'python3-zstandard', 'python3-lz4', 'ceph-mon', 'ceph-osd', 'radosgw', 'nginx', 'haproxy']);
+
+/** Packages that build the bitshuffle plugin (`BUILD` of scripts/build-plugins.mjs: .ci/run installs them, the image's plugin stage runs the script, which does). */
+const BUILD_ONLY = new Set(/export const BUILD = \[([^\]]*)\]/.exec(fs.readFileSync(path.join(REPO, 'scripts/build-plugins.mjs'), 'utf8'))![1].match(/'([^']+)'/g)!.map((s) => s.slice(1, -1)));
 
 describe('Dockerfile', () => {
   const docker = read('Dockerfile');
@@ -49,7 +52,8 @@ describe('Dockerfile', () => {
   it('installs the runtime packages of .ci/run, scripts/ensure-deps.mjs and the README, and no others', () => {
     const image = aptPackages(docker).sort();
     const ci = aptPackages(read('.ci/run'));
-    const ciRuntime = ci.filter((p) => !TEST_ONLY.has(p)).sort();
+    const ciRuntime = ci.filter((p) => !TEST_ONLY.has(p) && !BUILD_ONLY.has(p)).sort();
+    for (const p of BUILD_ONLY) expect(ci, `.ci/run installs the plugin build package ${p}`).to.include(p);
     expect(image, 'Dockerfile vs .ci/run (runtime part)').to.deep.equal(ciRuntime);
     const ensure = /const RUNTIME = \[([^\]]*)\]/.exec(read('scripts/ensure-deps.mjs'))![1].match(/'([^']+)'/g)!.map((s) => s.slice(1, -1)).sort();
     expect(image, 'Dockerfile vs scripts/ensure-deps.mjs RUNTIME (npm start)').to.deep.equal(ensure);
@@ -57,7 +61,15 @@ describe('Dockerfile', () => {
     const line = /same Debian packages as\s+`npm start`: `([^`]+)`/.exec(readme);
     expect(line, 'the README names the image packages').to.not.equal(null);
     expect(line![1].split(/\s+/).sort(), 'Dockerfile vs README').to.deep.equal(image);
-    for (const p of ci) expect(TEST_ONLY.has(p) || image.includes(p), `${p} from .ci/run`).to.equal(true);
+    for (const p of ci) expect(TEST_ONLY.has(p) || BUILD_ONLY.has(p) || image.includes(p), `${p} from .ci/run`).to.equal(true);
+  });
+
+  it('builds the bitshuffle plugin in a stage of its own with scripts/build-plugins.mjs and copies only the plugin folder to where the server looks (build/hdf5-plugins beside dist/)', () => {
+    expect(instructions).to.include('FROM node:20-bookworm-slim AS plugins');
+    expect(instructions).to.include('RUN node scripts/build-plugins.mjs');
+    expect(instructions).to.include('COPY --from=plugins /app/build/hdf5-plugins ./build/hdf5-plugins');
+    expect(read('.ci/run')).to.match(/^node scripts\/build-plugins\.mjs$/m);
+    expect(read('scripts/ensure-deps.mjs')).to.include("'build-plugins.mjs'");
   });
 
   it("runs the README's steps: npm ci, npm run build, node dist/cli.js serve", () => {
