@@ -9,7 +9,7 @@ import { pino, type Logger } from 'pino';
 import { createApp, routeTable } from './app.js';
 import { Authenticator, authOptions } from './auth/authenticate.js';
 import { type Config, isLoopbackHost } from './config.js';
-import { addPluginPath } from './hdf5/lib.js';
+import { configureFilters } from './hdf5/filters.js';
 import { type Ops, createOps, startMetricsServer } from './http/ops.js';
 import { fileLockingWarning, hdf5FileLocking } from './ops/filelocking.js';
 import { Metrics } from './ops/metrics.js';
@@ -54,7 +54,7 @@ export interface WorkerOptions {
  * @throws Error when the port cannot be bound or the data directory cannot be created.
  */
 export async function startServer(config: Config, logger: Logger = pino({ level: config.logLevel }), worker?: WorkerOptions): Promise<Running> {
-  if (config.pluginPath) addPluginPath(config.pluginPath);
+  configureFilters(config.pluginPath);
   // vfd.ts took HDF5_USE_FILE_LOCKING out of the environment (the store locks files itself).
   const locking = fileLockingWarning(hdf5FileLocking({ HDF5_USE_FILE_LOCKING: HDF5_FILE_LOCKING_ENV }));
   if (locking) logger.warn({ HDF5_USE_FILE_LOCKING: HDF5_FILE_LOCKING_ENV }, locking);

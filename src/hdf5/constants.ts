@@ -112,6 +112,10 @@ export const H5Z_FILTER_FLETCHER32 = 3;
 export const H5Z_FILTER_SZIP = 4;
 export const H5Z_FILTER_NBIT = 5;
 export const H5Z_FILTER_SCALEOFFSET = 6;
+/** Registered plugin filters (The HDF Group's list) that h5store knows the options of. */
+export const H5Z_FILTER_BITSHUFFLE = 32008;
+export const H5Z_FILTER_ZFP = 32013;
+export const H5Z_FILTER_ZSTD = 32015;
 export const H5Z_FLAG_MANDATORY = 0;
 export const H5Z_FLAG_OPTIONAL = 1;
 export const H5Z_SO_FLOAT_DSCALE = 0;

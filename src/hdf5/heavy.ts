@@ -23,6 +23,7 @@
 import { createRequire } from 'node:module';
 import { Worker } from 'node:worker_threads';
 import { BUSY, H5, Hdf5Error, LIB_INFO, type Hid, addressOf } from './lib.js';
+import { usesScriptFilters } from './filters.js';
 import { onJournalingDriver } from './vfd.js';
 
 const WORKER_SOURCE = `
@@ -145,7 +146,8 @@ export async function datasetIoOnWorker(op: 'write' | 'read', did: Hid, memType:
   // The journaling driver's callbacks run on this thread (lib.ts BUSY): while they may be
   // needed, no other work of this thread may call libhdf5. Other sections that could resume
   // into libhdf5 at any `await`: the call runs here instead (blocking, but never deadlocking).
-  const journaled = onJournalingDriver(did);
+  // so are a pipeline's filters that h5store registered (filters.ts): koffi runs them here too
+  const journaled = onJournalingDriver(did) || usesScriptFilters(did);
   if (journaled && sections > 1) {
     if (op === 'write') H5.H5Dwrite(did, memType, memSpace, fileSpace, xfer, buf);
     else H5.H5Dread(did, memType, memSpace, fileSpace, xfer, buf);

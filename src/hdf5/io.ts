@@ -671,26 +671,6 @@ export function createDataset(
   }
 }
 
-const decodable = new Map<number, boolean>();
-/** Whether libhdf5 can decode a filter here (built in, or a loadable plugin); cached. */
-export function filterDecodable(id: number): boolean {
-  let ok = decodable.get(id);
-  if (ok === undefined) {
-    try {
-      ok = H5.H5Zfilter_avail(id) as boolean;
-      if (ok) {
-        const cfg = [0];
-        H5.H5Zget_filter_info(id, cfg);
-        ok = (cfg[0] & C.H5Z_FILTER_CONFIG_DECODE_ENABLED) !== 0;
-      }
-    } catch {
-      ok = false;
-    }
-    decodable.set(id, ok);
-  }
-  return ok;
-}
-
 /** Whether libhdf5 can use a filter here (built in, or a loadable plugin). */
 export function filterAvailable(id: number): boolean {
   try {

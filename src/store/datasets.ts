@@ -11,6 +11,7 @@ import { badRequest, conflict } from '../errors.js';
 import * as C from '../hdf5/constants.js';
 import * as io from '../hdf5/io.js';
 import type { DatasetCreateOptions, DatasetCreation, SpaceInfo } from '../hdf5/io.js';
+import { bitshuffleCodecName, filterSupport } from '../hdf5/filters.js';
 import { Hdf5Error, type Hid } from '../hdf5/lib.js';
 import * as h5 from '../hdf5/objects.js';
 import { attributesDict, committedType, fileTypeFor, shapeJson, spaceOf } from './attributes.js';
@@ -59,6 +60,15 @@ export function filterJson(fi: io.FilterInfo): Record<string, unknown> {
     case C.H5Z_FILTER_SCALEOFFSET:
       out.scaleType = fi.cdValues[0] === C.H5Z_SO_INT ? 'H5Z_SO_INT' : fi.cdValues[0] === 1 ? 'H5Z_SO_FLOAT_ESCALE' : 'H5Z_SO_FLOAT_DSCALE';
       out.scaleOffset = fi.cdValues[1];
+      break;
+    case C.H5Z_FILTER_BITSHUFFLE:
+      // bitshuffle: cd_values [major, minor, element size, block size, compression, zstd level]
+      out.compression = bitshuffleCodecName(fi.cdValues[4] ?? 0);
+      if (fi.cdValues[3]) out.blockSize = fi.cdValues[3];
+      if (fi.cdValues[4] === BSHUF_CODES.zstd && fi.cdValues.length > 5) out.level = fi.cdValues[5] | 0;
+      break;
+    case C.H5Z_FILTER_ZSTD:
+      if (fi.cdValues.length) out.level = fi.cdValues[0] | 0;
       break;
     case 32001: {
       // hdf5-blosc: cd_values [version, format, typesize, bytes, clevel, shuffle, compcode]
@@ -194,10 +204,14 @@ export function availableCompressors(): string[] {
   if (io.filterAvailable(32000)) out.push('lzf');
   if (io.filterAvailable(BLOSC_ID)) out.push(...Object.keys(BLOSC_CODES));
   if (io.filterAvailable(307)) out.push('bzip2');
+  if (io.filterAvailable(C.H5Z_FILTER_ZFP)) out.push('zfp');
   return out;
 }
 
 let compressorCache: string[] | undefined;
+/** The filters this server reads and writes (`filters` of GET /about, and their names in GET /). */
+export { filterNames, filterReport } from '../hdf5/filters.js';
+
 /** Cached `availableCompressors()`. */
 export function compressors(): string[] {
   return (compressorCache ??= availableCompressors());
@@ -235,10 +249,39 @@ export function parseFilter(entry: unknown, type: TypeJson): FilterSpec {
   }
   if (id === undefined) throw badRequest(`Filter needs an id, class or name: ${showJson(entry)}`);
   if (id === BLOSC_ID && bloscCode === undefined && typeof obj.compressor === 'string') bloscCode = BLOSC_CODES[obj.compressor];
-  if (!io.filterAvailable(id)) {
-    const label = name ?? C.FILTERS.find((k) => k.id === id)?.name ?? String(id);
-    throw badRequest(`filter ${label} (id ${id}) is not supported by this server (no encoder available)`);
-  }
+  const spec = filterOptions(id, obj, type, bloscCode);
+  const can = filterSupport(id, spec.cdValues, 'user');
+  if (!can.write) throw badRequest(`filter ${can.label} is not supported by this server (no encoder available; GET / lists the filters it reads and writes)`);
+  return spec;
+}
+
+/** bitshuffle's inner compression codes (cd_values[1] as given, [4] in the file). */
+const BSHUF_CODES: Record<string, number> = { none: 0, lz4: 2, zstd: 3 };
+/** zstd's level range (negative levels are its fast modes). */
+const ZSTD_LEVELS = [-131072, 22];
+
+/** An unsigned 32-bit cd_value of a signed level (two's complement, as C stores an int there). */
+const u32 = (n: number) => n >>> 0;
+
+function intOption(v: unknown, what: string, min: number, max: number): number {
+  if (typeof v !== 'number' || !Number.isInteger(v) || v < min || v > max) throw badRequest(`${what} must be an integer from ${min} to ${max}`);
+  return v;
+}
+
+function positiveNumber(v: unknown, what: string): number {
+  if (typeof v !== 'number' || !Number.isFinite(v) || v <= 0) throw badRequest(`${what} must be a positive number`);
+  return v;
+}
+
+/** The two 32-bit words of a double (low first), as H5Z-ZFP's generic interface stores them. */
+function doubleWords(x: number): [number, number] {
+  const b = Buffer.alloc(8);
+  b.writeDoubleLE(x);
+  return [b.readUInt32LE(0), b.readUInt32LE(4)];
+}
+
+/** (id, cd_values) of one filter entry whose id is known (see `parseFilter`). */
+function filterOptions(id: number, obj: Record<string, unknown>, type: TypeJson, bloscCode: number | undefined): FilterSpec {
   const level = obj.level ?? obj.scaleOffset;
   switch (id) {
     case C.H5Z_FILTER_DEFLATE: {
@@ -271,14 +314,55 @@ export function parseFilter(entry: unknown, type: TypeJson): FilterSpec {
       const shuffle = typeof obj.shuffle === 'number' ? obj.shuffle : 1;
       return { id, cdValues: [0, 0, 0, 0, l, shuffle, bloscCode ?? 0] };
     }
-    default: {
-      const cd = Array.isArray(obj.cd_values) ? obj.cd_values : typeof level === 'number' ? [level] : [];
-      if (!cd.every((v) => typeof v === 'number' && Number.isInteger(v) && v >= 0 && v < 2 ** 32)) {
-        throw badRequest('cd_values must be unsigned 32-bit integers');
+    case C.H5Z_FILTER_BITSHUFFLE: {
+      // cd_values as given to H5Pset_filter: [block size (elements, 0: automatic), compression, zstd level]
+      if (Array.isArray(obj.cd_values)) break;
+      const comp = obj.compression ?? obj.compressor;
+      if (comp !== undefined && !(typeof comp === 'string' && Object.hasOwn(BSHUF_CODES, comp))) throw badRequest('bitshuffle "compression" must be "none", "lz4" or "zstd"');
+      const code = comp === undefined ? 0 : BSHUF_CODES[comp as string];
+      const block = obj.blockSize === undefined ? 0 : intOption(obj.blockSize, 'bitshuffle "blockSize"', 0, 2 ** 28);
+      if (block % 8) throw badRequest('bitshuffle "blockSize" must be a multiple of 8 (0: automatic)');
+      if (level !== undefined && code !== BSHUF_CODES.zstd) throw badRequest('bitshuffle takes a "level" only with "compression": "zstd"');
+      if (code === BSHUF_CODES.zstd) return { id, cdValues: [block, code, u32(level === undefined ? 3 : intOption(level, 'zstd "level"', ZSTD_LEVELS[0], ZSTD_LEVELS[1]))] };
+      return { id, cdValues: code || block ? [block, code] : [] };
+    }
+    case C.H5Z_FILTER_ZSTD: {
+      if (Array.isArray(obj.cd_values)) break;
+      return { id, cdValues: level === undefined ? [] : [u32(intOption(level, 'zstd "level"', ZSTD_LEVELS[0], ZSTD_LEVELS[1]))] };
+    }
+    case C.H5Z_FILTER_ZFP: {
+      // H5Z-ZFP's generic interface: [mode, 0, parameters...]; the plugin rewrites them in the file
+      if (Array.isArray(obj.cd_values)) break;
+      const modes = ['rate', 'precision', 'accuracy', 'reversible', 'expert'].filter((k) => obj[k] !== undefined && obj[k] !== false);
+      if (level !== undefined) throw badRequest('zfp takes one of "rate", "precision", "accuracy", "reversible" or "expert", not "level"');
+      if (modes.length > 1) throw badRequest(`zfp takes one mode, not ${modes.join(' and ')}`);
+      switch (modes[0]) {
+        case 'rate':
+          return { id, cdValues: [1, 0, ...doubleWords(positiveNumber(obj.rate, 'zfp "rate" (bits per value)'))] };
+        case 'precision':
+          return { id, cdValues: [2, 0, intOption(obj.precision, 'zfp "precision" (bit planes)', 1, 64)] };
+        case 'accuracy':
+          return { id, cdValues: [3, 0, ...doubleWords(positiveNumber(obj.accuracy, 'zfp "accuracy" (absolute error bound)'))] };
+        case 'expert': {
+          const e = obj.expert as Record<string, unknown>;
+          if (!e || typeof e !== 'object') throw badRequest('zfp "expert" must be an object {minbits, maxbits, maxprec, minexp}');
+          return {
+            id,
+            cdValues: [4, 0, intOption(e.minbits, 'zfp minbits', 0, 2 ** 31), intOption(e.maxbits, 'zfp maxbits', 1, 2 ** 31), intOption(e.maxprec, 'zfp maxprec', 1, 64), u32(intOption(e.minexp, 'zfp minexp', -1074, 1024))],
+          };
+        }
+        default:
+          // reversible (lossless): what a client that names no mode gets
+          if (modes[0] === 'reversible' && obj.reversible !== true) throw badRequest('zfp "reversible" must be true');
+          return { id, cdValues: [5, 0] };
       }
-      return { id, cdValues: cd as number[] };
     }
   }
+  const cd = Array.isArray(obj.cd_values) ? obj.cd_values : typeof level === 'number' ? [level] : [];
+  if (!cd.every((v) => typeof v === 'number' && Number.isInteger(v) && v >= 0 && v < 2 ** 32)) {
+    throw badRequest('cd_values must be unsigned 32-bit integers');
+  }
+  return { id, cdValues: cd as number[] };
 }
 
 const FILL_TIMES: Record<string, number> = {

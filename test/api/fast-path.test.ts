@@ -226,7 +226,7 @@ describe('small GETs: cached answers stay true (issue #9)', function () {
     const { dn_ids: dnIds, ...rest } = withIds.json;
     expect(dnIds).to.be.an('array');
     expect(plain.text).to.equal(JSON.stringify(rest));
-    expect(Object.keys(plain.json)).to.deep.equal(['class', 'owner', 'root', 'created', 'lastModified', 'acls', 'hrefs', 'limits', 'compressors', 'version']);
+    expect(Object.keys(plain.json)).to.deep.equal(['class', 'owner', 'root', 'created', 'lastModified', 'acls', 'hrefs', 'limits', 'compressors', 'filters', 'version']);
     expect(plain.json.limits.max_points).to.be.a('number');
   });
 

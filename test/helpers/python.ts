@@ -6,7 +6,7 @@ import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { parseJsonBody } from '../../src/codec/json.js';
-import { childEnv } from './env.js';
+import { childEnv, childPluginPath } from './env.js';
 import { REPO } from './server.js';
 
 export const PYTHON = '/usr/bin/python3';
@@ -28,7 +28,7 @@ export function pythonJson(script: string, args: string[] = [], opts: { lockFree
 
 /** Run a script file from test/tools with arguments and parse its JSON output. */
 export function toolJson(tool: string, args: string[] = []): any {
-  const out = execFileSync(PYTHON, [path.join(REPO, 'test/tools', tool), ...args], { encoding: 'utf8', maxBuffer: 256 * 1024 * 1024 });
+  const out = execFileSync(PYTHON, [path.join(REPO, 'test/tools', tool), ...args], { encoding: 'utf8', maxBuffer: 256 * 1024 * 1024, env: { ...process.env, HDF5_PLUGIN_PATH: childPluginPath() } });
   return parseJsonBody(out);
 }
 

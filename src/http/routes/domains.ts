@@ -4,7 +4,7 @@
 import type { Context } from 'koa';
 import { type Acl, DEFAULT_USER, entryOf, initialAcl } from '../../auth/acl.js';
 import { H5StoreError, badRequest } from '../../errors.js';
-import { compressors } from '../../store/datasets.js';
+import { compressors, filterNames } from '../../store/datasets.js';
 import { limitsJson } from '../../store/limits.js';
 import { COLLECTION } from '../../store/ids.js';
 import { parentDomain } from '../../store/paths.js';
@@ -35,12 +35,12 @@ function isFlush(ctx: Context): boolean {
 export function domainRoutes(d: Deps): Route[] {
   const limits = () => limitsJson(d.store.limits, d.config);
   /**
-   * `"limits":...,"compressors":...,"version":...` of a domain's GET, fixed for the process
+   * `"limits":...,"compressors":...,"filters":...,"version":...` of a domain's GET, fixed for the process
    * (limits from the configuration, filters found at start-up): written once (issue #9, small
    * GETs: the whole body was scanned and stringified per request).
    */
   let domainTail: string | undefined;
-  const domainTailText = () => (domainTail ??= JSON.stringify({ limits: limits(), compressors: compressors(), version: HSDS_COMPAT_VERSION }).slice(1, -1));
+  const domainTailText = () => (domainTail ??= JSON.stringify({ limits: limits(), compressors: compressors(), filters: filterNames(), version: HSDS_COMPAT_VERSION }).slice(1, -1));
   /**
    * Complete bytes of the common GET / answer (issue #9 target 1: building, stringifying and
    * encoding it was ~15 us of a ~190 us request), per everything they are made of: the hrefs'
@@ -123,7 +123,7 @@ export function domainRoutes(d: Deps): Route[] {
       }
       const body = bodyOf();
       if (dom.class === 'domain') {
-        Object.assign(body, { limits: limits(), compressors: compressors(), version: HSDS_COMPAT_VERSION });
+        Object.assign(body, { limits: limits(), compressors: compressors(), filters: filterNames(), version: HSDS_COMPAT_VERSION });
         if (flag(ctx, 'verbose')) Object.assign(body, await d.store.domainStats(ref.domain));
         if (flag(ctx, 'getdnids')) body.dn_ids = DN_IDS;
         if (flag(ctx, 'getobjs')) {
@@ -168,7 +168,7 @@ export function domainRoutes(d: Deps): Route[] {
         acls: acl ?? { [DEFAULT_USER]: entryOf(true) },
         hrefs: domainHrefs(h, dom.root, parentDomain(ref.domain)),
       };
-      if (dom.class === 'domain') Object.assign(out, { limits: limits(), compressors: compressors(), version: HSDS_COMPAT_VERSION });
+      if (dom.class === 'domain') Object.assign(out, { limits: limits(), compressors: compressors(), filters: filterNames(), version: HSDS_COMPAT_VERSION });
       if (flag(ctx, 'getdnids') || body.getdnids) out.dn_ids = DN_IDS;
       delete out.class;
       sendJson(ctx, 201, out);

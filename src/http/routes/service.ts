@@ -3,6 +3,7 @@
  * credentials that are sent are still checked (a bad password is a 401 here too).
  */
 import os from 'node:os';
+import { filterReport } from '../../store/datasets.js';
 import { H5STORE_VERSION } from '../../version.js';
 import type { Deps } from '../deps.js';
 import { Hrefs, sendJson } from '../present.js';
@@ -25,6 +26,8 @@ export function serviceRoutes(d: Deps): Route[] {
         about: 'h5store serves HDF5 files over the HDF REST API',
         h5store_version: H5STORE_VERSION,
         hdf5_version: d.store.libraryVersion,
+        /** Filters this server reads (decodes) and writes (encodes): src/hdf5/filters.ts. */
+        filters: filterReport(),
         node_count: 1,
         dn_urls: [],
         dn_ids: [],

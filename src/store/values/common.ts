@@ -5,8 +5,9 @@
  */
 import type { TypeJson } from '../../codec/types.js';
 import { decodeElements } from '../../codec/values.js';
-import { badRequest, notFound, notImplemented, tooLarge } from '../../errors.js';
+import { H5StoreError, badRequest, notFound, tooLarge } from '../../errors.js';
 import * as C from '../../hdf5/constants.js';
+import { filterHint, filterSupport } from '../../hdf5/filters.js';
 import * as io from '../../hdf5/io.js';
 import type { SpaceSelection } from '../../hdf5/io.js';
 import { Hdf5Error } from '../../hdf5/lib.js';
@@ -103,17 +104,21 @@ export function storageErrors<T>(fn: () => T): T {
 }
 
 /**
- * A dataset whose filter cannot be decoded here answers 501 naming the filter (DESIGN.md 1),
- * never garbage bytes or an opaque libhdf5 error.
+ * A dataset whose filter this server cannot decode (`read`) or encode (`write`) answers 415
+ * naming the filter's name and id and how to get it (issue #26 item 5; DESIGN.md 1: never
+ * garbage bytes or an opaque libhdf5 error). Metadata of such datasets still works: only value
+ * routes call this. bitshuffle is judged by its inner compression (src/hdf5/filters.ts).
+ * @throws H5StoreError UnsupportedMediaType
  */
-export function refuseMissingFilters(creation: io.DatasetCreation): void {
+export function refuseMissingFilters(creation: io.DatasetCreation, need: 'read' | 'write' = 'read'): void {
   for (const fi of creation.filters) {
-    if (!io.filterDecodable(fi.id)) {
-      const known = C.FILTERS.find((k) => k.id === fi.id);
-      const name = known?.name ?? (fi.name || 'unknown');
-      throw notImplemented(
-        `The dataset uses filter ${name} (id ${fi.id}), which this server cannot decode: install its HDF5 plugin (e.g. Debian hdf5-filter-plugin) or add its directory to pluginPath`,
-      );
-    }
+    const can = filterSupport(fi.id, fi.cdValues);
+    if (can[need]) continue;
+    // an optional filter libhdf5 may skip when writing (H5Z_FLAG_OPTIONAL), never when reading a chunk it applied
+    if (need === 'write' && fi.flags & C.H5Z_FLAG_OPTIONAL && can.read) continue;
+    throw new H5StoreError(
+      'UnsupportedMediaType',
+      `The dataset uses filter ${can.label}, which this server cannot ${need === 'read' ? 'decode' : 'encode'}: ${filterHint(fi.id)}. GET / lists the filters it reads and writes.`,
+    );
   }
 }

@@ -15,7 +15,7 @@ import type { DomainFile } from '../domainFile.js';
 import type { PagePool } from '../pagepool.js';
 import * as h5 from '../../hdf5/objects.js';
 import { DecodedChunkCache, chunkScope } from './chunkCache.js';
-import { fieldSubset, storageErrors, type ValueLimits } from './common.js';
+import { fieldSubset, refuseMissingFilters, storageErrors, type ValueLimits } from './common.js';
 
 /** Bytes of query columns kept at most (`queryColumns`). */
 export const QUERY_COLUMN_CACHE_BYTES = 32 * 1024 * 1024;
@@ -73,6 +73,7 @@ function queryRowsOf(
     const { type, space } = io.datasetTypeAndSpace(did);
     if (type.class !== 'H5T_COMPOUND') throw badRequest('"query" needs a compound dataset');
     if (space.cls !== 'H5S_SIMPLE' || space.dims.length !== 1) throw badRequest('"query" needs a one-dimensional dataset');
+    refuseMissingFilters(io.describeCreationOf(did, type));
     const outType = fieldSubset(type, opts.fields);
     const names = type.fields.map((x) => x.name);
     const kinds = type.fields.map((x) => fieldKind(x.type));

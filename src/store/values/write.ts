@@ -17,7 +17,7 @@ import { type Selection, hyperslabSelection, pageHyperslab, parsePoints, parseSe
 import type { DomainFile } from '../domainFile.js';
 import { bytesOf, checkDatasetBytes, checkSelectionBytes } from '../limits.js';
 import type { PagePool } from '../pagepool.js';
-import { fieldSubset, pickElements, pointSelection, storageErrors, toSpaceSelection, type ValueLimits } from './common.js';
+import { fieldSubset, pickElements, pointSelection, refuseMissingFilters, storageErrors, toSpaceSelection, type ValueLimits } from './common.js';
 
 /** How a write selects and supplies elements. */
 export interface WriteRequest {
@@ -57,6 +57,9 @@ interface WritePlan {
 function planWrite(f: DomainFile, did: Hid, req: WriteRequest, limits: ValueLimits): WritePlan {
   const { type: fullType, space } = io.datasetTypeAndSpace(did);
   const creation = io.describeCreationOf(did, fullType);
+  // a write into an existing chunk decodes it first: both ways are needed
+  refuseMissingFilters(creation, 'read');
+  refuseMissingFilters(creation, 'write');
   const heavy = creation.layout === C.H5D_CHUNKED && bytesOf(creation.chunks ?? [], memSize(fullType)) > limits.maxChunkBytes;
   if (space.cls === 'H5S_NULL') throw badRequest('The dataset has a null dataspace (H5S_NULL): it holds no values');
   const scalar = space.cls === 'H5S_SCALAR';
