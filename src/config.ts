@@ -81,6 +81,8 @@ export const ConfigSchema = z
     maxAttributeBytes: z.coerce.number().int().min(1024).default(16 * MiB),
     /** Largest value a broadcast write (`element_count`) builds in memory (bytes). */
     maxBroadcastBytes: z.coerce.number().int().min(1024).default(256 * MiB),
+    /** Largest dataset an `initializer` (arange) fills at creation (bytes of its elements). */
+    maxInitializerBytes: z.coerce.number().int().min(1024).default(256 * MiB),
     /**
      * Reads of at least this many bytes (at most `pageBytes`) from chunked datasets filtered
      * only with deflate, shuffle and Fletcher-32 decode their chunks in parallel off the main

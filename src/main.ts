@@ -86,6 +86,7 @@ export async function startServer(config: Config, logger: Logger = pino({ level:
     maxSelectionBytes: config.maxSelectionBytes,
     maxAttributeBytes: config.maxAttributeBytes,
     maxBroadcastBytes: config.maxBroadcastBytes,
+    maxInitializerBytes: config.maxInitializerBytes,
     parallelChunkMinBytes: config.parallelChunkMinBytes,
     lockWaitMs: config.lockWaitMs,
     fsync: config.fsync,

@@ -17,7 +17,7 @@ import * as h5 from '../hdf5/objects.js';
 import { attributesDict, committedType, fileTypeFor, shapeJson, spaceOf } from './attributes.js';
 import type { DomainFile } from './domainFile.js';
 import { linkNewObject, planObjectPlace } from './links.js';
-import { DEFAULT_LIMITS, type Limits, bytesOf, checkChunkBytes, checkDatasetBytes } from './limits.js';
+import { DEFAULT_LIMITS, type Limits, bytesOf, checkChunkBytes, checkDatasetBytes, checkInitializerBytes } from './limits.js';
 import { typeAndSpaceOf } from './reach.js';
 import { type GivenCreation, givenOf, updateGiven } from './given.js';
 import { type Initializer, parseInitializer, runInitializer } from './initializer.js';
@@ -649,11 +649,12 @@ export function parseDatasetBody(f: DomainFile, body: Record<string, unknown>, l
   const options = parseCreationProperties(body.creationProperties, type, space, itemSize, limits);
   const cp = (body.creationProperties ?? {}) as Record<string, unknown>;
   const initializer = cp.initializer !== undefined ? parseInitializer(cp.initializer, type, space) : undefined;
+  if (initializer) checkInitializerBytes(space, itemSize, limits);
   return { type, space, options, initializer, given: givenCreationOf(cp, options) };
 }
 
-/** POST /datasets. */
-export function createDataset(f: DomainFile, body: Record<string, unknown>, implicit: boolean, limits: Limits = DEFAULT_LIMITS): DatasetJson {
+/** POST /datasets (an initializer fills the new dataset page by page, letting others run between pages). */
+export async function createDataset(f: DomainFile, body: Record<string, unknown>, implicit: boolean, limits: Limits = DEFAULT_LIMITS): Promise<DatasetJson> {
   const spec = parseDatasetBody(f, body, limits);
   const place = planObjectPlace(f, body, implicit);
   const ft = fileTypeFor(f, spec.type);
@@ -672,7 +673,7 @@ export function createDataset(f: DomainFile, body: Record<string, unknown>, impl
   try {
     if (place) linkNewObject(f, did, place);
     const { addr } = f.registerNew(did, 'dataset', !!place);
-    if (spec.initializer) runInitializer(did, spec.space, spec.initializer);
+    if (spec.initializer) await runInitializer(did, spec.space, spec.initializer, limits.pageBytes);
     if (spec.given) updateGiven(f, addr, (e) => (e.creation = spec.given));
     return datasetJsonOf(f, did, addr);
   } finally {

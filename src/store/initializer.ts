@@ -1,7 +1,11 @@
 /**
  * `creationProperties.initializer` of POST /datasets (HSDS chunk initializers, sent by h5pyd's
  * `create_dataset(..., initializer=..., initializer_opts=[...])`): the dataset is filled once, at
- * creation. Only `arange` exists: element k (C order over the whole extent) is `start + k * step`.
+ * creation, into the file (h5py and h5dump see the values), page by page with the event loop
+ * running between pages; datasets above `maxInitializerBytes` are refused (413) before anything
+ * is created (limits.ts `checkInitializerBytes`; docs/architecture.md "Decisions": HSDS fills
+ * lazily, chunk by chunk, which a plain HDF5 file read by h5py cannot do). Only `arange` exists:
+ * element k (C order over the whole extent) is `start + k * step`.
  *
  * Forms accepted: `["arange"]`, `["arange", start, step]` (numbers), and h5pyd's option strings
  * `["arange", "--start=10", "--step=2"]`. Defaults: start 0, step 1.
@@ -12,6 +16,7 @@ import * as io from '../hdf5/io.js';
 import type { SpaceInfo } from '../hdf5/io.js';
 import type { Hid } from '../hdf5/lib.js';
 import { hyperslabSelection, pageHyperslab } from '../selection/select.js';
+import { nextTurn } from './values/write.js';
 
 /** A validated initializer. */
 export interface Initializer {
@@ -52,13 +57,14 @@ export function parseInitializer(value: unknown, type: TypeJson, space: SpaceInf
 }
 
 const F64: TypeJson = { class: 'H5T_FLOAT', base: 'H5T_IEEE_F64LE' };
-const PAGE_BYTES = 4 * 1024 * 1024;
 
 /**
- * Fill a new dataset with its initializer, page by page (float64 values converted by libhdf5 to
- * the dataset's type, as HDF5 converts any float write: integers truncated, out-of-range clipped).
+ * Fill a new dataset with its initializer, in pages of `pageBytes` of float64 values (converted
+ * by libhdf5 to the dataset's type, as HDF5 converts any float write: integers truncated,
+ * out-of-range clipped), one page per turn of the event loop (`nextTurn`: the write stays in its
+ * transaction, under the file's locks).
  */
-export function runInitializer(did: Hid, space: SpaceInfo, init: Initializer): void {
+export async function runInitializer(did: Hid, space: SpaceInfo, init: Initializer, pageBytes: number): Promise<void> {
   const mt = io.createType(F64);
   try {
     if (space.cls === 'H5S_SCALAR') {
@@ -71,7 +77,8 @@ export function runInitializer(did: Hid, space: SpaceInfo, init: Initializer): v
     if (dims.some((d) => d === 0)) return;
     const sel = hyperslabSelection(dims, dims.map(() => 0), dims);
     let k = 0;
-    for (const p of pageHyperslab(sel, 8, PAGE_BYTES)) {
+    for (const p of pageHyperslab(sel, 8, pageBytes)) {
+      if (k > 0) await nextTurn();
       const b = Buffer.allocUnsafe(p.elements * 8);
       for (let i = 0; i < p.elements; i++) b.writeDoubleLE(init.start + (k + i) * init.step, i * 8);
       io.writeDataset(did, F64, mt, { kind: 'hyperslab', start: p.start, step: p.step, count: p.count }, p.elements, false, b);

@@ -28,6 +28,11 @@ export interface Limits {
   /** Largest value built in memory from a broadcast (`element_count`) write (bytes). */
   maxBroadcastBytes: number;
   /**
+   * Largest dataset (bytes of its elements) an `initializer` fills at creation: the values are
+   * written into the file, so h5py and h5dump read them too (docs/architecture.md "Decisions").
+   */
+  maxInitializerBytes: number;
+  /**
    * Smallest read (bytes) of a deflate/shuffle/Fletcher-32 chunked dataset whose chunks are
    * decoded in parallel off the main thread (src/store/values/chunked.ts); 0: every such read.
    */
@@ -46,6 +51,7 @@ export const DEFAULT_LIMITS: Limits = {
   maxSelectionBytes: 16 * GiB,
   maxAttributeBytes: 16 * MiB,
   maxBroadcastBytes: 256 * MiB,
+  maxInitializerBytes: 256 * MiB,
   parallelChunkMinBytes: 1 * MiB,
 };
 
@@ -64,6 +70,20 @@ export function checkDatasetBytes(dims: number[], itemSize: number, limits: Limi
     throw new H5StoreError(
       'PayloadTooLarge',
       `${what} would make a dataset of ${n} bytes (extent [${dims.join(', ')}]), above the limit of ${limits.maxDatasetBytes} (max_dataset_size)`,
+    );
+  }
+}
+
+/**
+ * 413 when an `initializer` would fill more than `maxInitializerBytes` at creation (it writes
+ * every element into the file; issue #26 item 6: one arange of 10^9 elements wrote 8 GB).
+ */
+export function checkInitializerBytes(space: { cls: string; dims: number[] }, itemSize: number, limits: Limits): void {
+  const n = space.cls === 'H5S_SIMPLE' ? bytesOf(space.dims, itemSize) : itemSize;
+  if (n > limits.maxInitializerBytes) {
+    throw new H5StoreError(
+      'PayloadTooLarge',
+      `The initializer would write all ${n} bytes of the dataset into the file at creation, above the limit of ${limits.maxInitializerBytes} (max_initializer_size): create it without an initializer (unwritten elements read the fill value) and write the values that matter, or ask the administrator for a larger maxInitializerBytes`,
     );
   }
 }
@@ -99,6 +119,7 @@ export function limitsJson(limits: Limits, extra: { maxJsonBodyBytes: number; ma
     max_selection_size: limits.maxSelectionBytes,
     max_points: limits.maxPoints,
     max_attribute_size: limits.maxAttributeBytes,
+    max_initializer_size: limits.maxInitializerBytes,
     max_json_depth: extra.maxJsonDepth,
   };
 }

@@ -61,6 +61,7 @@ export interface StoreOptions {
   maxSelectionBytes?: number;
   maxAttributeBytes?: number;
   maxBroadcastBytes?: number;
+  maxInitializerBytes?: number;
   parallelChunkMinBytes?: number;
   /** Longest wait for a file another process holds, then 503 (ms; default 5000). */
   lockWaitMs?: number;
@@ -175,6 +176,7 @@ export class Store {
       maxSelectionBytes: opts.maxSelectionBytes ?? DEFAULT_LIMITS.maxSelectionBytes,
       maxAttributeBytes: opts.maxAttributeBytes ?? DEFAULT_LIMITS.maxAttributeBytes,
       maxBroadcastBytes: opts.maxBroadcastBytes ?? DEFAULT_LIMITS.maxBroadcastBytes,
+      maxInitializerBytes: opts.maxInitializerBytes ?? DEFAULT_LIMITS.maxInitializerBytes,
       parallelChunkMinBytes: opts.parallelChunkMinBytes ?? DEFAULT_LIMITS.parallelChunkMinBytes,
     };
     this.pagePool = new PagePool(opts.pageBytes);

@@ -214,7 +214,7 @@ async function writeValuesOf(f: DomainFile, id: string, req: WriteRequest, limit
  * file's exclusive locks meanwhile (files.ts `write`): nobody else sees or touches the file
  * until the commit, and a failure in a later page rolls back the earlier ones too.
  */
-async function nextTurn(): Promise<void> {
+export async function nextTurn(): Promise<void> {
   await new Promise<void>((resolve) => setImmediate(resolve));
   while (hdf5Busy()) await whenIdle();
 }
