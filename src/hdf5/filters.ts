@@ -61,15 +61,25 @@ function loadFirst(names: string[]): ReturnType<typeof koffi.load> | undefined {
 }
 
 const zstdLib = loadFirst(['libzstd.so.1', 'libzstd.so', 'libzstd.dylib']);
-const zstd = zstdLib && {
-  compress: zstdLib.func('size_t ZSTD_compress(void *dst, size_t cap, const void *src, size_t n, int level)'),
-  decompress: zstdLib.func('size_t ZSTD_decompress(void *dst, size_t cap, const void *src, size_t n)'),
-  bound: zstdLib.func('size_t ZSTD_compressBound(size_t n)'),
-  contentSize: zstdLib.func('uint64_t ZSTD_getFrameContentSize(const void *src, size_t n)'),
-  isError: zstdLib.func('unsigned int ZSTD_isError(size_t code)'),
-  errorName: zstdLib.func('const char *ZSTD_getErrorName(size_t code)'),
-  version: zstdLib.func('unsigned int ZSTD_versionNumber()'),
-};
+/**
+ * libzstd with one compression and one decompression context, reused for every call (creating a
+ * context per call costs more than decoding a bitshuffle block of 8 KiB). The callbacks run on the
+ * main thread only (the module comment), so one of each is enough.
+ */
+const zstd = zstdLib && (() => {
+  const dctx = zstdLib.func('void *ZSTD_createDCtx()')();
+  const cctx = zstdLib.func('void *ZSTD_createCCtx()')();
+  const decompressDCtx = zstdLib.func('size_t ZSTD_decompressDCtx(void *ctx, void *dst, size_t cap, const void *src, size_t n)');
+  const compressCCtx = zstdLib.func('size_t ZSTD_compressCCtx(void *ctx, void *dst, size_t cap, const void *src, size_t n, int level)');
+  return {
+    compress: (dst: Buffer, cap: number, src: Buffer, n: number, level: number) => compressCCtx(cctx, dst, cap, src, n, level) as number | bigint,
+    decompress: (dst: Buffer, cap: number, src: Buffer, n: number) => decompressDCtx(dctx, dst, cap, src, n) as number | bigint,
+    bound: zstdLib.func('size_t ZSTD_compressBound(size_t n)'),
+    contentSize: zstdLib.func('uint64_t ZSTD_getFrameContentSize(const void *src, size_t n)'),
+    isError: zstdLib.func('unsigned int ZSTD_isError(size_t code)'),
+    errorName: zstdLib.func('const char *ZSTD_getErrorName(size_t code)'),
+  };
+})();
 const lz4Lib = loadFirst(['liblz4.so.1', 'liblz4.so', 'liblz4.dylib']);
 const lz4 = lz4Lib && {
   decompress: lz4Lib.func('int LZ4_decompress_safe(const void *src, void *dst, int n, int cap)'),
