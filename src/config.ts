@@ -126,8 +126,19 @@ export const ConfigSchema = z
     oidcAudience: z.string().default(''),
     /** OpenID Connect: JWKS URL (default: from the issuer's /.well-known/openid-configuration). */
     oidcJwksUri: z.string().default(''),
-    /** OpenID Connect: the claim that holds the user name. */
-    oidcUserClaim: z.string().default('preferred_username'),
+    /**
+     * OpenID Connect: the claim that identifies the user, unique at the issuer (`sub` by default;
+     * another only when the issuer guarantees it unique, e.g. `oid`). The user is `oidc:<value>`:
+     * never a local user, the admin or a group.
+     */
+    oidcUserClaim: z.string().min(1).default('sub'),
+    /**
+     * OpenID Connect users who are admins: values of `oidcUserClaim` (or `oidc:<value>` names),
+     * a list (comma-separated in the variable). Nobody else from the issuer is an admin.
+     */
+    oidcAdmins: z
+      .preprocess((v) => (typeof v === 'string' ? v.split(/[,\s]+/).filter(Boolean) : v), z.array(z.string().min(1)))
+      .default([]),
     /** Seconds a verified password is remembered (so each request does not pay for scrypt). */
     authCacheSeconds: z.coerce.number().int().min(0).default(300),
     /** Directory of the built web viewer served at /view/ (default: the package's dist/viewer). */

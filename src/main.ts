@@ -7,7 +7,7 @@ import type Koa from 'koa';
 import type { Route } from './http/routeTable.js';
 import { pino, type Logger } from 'pino';
 import { createApp, routeTable } from './app.js';
-import { Authenticator, authOptions } from './auth/authenticate.js';
+import { Authenticator, authOptions, hasUsers } from './auth/authenticate.js';
 import { type Config, isLoopbackHost } from './config.js';
 import { configureFilters } from './hdf5/filters.js';
 import { type Ops, createOps, startMetricsServer } from './http/ops.js';
@@ -95,6 +95,7 @@ export async function startServer(config: Config, logger: Logger = pino({ level:
     log: logger,
     observer: metrics.storeObserver,
     mounts,
+    droppedInPrivate: hasUsers(config) && !config.defaultPublic,
   });
   const ops = createOps(store, metrics);
   if (config.samples) {
@@ -102,7 +103,7 @@ export async function startServer(config: Config, logger: Logger = pino({ level:
     if (written.length) logger.info({ domains: written }, 'wrote sample domains');
   }
   const auth = new Authenticator(authOptions(config));
-  if (!config.usersFile) {
+  if (!hasUsers(config)) {
     if (isLoopbackHost(config.host)) {
       logger.info(`no users file: single-user mode, every request may do everything (only from this machine: ${config.host}); serve other machines with --host 0.0.0.0 and --users-file FILE`);
     } else {

@@ -30,6 +30,17 @@ export type Acl = Record<string, AclEntry>;
 export const DEFAULT_USER = 'default';
 /** Prefix of group entries in an ACL (as HSDS and h5pyd's `hsacl` write them). */
 export const GROUP_PREFIX = 'g:';
+/**
+ * Prefix of the names of OpenID Connect users (`oidc:<subject>`, auth/authenticate.ts): never a
+ * local user name (those cannot hold `:`), the admin or a group (issue #24 item 5).
+ */
+export const OIDC_PREFIX = 'oidc:';
+/**
+ * The folder ACL entry that stands for `default` on the files dropped into the folder (issue #24
+ * item 1): a folder's own `default` entry lets everyone list it, and says nothing about reading
+ * the files in it. Only folders hold it; it never matches a requester.
+ */
+export const FILES_DEFAULT = 'default:files';
 
 /** An entry with every flag set to `value`. */
 export function entryOf(value: boolean): AclEntry {
@@ -79,13 +90,17 @@ export function mergeEntryBody(body: Record<string, unknown>, current?: AclEntry
 }
 
 /**
- * Validate a user or group name used as an ACL key: `default`, `g:<group>` or a user name.
- * @throws BadRequest for empty names, control characters, `/`, or more than 128 characters.
+ * Validate a user or group name used as an ACL key: `default`, `default:files` (folders),
+ * `g:<group>`, `oidc:<subject>` or a user name.
+ * @throws BadRequest for empty names, control characters, `/`, `:` (but after `oidc:`), or more
+ *   than 128 characters.
  */
 export function checkAclName(name: string): string {
-  const bare = name.startsWith(GROUP_PREFIX) ? name.slice(GROUP_PREFIX.length) : name;
+  if (name === FILES_DEFAULT) return name;
+  const oidc = name.startsWith(OIDC_PREFIX);
+  const bare = name.startsWith(GROUP_PREFIX) ? name.slice(GROUP_PREFIX.length) : oidc ? name.slice(OIDC_PREFIX.length) : name;
   // eslint-disable-next-line no-control-regex
-  if (bare === '' || name.length > 128 || /[\u0000-\u001f\u007f/:]/.test(bare)) {
+  if (bare === '' || name.length > 128 || /[\u0000-\u001f\u007f/]/.test(bare) || (!oidc && bare.includes(':'))) {
     throw badRequest(`Invalid user or group name ${JSON.stringify(name)}`);
   }
   return name;
@@ -163,7 +178,8 @@ export function aclItems(acl: Acl): Array<{ userName: string } & AclEntry> {
 
 /**
  * The ACL a new domain or folder starts with (wire-reference 1.5): the parent folder's entries
- * (except `default`, the owner and the admin, and only entries with a flag set), the owner with
+ * (except `default`, the owner and the admin, `default:files` for a domain, and only entries
+ * with a flag set), the owner with
  * every flag, and `default` as the `default_public` setting says: read-only when public, no
  * rights otherwise (an explicit entry, so `default_acl` does not apply). Folders are readable
  * by everyone, as in HSDS.
@@ -171,10 +187,29 @@ export function aclItems(acl: Acl): Array<{ userName: string } & AclEntry> {
 export function initialAcl(opts: { owner: string; parent: Acl; admin: string; folder: boolean; defaultPublic: boolean }): Acl {
   const acl: Acl = {};
   for (const [name, e] of Object.entries(opts.parent)) {
-    if (name === DEFAULT_USER || name === opts.owner || name === opts.admin) continue;
+    if (name === DEFAULT_USER || name === opts.owner || name === opts.admin || (name === FILES_DEFAULT && !opts.folder)) continue;
     if (FLAGS.some((f) => e[f])) acl[name] = { ...e };
   }
   acl[opts.owner] = entryOf(true);
   if (opts.owner !== DEFAULT_USER) acl[DEFAULT_USER] = entryWith(opts.folder || opts.defaultPublic ? ['read'] : []);
+  return acl;
+}
+
+/**
+ * The ACL that governs a dropped-in file (a domain file without ACL state of its own) from the
+ * ACL of the folder that governs it (issue #24 item 1; README "Users and access control").
+ * Listing a folder does not imply reading the files in it: the folder's entries apply, except
+ * its `default` entry (which lets everyone list the folder). `default` on the file is the
+ * folder's `default:files` entry when it has one; else, when dropped-in files are not private
+ * (`private` false: no users exist, or `defaultPublic`), the folder's own `default` entry (as
+ * before); else no rights at all (an explicit entry, so `default_acl` does not apply either).
+ * `default:files` itself is not passed on.
+ * @param folder the governing folder's ACL
+ */
+export function droppedInAcl(folder: Acl, opts: { private: boolean }): Acl {
+  const acl: Acl = {};
+  for (const [name, e] of Object.entries(folder)) if (name !== DEFAULT_USER && name !== FILES_DEFAULT) acl[name] = e;
+  const given = folder[FILES_DEFAULT] ?? (opts.private ? entryOf(false) : folder[DEFAULT_USER]);
+  if (given) acl[DEFAULT_USER] = given;
   return acl;
 }

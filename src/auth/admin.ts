@@ -5,6 +5,7 @@
  */
 import { read } from 'read';
 import { UsersError, checkUserName, hashPassword, newToken, updateUsersFile, readUsersFile } from './users.js';
+import { OIDC_PREFIX, checkAclName } from './acl.js';
 
 /**
  * A new password: asked twice on a terminal (not echoed), else the first line of standard input.
@@ -63,11 +64,14 @@ export function userList(file: string): Array<{ name: string; groups: string[]; 
     .map((name) => ({ name, created: doc.users[name].created, groups: Object.keys(doc.groups).filter((g) => doc.groups[g].includes(name)) }));
 }
 
-/** Add members to a group (created when new). */
+/**
+ * Add members to a group (created when new): local users, or OpenID Connect users by their
+ * `oidc:<id>` name (the explicit way to put them in a group; authenticate.ts).
+ */
 export async function groupAdd(file: string, group: string, members: string[]): Promise<void> {
   checkUserName(group);
   await updateUsersFile(file, (doc) => {
-    for (const m of members) if (!doc.users[m]) throw new UsersError(`No user ${m}`);
+    for (const m of members) if (!doc.users[m] && !isOidcName(m)) throw new UsersError(`No user ${m}`);
     const cur = new Set(doc.groups[group] ?? []);
     for (const m of members) cur.add(m);
     doc.groups[group] = [...cur].sort();
@@ -116,4 +120,15 @@ export async function tokenRevoke(file: string, id: string): Promise<void> {
     doc.tokens = doc.tokens.filter((t) => t.id !== id);
     if (doc.tokens.length === n) throw new UsersError(`No token ${id}`);
   });
+}
+
+/** Whether `name` is a well-formed OpenID Connect user name (`oidc:<id>`). */
+function isOidcName(name: string): boolean {
+  if (!name.startsWith(OIDC_PREFIX)) return false;
+  try {
+    checkAclName(name);
+    return true;
+  } catch {
+    return false;
+  }
 }

@@ -9,7 +9,11 @@
  * - `Bearer h5s_<id>_<secret>`: an API token (h5pyd sends its api key this way); only the
  *   token's SHA-256 is stored, compared in constant time; expiry is honoured.
  * - `Bearer <JWT>`: with OpenID Connect configured, validated against the issuer's JWKS (issuer,
- *   audience, expiry; `jose`), the user name taken from the configured claim.
+ *   audience, expiry; `jose`). The user is `oidc:<id>`, `<id>` the value of the configured claim
+ *   (`sub` by default: unique per issuer, which is fixed by the configuration): never a local
+ *   user, the admin or a group by name, whatever the token's `preferred_username` says (issue #24
+ *   item 5). Admin rights only by the explicit list `oidcAdmins`; groups only where the users
+ *   file names `oidc:<id>` as a member.
  * - Malformed headers (other schemes, bad base64, no colon, empty, over 4 KiB): 400.
  * - Unknown user, wrong password, unknown/expired/revoked token: 401 with `WWW-Authenticate`.
  *   Repeated failures for one user name are slowed down (bounded exponential back-off).
@@ -25,7 +29,7 @@ import { createRemoteJWKSet, jwtVerify, type JWTVerifyGetKey } from 'jose';
 import { LRUCache } from 'lru-cache';
 import type { Config } from '../config.js';
 import { H5StoreError, badRequest } from '../errors.js';
-import { ANONYMOUS, type Principal } from './acl.js';
+import { ANONYMOUS, OIDC_PREFIX, type Principal, checkAclName } from './acl.js';
 import { parseToken, readUsersFile, sameHash, tokenHash, verifyPassword, type UsersDoc } from './users.js';
 
 /** Longest Authorization header accepted (a JWT is about 1 KiB). */
@@ -48,6 +52,13 @@ export interface AuthOptions {
   oidcAudience: string;
   oidcJwksUri: string;
   oidcUserClaim: string;
+  /** Values of `oidcUserClaim` (or whole `oidc:<id>` names) of the OpenID Connect users who are admins. */
+  oidcAdmins: string[];
+}
+
+/** Whether the server has users: a users file, or OpenID Connect (then nobody is `default` by credentials). */
+export function hasUsers(c: Pick<Config, 'usersFile' | 'oidcIssuer'>): boolean {
+  return c.usersFile !== undefined || c.oidcIssuer !== '';
 }
 
 /** Authentication options from the configuration. */
@@ -61,6 +72,7 @@ export function authOptions(c: Config): AuthOptions {
     oidcAudience: c.oidcAudience,
     oidcJwksUri: c.oidcJwksUri,
     oidcUserClaim: c.oidcUserClaim,
+    oidcAdmins: c.oidcAdmins,
   };
 }
 
@@ -85,6 +97,11 @@ export class Authenticator {
   /** Whether OpenID Connect is configured. */
   get hasOidc(): boolean {
     return this.opts.oidcIssuer !== '';
+  }
+
+  /** Whether there are users at all (a users file, or OpenID Connect): see `hasUsers`. */
+  get hasAccounts(): boolean {
+    return this.hasUsers || this.hasOidc;
   }
 
   /** Groups of a user (from the users file). */
@@ -205,13 +222,31 @@ export class Authenticator {
         audience: this.opts.oidcAudience || undefined,
         requiredClaims: ['exp'],
       });
-      const name = payload[this.opts.oidcUserClaim];
-      if (typeof name !== 'string' || name === '' || name === 'default') throw new Error(`no ${this.opts.oidcUserClaim} claim`);
-      return { ...this.principal(name), expiresAt: typeof payload.exp === 'number' ? payload.exp * 1000 : undefined };
+      const id = payload[this.opts.oidcUserClaim];
+      if (typeof id !== 'string' || id === '') throw new Error(`no ${this.opts.oidcUserClaim} claim`);
+      return { ...this.oidcPrincipal(id, xhr), expiresAt: typeof payload.exp === 'number' ? payload.exp * 1000 : undefined };
     } catch (e) {
       if (e instanceof H5StoreError) throw e;
       throw unauthorized(`Invalid OpenID Connect token (${(e as { code?: string }).code ?? 'rejected'})`, xhr);
     }
+  }
+
+  /**
+   * The principal of a verified OpenID Connect identity: `oidc:<id>`, an admin only when
+   * `oidcAdmins` lists it, in the groups whose members name it in the users file.
+   * @throws Unauthorized when the claim's value cannot name a user (`/`, control characters,
+   *   more than 123 characters).
+   */
+  private oidcPrincipal(id: string, xhr: boolean): Principal {
+    const name = OIDC_PREFIX + id;
+    try {
+      checkAclName(name);
+    } catch {
+      throw unauthorized(`The OpenID Connect claim ${this.opts.oidcUserClaim} cannot name a user here (no "/" or control characters, at most 123 characters): set oidcUserClaim to another claim`, xhr);
+    }
+    const groups = this.groupsOf(name);
+    const admin = this.opts.oidcAdmins.includes(id) || this.opts.oidcAdmins.includes(name) || (this.opts.adminGroup !== '' && groups.includes(this.opts.adminGroup));
+    return { name, groups, authenticated: true, admin };
   }
 
   private async jwksUri(): Promise<string> {

@@ -7,14 +7,14 @@
 import type { Context, Next } from 'koa';
 import { type AclEntry, type Flag, type Principal, decide, parseFlagList } from '../auth/acl.js';
 import type { Authenticator } from '../auth/authenticate.js';
-import { unauthorized } from '../auth/authenticate.js';
+import { hasUsers, unauthorized } from '../auth/authenticate.js';
 import { type Config, isLoopbackHost } from '../config.js';
 import { H5StoreError } from '../errors.js';
-import type { DomainAccess } from '../store/access.js';
+import type { Access } from '../store/access.js';
 import { parentDomain } from '../store/paths.js';
 import type { AclTarget, AclView, Store } from '../store/store.js';
 import { jsonObject, domainRef } from './request.js';
-import { type AuthState, FLAG_FOR_ACCESS, type Need, type Route } from './routeTable.js';
+import type { AuthState, Need, Route } from './routeTable.js';
 
 /** The `default_acl` in effect (spec 5 step 5): configured, else `all` in single-user mode, else `read`. */
 export function fallbackAcl(config: Config): AclEntry {
@@ -22,9 +22,9 @@ export function fallbackAcl(config: Config): AclEntry {
   return parseFlagList(singleUserMode(config) ? 'all' : 'read');
 }
 
-/** No users file and a loopback address: every request is `default`, who may do everything. */
+/** No users (no users file, no OpenID Connect) and a loopback address: every request is `default`, who may do everything. */
 export function singleUserMode(config: Config): boolean {
-  return config.usersFile === undefined && isLoopbackHost(config.host);
+  return !hasUsers(config) && isLoopbackHost(config.host);
 }
 
 /** What a denial says. */
@@ -54,7 +54,7 @@ export function makeGuard(deps: { store: Store; config: Config; auth: Authentica
       state.principal = principal;
       if (principal.authenticated) state.user = { name: principal.name };
       state.may = (view, flag) => principal.admin || allows(principal, flag, view);
-      state.domainAccess = domainAccessFor(deps.store, principal, allows, xhr);
+      state.access = accessFor(principal, allows, xhr);
       const need = typeof r.need === 'function' ? r.need(ctx) : r.need;
       if (need === 'public') return next();
 
@@ -92,14 +92,14 @@ function targetOf(ctx: Context, r: Route, need: Need, domain: string): { domain:
 }
 
 /**
- * The check for other domains an operation reaches (store/access.ts): the requester needs
- * `read` there for reads and `update` for writes, decided like a request on that domain.
+ * The requester's permissions for what the store finds an operation reaches (store/access.ts):
+ * each view the store builds is decided as the guard decides a request on that object.
  */
-function domainAccessFor(store: Store, p: Principal, allows: (p: Principal, f: Flag, v: AclView) => boolean, xhr: boolean): DomainAccess {
-  return async (domain, mode) => {
-    if (p.admin) return;
-    const flag = FLAG_FOR_ACCESS[mode];
-    const view = await store.aclView(domain);
-    if (!allows(p, flag, view)) throw denial(p, flag, `${domain} (reached from this domain)`, xhr);
+function accessFor(p: Principal, allows: (p: Principal, f: Flag, v: AclView) => boolean, xhr: boolean): Access {
+  return {
+    all: p.admin,
+    check(view, flag, about) {
+      if (!p.admin && !allows(p, flag, view)) throw denial(p, flag, about.what, xhr);
+    },
   };
 }

@@ -12,7 +12,7 @@ import getRawBody from 'raw-body';
 import { parseJsonBody } from '../codec/json.js';
 import type { Config } from '../config.js';
 import { H5StoreError, badRequest } from '../errors.js';
-import type { DomainAccess } from '../store/access.js';
+import type { Access } from '../store/access.js';
 import type { BufferPool } from '../store/pagepool.js';
 import { normalizeDomain } from '../store/paths.js';
 
@@ -281,12 +281,20 @@ export function isValidBucketName(b: string): boolean {
   return true;
 }
 
-/** Which links a path lookup may cross: `follow_soft_links=1`, `follow_external_links=1`, and the access check for other domains. */
-export function pathOptions(ctx: Context): { followSoft: boolean; followExternal: boolean; access: DomainAccess } {
+/**
+ * The requester's permissions for what the store finds an operation reaches (set by the guard,
+ * auth.ts, for every route; store/access.ts).
+ */
+export function accessOf(ctx: Context): Access {
+  return (ctx.state as { access: Access }).access;
+}
+
+/** Which links a path lookup may cross: `follow_soft_links=1`, `follow_external_links=1`, and the access check of what it finds. */
+export function pathOptions(ctx: Context): { followSoft: boolean; followExternal: boolean; access: Access } {
   return {
     followSoft: flag(ctx, 'follow_soft_links'),
     followExternal: flag(ctx, 'follow_external_links'),
-    access: (ctx.state as { domainAccess: DomainAccess }).domainAccess,
+    access: accessOf(ctx),
   };
 }
 

@@ -8,7 +8,7 @@ import Router from '@koa/router';
 import type { Context, Middleware } from 'koa';
 import compose from 'koa-compose';
 import type { Flag, Principal } from '../auth/acl.js';
-import type { AccessMode, DomainAccess } from '../store/access.js';
+import type { Access } from '../store/access.js';
 import type { AclTarget, AclView } from '../store/store.js';
 import type { DomainRef } from './request.js';
 
@@ -69,12 +69,13 @@ export interface AuthState {
   acl?: AclView;
   /** Whether the requester may `flag` the thing an ACL view describes (listing filters). */
   may: (view: AclView, flag: Flag) => boolean;
-  /** Checks access to other domains an operation reaches (external storage, VDS sources). */
-  domainAccess: DomainAccess;
+  /**
+   * The requester's permissions for what the store finds an operation reaches beyond the
+   * object the route names (store/access.ts): objects found by path, the group a create links
+   * into, virtual dataset sources and external storage, other domains.
+   */
+  access: Access;
 }
-
-/** The mode of an operation on another domain -> the flag it needs there. */
-export const FLAG_FOR_ACCESS: Record<AccessMode, Flag> = { read: 'read', write: 'update' };
 
 /** Shorthand for a route entry. */
 export function route(method: Method, path: string, need: Route['need'], handler: Route['handler'], opts: Partial<Route> = {}): Route {
@@ -84,14 +85,19 @@ export function route(method: Method, path: string, need: Route['need'], handler
 /**
  * Options of the routes that create an object (POST /groups, /datasets, /datatypes): the body
  * is read first, because `create` is checked on the group the new object is linked into
- * (`link.id`, else `parent_id`; the domain's root when neither is given).
+ * (`link.id`; else the group `h5path` goes into, relative to `parent_id`: the deepest existing
+ * group on the way, issue #24 item 2; else `parent_id`; the domain's root when none is given).
+ * The store checks the same group again inside the write, once the path is resolved in the
+ * locked file (`Store.mayPlace`, with `AuthState.access`).
  */
 export const createOpts: Partial<Route> = {
   jsonBody: true,
   object: (ctx) => {
     const body = (ctx.state as { body?: Record<string, unknown> }).body ?? {};
     const link = body.link as { id?: unknown } | undefined;
-    const id = link && typeof link === 'object' ? link.id : body.parent_id;
+    const parentId = typeof body.parent_id === 'string' ? body.parent_id : undefined;
+    if (link === undefined && typeof body.h5path === 'string') return { h5path: body.h5path, parentId, place: true };
+    const id = link && typeof link === 'object' ? link.id : parentId;
     return typeof id === 'string' ? { id } : {};
   },
 };

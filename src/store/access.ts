@@ -1,20 +1,46 @@
 /**
- * The seam between the store and authorization for files that an operation reaches beyond its
- * own domain (external raw storage files, virtual dataset sources, external link targets).
+ * The seam between the store and authorization (spec 5; docs/architecture.md "Access control").
  *
- * The HTTP layer builds one `DomainAccess` per request (it knows the user); store operations that
- * make libhdf5 open another file call it first, with the domain path of that file, and it throws
- * `H5StoreError` Forbidden/Unauthorized when the user may not read (or write) that domain.
+ * The HTTP layer decides; the store knows what each operation reaches. The guard checks the
+ * object a route names before the handler runs; some operations reach further objects only the
+ * store can name, after resolving paths or reading a dataset's storage:
+ * - a path lookup (`h5path`) ends at an object whose own ACL applies, possibly in another domain
+ *   after external links (each domain crossed is checked too);
+ * - a create (`POST /groups|/datasets|/datatypes`) links the new object into the group a path
+ *   resolves to (or the deepest existing group, with `implicit=1`);
+ * - a value read or write of a virtual dataset or of external raw storage makes libhdf5 open
+ *   source datasets (each with its own ACL) or read other files' bytes as they are.
+ * For each, the store builds the ACL view (`AclView`: the object's own ACL and its domain's, or
+ * the governing folder's) and asks the request's `Access` whether the requester may `flag` it.
+ * The store never decides itself.
  */
+import type { Flag } from '../auth/acl.js';
+import type { AclView } from './store.js';
 
-/** Access to another domain that an operation reaches: `read` for reads, `write` for writes. */
+/** Access to another object an operation reaches: `read` for reads, `write` for writes. */
 export type AccessMode = 'read' | 'write';
 
-/**
- * Check that the requesting user may `mode` the domain `domain` (a normalised domain path).
- * @throws H5StoreError Forbidden (or Unauthorized for anonymous requests) when not allowed.
- */
-export type DomainAccess = (domain: string, mode: AccessMode) => Promise<void>;
+/** The flag each mode needs (spec 2.3: writing values is `update`). */
+export const FLAG_FOR_MODE: Record<AccessMode, Flag> = { read: 'read', write: 'update' };
 
-/** Allows every domain (internal use, tools, and tests of the store without users). */
-export const allowAllDomains: DomainAccess = async () => undefined;
+/** What an access question is about, for the denial's message (and tests). */
+export interface AccessAbout {
+  /** The domain of the object (normalised domain path). */
+  domain: string;
+  /** How the denial names it, e.g. `/locked/x in /home/a.h5`. */
+  what: string;
+}
+
+/** The requester's permissions, as the HTTP layer decides them (one per request). */
+export interface Access {
+  /** True when every check passes (the admin, internal tools): the store may skip building views. */
+  readonly all: boolean;
+  /**
+   * Check that the requester may `flag` what `view` describes.
+   * @throws H5StoreError Forbidden (Unauthorized for anonymous requests) naming `about.what`.
+   */
+  check(view: AclView, flag: Flag, about: AccessAbout): void;
+}
+
+/** Allows everything (internal use, tools, and tests of the store without users). */
+export const allowAll: Access = Object.freeze({ all: true, check: () => undefined });

@@ -736,38 +736,50 @@ export function planObjectPlace(
     const name = checkLinkName(l.name);
     plan = { parent: f.resolve(l.id, 'group'), missing: [], name };
   } else if (body.h5path !== undefined) {
-    if (typeof body.h5path !== 'string' || body.h5path.replace(/\/+/g, '') === '') throw badRequest('"h5path" must name an object');
-    if (body.h5path.includes('\u0000')) throw badRequest('"h5path" must not contain NUL characters');
     const start = body.parent_id !== undefined ? f.resolve(String(body.parent_id), 'group') : f.rootAddr;
-    const absolute = body.h5path.startsWith('/');
-    const parts = body.h5path.split('/').filter((p) => p !== '' && p !== '.');
-    const name = checkLinkName(parts.pop()!);
-    let cur = absolute ? f.rootAddr : start;
-    const missing: string[] = [];
-    for (const part of parts) {
-      if (missing.length) {
-        missing.push(checkLinkName(part));
-        continue;
-      }
-      let found: { addr: bigint; kind: ObjectKind } | undefined;
-      try {
-        found = resolvePath(f, part, cur);
-      } catch (e) {
-        if ((e as { code?: string }).code !== 'NotFound') throw e;
-      }
-      if (!found) {
-        if (!implicit) throw notFound(`Parent group ${part} of ${body.h5path} not found (use implicit=1 to create it)`);
-        if (f.isReservedName(cur, part) || (cur === f.rootAddr && part === RESERVED_NAME)) throw badRequest(`${part} is a reserved name`);
-        missing.push(checkLinkName(part));
-        continue;
-      }
-      if (found.kind !== 'group') throw badRequest(`${part} in ${body.h5path} is not a group`);
-      cur = found.addr;
-    }
-    plan = { parent: cur, missing, name };
+    plan = placeOfPath(f, body.h5path, start, implicit);
   }
   if (plan && plan.missing.length === 0) h5.withObject(f.h, plan.parent, (pg) => checkFreeName(f, pg, plan!.parent, plan!.name));
   return plan;
+}
+
+/**
+ * Where a new object at `h5path` goes (absolute, or relative to the group `startAddr`): the
+ * group its parent path resolves to, soft links followed; with `implicit`, the deepest existing
+ * group on the way and the groups missing below it. The permission to create is checked on
+ * `parent` (issue #24 item 2), so this is the one resolution both the check and the create use.
+ * @throws BadRequest (not a string, empty, NUL, reserved name, a component that is not a group,
+ *   a path through an external link), NotFound (a missing parent without `implicit`)
+ */
+export function placeOfPath(f: DomainFile, h5path: unknown, startAddr: bigint | undefined, implicit: boolean): PlacePlan {
+  if (typeof h5path !== 'string' || h5path.replace(/\/+/g, '') === '') throw badRequest('"h5path" must name an object');
+  if (h5path.includes('\u0000')) throw badRequest('"h5path" must not contain NUL characters');
+  const absolute = h5path.startsWith('/');
+  const parts = h5path.split('/').filter((p) => p !== '' && p !== '.');
+  const name = checkLinkName(parts.pop()!);
+  let cur = absolute || startAddr === undefined ? f.rootAddr : startAddr;
+  const missing: string[] = [];
+  for (const part of parts) {
+    if (missing.length) {
+      missing.push(checkLinkName(part));
+      continue;
+    }
+    let found: { addr: bigint; kind: ObjectKind } | undefined;
+    try {
+      found = resolvePath(f, part, cur);
+    } catch (e) {
+      if ((e as { code?: string }).code !== 'NotFound') throw e;
+    }
+    if (!found) {
+      if (!implicit) throw notFound(`Parent group ${part} of ${h5path} not found (use implicit=1 to create it)`);
+      if (f.isReservedName(cur, part) || (cur === f.rootAddr && part === RESERVED_NAME)) throw badRequest(`${part} is a reserved name`);
+      missing.push(checkLinkName(part));
+      continue;
+    }
+    if (found.kind !== 'group') throw badRequest(`${part} in ${h5path} is not a group`);
+    cur = found.addr;
+  }
+  return { parent: cur, missing, name };
 }
 
 /**

@@ -42,10 +42,21 @@ export const MAX_REACHED_FILES = 4096;
 /** Most levels of virtual datasets whose sources are virtual datasets. */
 export const MAX_REACH_DEPTH = 8;
 
-/** A file inside the root that an operation on a dataset may make libhdf5 open. */
+/**
+ * A file inside the root that an operation on a dataset may make libhdf5 open (the dataset's
+ * own file too, when a virtual dataset maps sources of the same file or its external file list
+ * names it).
+ */
 export interface ReachedFile {
   /** `external`: raw data of an external file list; `virtual`: a virtual dataset source file. */
   kind: 'external' | 'virtual';
+  /**
+   * True when libhdf5 reads or writes bytes of the file as they are (external raw storage): any
+   * object of it may lie there, so every object's ACL applies (issue #24 item 3).
+   */
+  raw: boolean;
+  /** Addresses of the source datasets libhdf5 opens in it (virtual datasets; their own ACLs apply). */
+  sources: Set<bigint>;
   /** The name as stored in the HDF5 file (a `%b` pattern expanded). */
   stored: string;
   /** The real path (after symlinks), or the path it would be created at (external, writes). */
@@ -78,6 +89,8 @@ export interface ReachContext {
 
 interface Walk {
   ctx: ReachContext;
+  /** Judgements of the files source datasets were found in, by the path they were opened by. */
+  judged: Map<string, Judged>;
   /** The process's working directory (libhdf5's last resort for source file names). */
   cwd: string;
   out: Map<string, ReachedFile>;
@@ -97,7 +110,7 @@ export function reachOf(ctx: ReachContext, file: { fid: Hid; path: string }, did
   if (ctx.refuse && storageKind(io.datasetStorage(did)) !== 'plain') {
     throw forbidden(`The values of this dataset are kept in other files (external raw storage or virtual dataset sources): ${ctx.refuse}`);
   }
-  const walk: Walk = { ctx, cwd: process.cwd(), out: new Map(), seen: new Set(), count: 0 };
+  const walk: Walk = { ctx, judged: new Map(), cwd: process.cwd(), out: new Map(), seen: new Set(), count: 0 };
   visitDataset(walk, file, did, 0);
   return [...walk.out.values()];
 }
@@ -108,7 +121,7 @@ function visitDataset(w: Walk, file: { fid: Hid; path: string }, did: Hid, depth
   if (storage.external?.length) {
     for (const e of storage.external) {
       const p = e.name.startsWith('/') ? e.name : `${origin}/${e.name}`;
-      add(w, 'external', e.name, judge(w.ctx, p, `external raw data file ${JSON.stringify(e.name)}`));
+      add(w, 'external', e.name, judge(w.ctx, p, `external raw data file ${JSON.stringify(e.name)}`), { raw: true });
     }
     return;
   }
@@ -141,6 +154,7 @@ function visitMapping(w: Walk, file: { fid: Hid; path: string }, origin: string,
         const j = judge(w.ctx, cand, what);
         fileThere = true;
         add(w, 'virtual', fname, j);
+        w.judged.set(cand, j);
         if (visitSourceFile(w, cand, dname, fname, depth)) datasetThere = true;
       }
     }
@@ -180,6 +194,11 @@ function visitSource(w: Walk, file: { fid: Hid; path: string }, dname: string, f
   if (oid === undefined) return false;
   try {
     if (h5.objectInfo(oid).kind !== 'dataset') return false;
+    // the source dataset itself: its own ACL applies (recorded with its file; the same file's
+    // judgement is made here, once per path)
+    let j = w.judged.get(file.path);
+    if (!j) w.judged.set(file.path, (j = judge(w.ctx, file.path, same ? 'the same file' : `virtual dataset source file ${JSON.stringify(fname)}`)));
+    add(w, 'virtual', same ? '.' : fname, j, { source: h5.objectAddr(oid) });
     visitDataset(w, file, oid, depth + 1);
     return true;
   } finally {
@@ -187,9 +206,15 @@ function visitSource(w: Walk, file: { fid: Hid; path: string }, dname: string, f
   }
 }
 
-/** Record a reached file once per real path. */
-function add(w: Walk, kind: ReachedFile['kind'], stored: string, j: Judged): void {
-  if (!w.out.has(j.real)) w.out.set(j.real, { kind, stored, real: j.real, domain: j.domain, exists: j.exists });
+/**
+ * Record a reached file once per real path: read raw (`raw`) when any way reaches it so, with
+ * every source dataset met in it.
+ */
+function add(w: Walk, kind: ReachedFile['kind'], stored: string, j: Judged, what: { raw?: boolean; source?: bigint } = {}): void {
+  let r = w.out.get(j.real);
+  if (!r) w.out.set(j.real, (r = { kind, stored, raw: false, sources: new Set(), real: j.real, domain: j.domain, exists: j.exists }));
+  if (what.raw) r.raw = true;
+  if (what.source !== undefined) r.sources.add(what.source);
 }
 
 /** The paths libhdf5 tries for a virtual dataset source file name (see the module comment). */

@@ -9,7 +9,7 @@
 import crypto from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
-import type { Acl } from '../auth/acl.js';
+import { type Acl, droppedInAcl } from '../auth/acl.js';
 import { RawJson } from '../codec/json.js';
 import { H5StoreError, badRequest, conflict, gone, notFound } from '../errors.js';
 import { hdf5Busy, whenIdle } from '../hdf5/heavy.js';
@@ -31,7 +31,7 @@ import { BufferPool, PagePool } from './pagepool.js';
 import { DomainPaths, FOLDER_META, LOCK_SUFFIX, isServiceName, normalizeDomain, parentDomain } from './paths.js';
 import { serviceName } from './servicefiles.js';
 import { StatCache } from './statCache.js';
-import { type AccessMode, type DomainAccess, allowAllDomains } from './access.js';
+import { type Access, type AccessMode, FLAG_FOR_MODE, allowAll } from './access.js';
 import { DEFAULT_LIMITS, type Limits } from './limits.js';
 import { type ReachedFile } from './reach.js';
 import * as values from './values.js';
@@ -73,6 +73,12 @@ export interface StoreOptions {
   readLeaseMs?: number;
   /** Where repairs of crashed writes are reported. */
   log?: FileLog;
+  /**
+   * Dropped-in files are private to those their folder's ACL names (its `default` entry does
+   * not apply to them; `droppedInAcl`): true when the server has users and `defaultPublic` is
+   * off. Default false (no users: everyone is `default`).
+   */
+  droppedInPrivate?: boolean;
 }
 
 /** Domain or folder record (GET /, wire-reference 1.3). */
@@ -112,13 +118,17 @@ export interface AclView {
 }
 
 /**
- * The object an ACL request is about: the domain/folder itself, an object of the domain by id,
- * or the object at `h5path` (relative to the group `parentId`, else absolute).
+ * The object an ACL request is about: the domain/folder itself, an object of the domain by id
+ * or by address, or the object at `h5path` (relative to the group `parentId`, else absolute).
+ * With `place`, the group a new link at `h5path` goes into: the deepest existing group on the
+ * way to its parent path (`links.placeOfPath`; `implicit=1` creates the rest below it).
  */
 export interface AclTarget {
   id?: string;
   h5path?: string;
   parentId?: string;
+  addr?: bigint;
+  place?: boolean;
 }
 
 /** The cache key of one version of a file: path, inode, size, mtime, ctime. */
@@ -283,6 +293,14 @@ export class Store {
     }
   }
 
+  /**
+   * The ACL that governs a dropped-in file from its governing folder's (`droppedInAcl`); none
+   * when no folder up to the data root has an ACL (then `default_acl` decides, as for folders).
+   */
+  private droppedIn(folder: FolderAcl | null): Acl {
+    return folder ? droppedInAcl(folder.acls, { private: !!this.opts.droppedInPrivate }) : {};
+  }
+
   /** Lookup of a domain file (not a folder): 404/410 when missing, 400 for a folder. */
   private fileOf(domain: string): DomainFile {
     const { p, st } = this.statOf(domain);
@@ -406,7 +424,7 @@ export class Store {
     // same answer (the view is made of the stats, file ACL state and folder sidecars the
     // stat cache stands for): a stream of requests asks the disk once.
     const stats = this.files.stats;
-    const key = `${domain}\u0000${target.id ?? ''}\u0000${target.h5path ?? ''}\u0000${target.parentId ?? ''}`;
+    const key = `${domain}\u0000${target.id ?? ''}\u0000${target.h5path ?? ''}\u0000${target.parentId ?? ''}\u0000${target.addr ?? ''}\u0000${target.place ? 1 : 0}`;
     const hit = this.recentViews.get(key);
     const now = performance.now();
     if (hit && hit.generation === stats.generation && now - hit.at < stats.freshMs) return hit.view;
@@ -422,9 +440,9 @@ export class Store {
   private async computeAclView(domain: string, target: AclTarget): Promise<AclView> {
     const m = this.mountOf(domain);
     if (m) {
-      // Read-only archives hold no ACLs of their own: the folder the mount point is in governs.
-      const folder = this.mountFolderAcl(m);
-      return { kind: isHdf5Name(domain) ? 'domain' : 'folder', owner: folder?.owner || this.opts.defaultOwner, root: folder?.acls ?? {}, inherited: true };
+      // Read-only archives hold no ACLs of their own: the folder the mount point is in governs
+      // (its files as dropped-in files).
+      return this.computeMountView(m, domain);
     }
     const p = this.paths.resolve(domain);
     let st: fs.Stats | undefined;
@@ -438,17 +456,58 @@ export class Store {
       if (state) {
         const hasObjectAcls = Object.keys(state.objects).length > 0;
         const view: AclView = { kind: 'domain', owner: state.owner || this.opts.defaultOwner, root: state.root, inherited: false, hasObjectAcls };
-        if ((target.id || target.h5path !== undefined) && Object.keys(state.objects).length) view.object = await this.objectAcl(domain, state, target);
+        if ((target.id || target.h5path !== undefined || target.addr !== undefined) && Object.keys(state.objects).length) view.object = await this.objectAcl(domain, state, target);
         return view;
       }
     }
+    return this.folderView(p, st);
+  }
+
+  /**
+   * The view of a path without ACL state of its own: a folder (its sidecar, or the nearest one
+   * up), a missing path (the nearest existing folder governs, e.g. for PUT / of a new domain),
+   * or a dropped-in file (`droppedInAcl` of its governing folder's).
+   */
+  private folderView(p: string, st: fs.Stats | undefined): AclView {
     const folder = this.governingFolder(p, st);
+    const file = !!st?.isFile();
     return {
-      kind: st?.isFile() ? 'domain' : st?.isDirectory() ? 'folder' : 'missing',
+      kind: file ? 'domain' : st?.isDirectory() ? 'folder' : 'missing',
       owner: folder?.owner || this.opts.defaultOwner,
-      root: folder?.acls ?? {},
+      root: file ? this.droppedIn(folder) : (folder?.acls ?? {}),
       inherited: true,
     };
+  }
+
+  /**
+   * The ACL view of the object at `addr` (the domain's own for undefined or the root group) of
+   * an open domain file whose lock the caller holds: from the file's ACL state (read from the
+   * reserved group at most once), else from its governing folder. No lock is taken.
+   */
+  private viewInFile(f: DomainFile, addr?: bigint): AclView {
+    const m = this.mountOf(f.domain);
+    if (m) return this.computeMountView(m, f.domain);
+    const state = readFileAcl(f);
+    if (!state) {
+      let st: fs.Stats | undefined;
+      try {
+        st = this.files.stats.stat(f.path);
+      } catch {
+        st = undefined;
+      }
+      return { ...this.folderView(f.path, st), kind: 'domain' };
+    }
+    const hasObjectAcls = Object.keys(state.objects).length > 0;
+    const view: AclView = { kind: 'domain', owner: state.owner || this.opts.defaultOwner, root: state.root, inherited: false, hasObjectAcls };
+    if (addr !== undefined && addr !== f.rootAddr && hasObjectAcls) view.object = state.objects[f.objectKey(addr)];
+    return view;
+  }
+
+  /** The view of a domain or folder of a read-only mount (see `computeAclView`). */
+  private computeMountView(m: Mount, domain: string): AclView {
+    const folder = this.mountFolderAcl(m);
+    const file = isHdf5Name(domain);
+    return { kind: file ? 'domain' : 'folder', owner: folder?.owner || this.opts.defaultOwner, root: file ? this.droppedIn(folder) : (folder?.acls ?? {}), inherited: true };
   }
 
   /** The own ACL of the target object (undefined for the root group, unknown objects and none). */
@@ -456,9 +515,10 @@ export class Store {
     try {
       return await this.read(domain, (f) => {
         let addr: bigint;
-        if (target.h5path !== undefined) {
+        if (target.addr !== undefined) addr = target.addr;
+        else if (target.h5path !== undefined) {
           const start = target.parentId ? f.resolve(target.parentId, 'group') : undefined;
-          addr = links.resolvePath(f, target.h5path, start).addr;
+          addr = target.place ? links.placeOfPath(f, target.h5path, start, true).parent : links.resolvePath(f, target.h5path, start).addr;
         } else addr = f.resolve(target.id!);
         return addr === f.rootAddr ? undefined : state.objects[f.objectKey(addr)];
       });
@@ -478,8 +538,8 @@ export class Store {
     if (m) {
       await m.stat(domain); // 404 for what the archive does not hold
       if (target.id) await this.read(domain, (f) => f.resolve(target.id!));
-      const folder = this.mountFolderAcl(m);
-      return { owner: folder?.owner || this.opts.defaultOwner, acl: folder?.acls ?? {} };
+      const view = this.computeMountView(m, domain);
+      return { owner: view.owner, acl: view.root };
     }
     const { p, st } = this.statOf(domain);
     if (st.isDirectory()) {
@@ -494,14 +554,15 @@ export class Store {
         const addr = f.resolve(target.id);
         if (addr !== f.rootAddr) return { owner, acl: state?.objects[f.objectKey(addr)] ?? {} };
       }
-      return { owner, acl: state?.root ?? folder?.acls ?? {} };
+      return { owner, acl: state?.root ?? this.droppedIn(folder) };
     });
   }
 
   /**
    * Change one ACL under the domain's write lock (or the folder's sidecar). `change` edits the
-   * ACL in place; a domain file without ACL state starts from its folder's (so the entries it was
-   * governed by are kept), a folder without a sidecar from the one it inherited.
+   * ACL in place; a domain file without ACL state starts from the ACL its folder gave it
+   * (`droppedInAcl`, so the entries it was governed by are kept), a folder without a sidecar
+   * from the one it inherited.
    * @throws NotFound/Gone for a missing domain or object.
    */
   async updateAcl(domain: string, target: AclTarget, change: (acl: Acl) => void): Promise<void> {
@@ -518,7 +579,7 @@ export class Store {
     }
     await this.write(domain, (f) => {
       const folder = this.folders.effective(path.dirname(p));
-      const state: FileAcl = structuredClone(readFileAcl(f)) ?? { owner: folder?.owner || this.opts.defaultOwner, root: structuredClone(folder?.acls ?? {}), objects: {} };
+      const state: FileAcl = structuredClone(readFileAcl(f)) ?? { owner: folder?.owner || this.opts.defaultOwner, root: structuredClone(this.droppedIn(folder)), objects: {} };
       let acl = state.root;
       if (target.id) {
         const addr = f.resolve(target.id);
@@ -784,8 +845,10 @@ export class Store {
    * GET /?h5path=, GET /{groups,datasets,datatypes}/?h5path=, POST / (wire-reference 1.3, 1.4):
    * the object at a path, absolute or relative to the group `parentId`. Soft links are crossed
    * only with `followSoft`, external links only with `followExternal`: the lookup then goes on
-   * in the domain the link names (`links.externalTarget`), after `access` allowed reading it
-   * (an external link never opens a domain the requester could not read directly).
+   * in the domain the link names (`links.externalTarget`), after `access` allowed reading that
+   * domain (an external link never opens a domain the requester could not read directly). The
+   * object found must be readable by its own ACL (issue #24 item 4: a path never shows what the
+   * object's id would not).
    * @returns the object's kind, its JSON, and the domain it was found in.
    * @throws H5StoreError BadRequest (a link crossed without its flag, a malformed id), NotFound
    *   (path, domain), Forbidden/Unauthorized (from `access`).
@@ -794,8 +857,9 @@ export class Store {
     domain: string,
     h5path: string,
     parentId?: string,
-    opts: links.PathOptions & { access?: DomainAccess } = {},
+    opts: links.PathOptions & { access?: Access } = {},
   ): Promise<{ kind: ObjectKind; json: Record<string, unknown>; domain: string }> {
+    const access = opts.access ?? allowAll;
     let dom = domain;
     let p = h5path;
     let parent = parentId;
@@ -804,9 +868,12 @@ export class Store {
         const start = parent ? f.resolve(parent, 'group') : undefined;
         const hit = links.walkPath(f, p, start, opts);
         if ('external' in hit) return hit;
-        return h5.withObject(f.h, hit.addr, (oid) => ({ kind: hit.kind, json: objectJsonOf(f, hit.kind, oid, hit.addr) }));
+        return h5.withObject(f.h, hit.addr, (oid) => ({ kind: hit.kind, addr: hit.addr, json: objectJsonOf(f, hit.kind, oid, hit.addr) }));
       });
-      if (!('external' in r)) return { ...r, domain: dom };
+      if (!('external' in r)) {
+        if (!access.all) access.check(await this.aclView(dom, { addr: r.addr }), 'read', { domain: dom, what: `${h5path}${dom === domain ? '' : ` (${p} of ${dom})`} in ${domain}` });
+        return { kind: r.kind, json: r.json, domain: dom };
+      }
       if (hops >= 8) throw badRequest(`Path ${h5path} crosses too many external links`);
       const target = links.externalTarget(dom, r.external.file, (d) => this.isDomainFile(d));
       let next: string;
@@ -815,7 +882,7 @@ export class Store {
       } catch {
         throw notFound(`External link ${JSON.stringify(r.external.title)} names ${JSON.stringify(r.external.file)}, which is not a domain here`);
       }
-      if (opts.access) await opts.access(next, 'read');
+      if (!access.all) access.check(await this.aclView(next), 'read', { domain: next, what: `${next} (reached through the external link ${JSON.stringify(r.external.title)})` });
       dom = next;
       p = [r.external.h5path.replace(/\/+$/, ''), ...r.external.rest].join('/') || '/';
       if (!p.startsWith('/')) p = '/' + p;
@@ -839,8 +906,35 @@ export class Store {
     const key = `g ${id} ${+!!opts.includeLinks}${+!!opts.includeAttrs}${+!!opts.alias}${+!!opts.createOrder}`;
     return this.read(domain, (f) => f.remembered(key, () => groups.getGroup(f, id, opts)));
   }
-  createGroup(domain: string, body: Record<string, unknown>, implicit: boolean) {
-    return this.write(domain, (f) => groups.createGroup(f, body, implicit));
+  /** POST /groups: `create` is checked on the group the new link goes into (`mayPlace`). */
+  createGroup(domain: string, body: Record<string, unknown>, implicit: boolean, access: Access = allowAll) {
+    return this.write(domain, (f) => {
+      this.mayPlace(f, body, implicit, access);
+      return groups.createGroup(f, body, implicit);
+    });
+  }
+
+  /**
+   * Check that the requester may `create` in the group a new object's link goes into
+   * (`link.id`, or the group `h5path` resolves to after soft links, or with `implicit` the
+   * deepest existing group on the way, below which the missing groups are made): issue #24
+   * item 2. Run inside the write, after the path is resolved in the locked file, so nothing can
+   * change the path between the check and the create. Anonymous objects (no link), and files
+   * without object ACLs (every group is governed by the domain's ACL), need nothing beyond the
+   * route's check.
+   * @throws H5StoreError Forbidden/Unauthorized (from `access`), or the create's own errors
+   *   (bad body, missing parent, name taken) as `links.planObjectPlace` throws them.
+   */
+  mayPlace(f: DomainFile, body: Record<string, unknown>, implicit: boolean, access: Access): void {
+    if (access.all) return;
+    // Without object ACLs every group's view is the domain's, which the route's guard decided.
+    const state = readFileAcl(f);
+    if (!state || Object.keys(state.objects).length === 0) return;
+    const plan = links.planObjectPlace(f, body, implicit);
+    if (!plan) return;
+    const where = plan.parent === f.rootAddr ? 'the root group' : `group ${f.idOf(plan.parent, 'group')}`;
+    const path = typeof body.h5path === 'string' ? ` (where ${JSON.stringify(body.h5path)} goes)` : '';
+    access.check(this.viewInFile(f, plan.parent), 'create', { domain: f.domain, what: `objects in ${where}${path} of ${f.domain}` });
   }
   deleteObject(domain: string, kind: ObjectKind, id: string) {
     return this.write(domain, (f) => groups.deleteObject(f, kind, id));
@@ -896,8 +990,12 @@ export class Store {
   getDatasetTypeAndShape(domain: string, id: string) {
     return this.read(domain, (f) => dsets.getTypeAndShape(f, id));
   }
-  createDataset(domain: string, body: Record<string, unknown>, implicit: boolean) {
-    return this.write(domain, (f) => dsets.createDataset(f, body, implicit, this.limits));
+  /** POST /datasets: `create` is checked on the group the new link goes into (`mayPlace`). */
+  createDataset(domain: string, body: Record<string, unknown>, implicit: boolean, access: Access = allowAll) {
+    return this.write(domain, (f) => {
+      this.mayPlace(f, body, implicit, access);
+      return dsets.createDataset(f, body, implicit, this.limits);
+    });
   }
   resizeDataset(domain: string, id: string, body: Record<string, unknown>) {
     return this.write(domain, (f) => dsets.resizeDataset(f, id, body, this.limits));
@@ -906,8 +1004,12 @@ export class Store {
   getDatatype(domain: string, id: string, opts: { includeAttrs?: boolean; alias?: boolean } = {}) {
     return this.read(domain, (f) => f.remembered(`t ${id} ${+!!opts.includeAttrs}${+!!opts.alias}`, () => dtypes.getDatatype(f, id, opts)));
   }
-  createDatatype(domain: string, body: Record<string, unknown>, implicit: boolean) {
-    return this.write(domain, (f) => dtypes.createDatatype(f, body, implicit));
+  /** POST /datatypes: `create` is checked on the group the new link goes into (`mayPlace`). */
+  createDatatype(domain: string, body: Record<string, unknown>, implicit: boolean, access: Access = allowAll) {
+    return this.write(domain, (f) => {
+      this.mayPlace(f, body, implicit, access);
+      return dtypes.createDatatype(f, body, implicit);
+    });
   }
 
   listAttributes(domain: string, kind: ObjectKind, id: string, opts: attrs.AttributeListOptions) {
@@ -972,7 +1074,7 @@ export class Store {
    * root (403 otherwise, before libhdf5 touches it) and readable by the user (`access`), and
    * their domains stay read-locked as long as the plan.
    */
-  async openValueRead(domain: string, id: string, req: values.ReadRequest, access: DomainAccess = allowAllDomains): Promise<{ plan: values.ReadPlan; release: () => void }> {
+  async openValueRead(domain: string, id: string, req: values.ReadRequest, access: Access = allowAll): Promise<{ plan: values.ReadPlan; release: () => void }> {
     const f = await this.fileFor(domain);
     const unlock = await this.files.acquireRead(f);
     let leave: (() => Promise<void>) | undefined;
@@ -1006,7 +1108,7 @@ export class Store {
     }
   }
   /** GET .../value?query=: matching rows (values in other files: as `openValueRead`). */
-  async queryValues(domain: string, id: string, query: string, opts: { select?: string; limit?: number; fields?: string }, access: DomainAccess = allowAllDomains) {
+  async queryValues(domain: string, id: string, query: string, opts: { select?: string; limit?: number; fields?: string }, access: Access = allowAll) {
     const f = await this.fileFor(domain);
     const unlock = await this.files.acquireRead(f);
     try {
@@ -1022,7 +1124,7 @@ export class Store {
     }
   }
   /** PUT .../value?query=: update matching rows (values in other files need `write` access). */
-  queryUpdate(domain: string, id: string, query: string, update: unknown, opts: { select?: string; limit?: number }, access: DomainAccess = allowAllDomains) {
+  queryUpdate(domain: string, id: string, query: string, update: unknown, opts: { select?: string; limit?: number }, access: Access = allowAll) {
     return this.write(domain, async (f) => {
       const leave = await this.enterReached(f, id, 'write', access);
       try {
@@ -1034,7 +1136,7 @@ export class Store {
     });
   }
   /** PUT .../value (values in other files need `write` access to each of their domains). */
-  writeValues(domain: string, id: string, req: values.WriteRequest, access: DomainAccess = allowAllDomains) {
+  writeValues(domain: string, id: string, req: values.WriteRequest, access: Access = allowAll) {
     return this.write(domain, async (f) => {
       const leave = await this.enterReached(f, id, 'write', access);
       try {
@@ -1049,16 +1151,18 @@ export class Store {
   /**
    * Before a value operation on dataset `id` of `f` (whose own lock is held): work out the files
    * inside the root it reaches (reach.ts; 403 when one leads outside), check the user may `mode`
-   * each of their domains (`access`), and lock those domains in this process (read locks for
+   * what it reaches in each (`mayReach`), and lock those domains in this process (read locks for
    * reads; write locks, the cross-process lock and no read-only handle of ours for writes, as
    * libhdf5 opens them read-write), waiting at most REACH_LOCK_WAIT_MS (503 after). The reach is
    * worked out again once the locks are held and must not have grown.
    * @returns the function that releases the locks (flushing our handles of written domains).
    */
-  private async enterReached(f: DomainFile, id: string, mode: AccessMode, access: DomainAccess): Promise<() => Promise<void>> {
-    const first = reachedDomains(f, values.reachFor(f, id));
+  private async enterReached(f: DomainFile, id: string, mode: AccessMode, access: Access): Promise<() => Promise<void>> {
+    const reached = values.reachFor(f, id);
+    if (reached.length === 0) return async () => undefined;
+    await this.mayReach(f, reached, mode, access);
+    const first = reachedDomains(f, reached);
     if (first.length === 0) return async () => undefined;
-    for (const d of first) await access(d.domain, mode);
     const held: { entry: DomainFile; release: () => Promise<void> }[] = [];
     const leave = async () => {
       for (const h of held.reverse()) await h.release();
@@ -1089,6 +1193,52 @@ export class Store {
       await leave();
       throw e;
     }
+  }
+
+  /**
+   * Check that the requester may `mode` (`read`, or `update` for writes) everything a value
+   * operation on a dataset of `f` reaches (issue #24 item 3), as if each were asked for by its
+   * own request: each source dataset of a virtual dataset by its own ACL (in the dataset's own
+   * file too); a file read or written as raw bytes (external storage) by its domain's ACL and the
+   * ACL of every object in it that has one, since any of them may lie in those bytes; a source
+   * file in which no source dataset was found (libhdf5 still opens it) and a missing file
+   * (created by a write) by their domain's or folder's ACL. The own file's views come from the
+   * file itself (its lock is held); the others' from `aclView`.
+   * @throws H5StoreError Forbidden/Unauthorized (from `access`) naming the first refused.
+   */
+  private async mayReach(f: DomainFile, reached: ReachedFile[], mode: AccessMode, access: Access): Promise<void> {
+    if (access.all) return;
+    const flag = FLAG_FOR_MODE[mode];
+    for (const r of reached) {
+      if (!r.domain) continue; // nothing there, and nothing can be made there
+      const own = r.domain === f.domain || r.real === f.path;
+      const domain = own ? f.domain : r.domain;
+      const about = (what: string) => ({ domain, what: `${what} (reached from this dataset's values)` });
+      const viewOf = async (addr?: bigint) => (own ? this.viewInFile(f, addr) : this.aclView(domain, addr === undefined ? {} : { addr }));
+      if (r.raw) {
+        const root = await viewOf();
+        access.check(root, flag, about(domain));
+        for (const [key, acl] of Object.entries(await this.objectAclsOf(own ? f : domain))) {
+          access.check({ ...root, object: acl }, flag, about(`object ${key} of ${domain}, whose bytes its external storage covers`));
+        }
+      }
+      if (r.sources.size === 0 && !r.raw && !own) access.check(await viewOf(), flag, about(domain));
+      for (const addr of r.sources) access.check(await viewOf(addr), flag, about(`a source dataset of ${domain}`));
+    }
+  }
+
+  /** The own ACLs of the objects of a domain file (`{}` without ACL state; `f`: its lock is held). */
+  private async objectAclsOf(file: DomainFile | string): Promise<Record<string, Acl>> {
+    if (typeof file !== 'string') return readFileAcl(file)?.objects ?? {};
+    if (this.mountOf(file)) return {};
+    const p = this.paths.resolve(file);
+    let st: fs.Stats;
+    try {
+      st = this.files.stats.stat(p);
+    } catch {
+      return {};
+    }
+    return st.isFile() ? ((await this.fileAcl(file, p, st))?.objects ?? {}) : {};
   }
 
   /** Lock one reached domain (see `enterReached`); returns its release. */

@@ -4,16 +4,15 @@
  * per-object ACLs, secure defaults and CORS. A real server over HTTP with a real users file.
  */
 import { expect } from 'chai';
-import { exportJWK, generateKeyPair, SignJWT } from 'jose';
 import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
-import http from 'node:http';
 import path from 'node:path';
 import { FLAGS } from '../../src/auth/acl.js';
 import { groupAdd, tokenAdd, tokenRevoke, userAdd, userRemove } from '../../src/auth/admin.js';
 import { loadConfig } from '../../src/config.js';
 import type { Deps } from '../../src/http/deps.js';
 import type { Route } from '../../src/http/routeTable.js';
+import { type TestIssuer, startIssuer } from '../helpers/oidc.js';
 import { python } from '../helpers/python.js';
 import { Client, type TestServer, copyFixtures, fixturePath, startServer, tempRoot } from '../helpers/server.js';
 
@@ -570,51 +569,36 @@ describe('secure defaults and CORS settings (issue #11)', function () {
 
 describe('OpenID Connect bearer tokens (issue #11)', function () {
   this.timeout(60_000);
-  let jwks: http.Server;
+  let idp: TestIssuer;
   let srv: TestServer;
-  let sign: (claims: Record<string, unknown>, opts?: { key?: CryptoKey; exp?: number }) => Promise<string>;
-  const issuer = 'https://issuer.test';
 
   before(async () => {
-    const { publicKey, privateKey } = await generateKeyPair('RS256');
-    const other = await generateKeyPair('RS256');
-    const jwk = { ...(await exportJWK(publicKey)), kid: 'k1', alg: 'RS256', use: 'sig' };
-    jwks = http.createServer((_req, res) => res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ keys: [jwk] })));
-    await new Promise<void>((r) => jwks.listen(0, '127.0.0.1', r));
-    const port = (jwks.address() as { port: number }).port;
+    idp = await startIssuer();
     const dir = tempRoot('h5store-oidc-');
     const users = path.join(dir, 'users.json');
     await userAdd(users, 'admin', 'x-admin-pw');
     const cfg = path.join(dir, 'h5store.json');
-    fs.writeFileSync(cfg, JSON.stringify({ usersFile: users, oidcIssuer: issuer, oidcAudience: 'h5store', oidcJwksUri: `http://127.0.0.1:${port}/jwks`, oidcUserClaim: 'preferred_username' }));
+    fs.writeFileSync(cfg, JSON.stringify({ usersFile: users, oidcIssuer: idp.issuer, oidcAudience: 'h5store', oidcJwksUri: idp.jwksUri, oidcUserClaim: 'preferred_username' }));
     srv = await startServer({ args: ['--config', cfg] });
-    sign = async (claims, opts = {}) =>
-      new SignJWT(claims)
-        .setProtectedHeader({ alg: 'RS256', kid: 'k1' })
-        .setIssuedAt()
-        .setExpirationTime(opts.exp ?? Math.floor(Date.now() / 1000) + 300)
-        .sign(opts.key ?? privateKey);
-    (sign as unknown as { other: CryptoKey }).other = other.privateKey;
   });
   after(async () => {
     await srv?.stop();
-    jwks?.close();
+    idp?.close();
   });
 
-  it('a valid token names the user from the configured claim', async () => {
-    const t = await sign({ iss: issuer, aud: 'h5store', preferred_username: 'olga' });
+  it('a valid token names the user from the configured claim (as oidc:<value>, issue #24 item 5)', async () => {
+    const t = await idp.sign({ iss: idp.issuer, aud: 'h5store', preferred_username: 'olga' });
     const r = await new Client(srv.url).as({ token: t }).get('/about');
-    expect(r.json.username).to.equal('olga');
+    expect(r.json).to.include({ username: 'oidc:olga', isadmin: false });
   });
 
   it('expired, wrong audience, wrong issuer, wrong key, no user claim: 401', async () => {
-    const other = (sign as unknown as { other: CryptoKey }).other;
     const bad = [
-      await sign({ iss: issuer, aud: 'h5store', preferred_username: 'olga' }, { exp: Math.floor(Date.now() / 1000) - 60 }),
-      await sign({ iss: issuer, aud: 'elsewhere', preferred_username: 'olga' }),
-      await sign({ iss: 'https://evil.test', aud: 'h5store', preferred_username: 'olga' }),
-      await sign({ iss: issuer, aud: 'h5store', preferred_username: 'olga' }, { key: other }),
-      await sign({ iss: issuer, aud: 'h5store' }),
+      await idp.sign({ iss: idp.issuer, aud: 'h5store', preferred_username: 'olga' }, { exp: Math.floor(Date.now() / 1000) - 60 }),
+      await idp.sign({ iss: idp.issuer, aud: 'elsewhere', preferred_username: 'olga' }),
+      await idp.sign({ iss: 'https://evil.test', aud: 'h5store', preferred_username: 'olga' }),
+      await idp.sign({ iss: idp.issuer, aud: 'h5store', preferred_username: 'olga' }, { key: idp.otherKey }),
+      await idp.sign({ iss: idp.issuer, aud: 'h5store' }),
     ];
     for (const t of bad) expect((await new Client(srv.url).as({ token: t }).get('/about')).status).to.equal(401);
   });

@@ -11,7 +11,7 @@
  * For each: metadata routes work and report the layout with the names as stored; value routes
  * (GET/POST/PUT .../value, query) answer 403 naming the reason when any file libhdf5 may open
  * leads outside the root, and give the right values otherwise; the outside files' bytes never
- * change. The store's `DomainAccess` seam is called with each reached domain and mode.
+ * change. The store's `Access` seam is asked about each source dataset and raw file reached.
  */
 import { execFileSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
@@ -22,6 +22,8 @@ import { expect } from 'chai';
 import { PYTHON, python } from '../helpers/python.js';
 import { Client, REPO, type TestServer, startServer, tempRoot } from '../helpers/server.js';
 import { bytes, getBinary, postBinary, putBinary } from '../helpers/writekit.js';
+import { H5StoreError } from '../../src/errors.js';
+import type { Access } from '../../src/store/access.js';
 
 /** Every file under `dir` (symlinks not followed) -> sha1 of its bytes. */
 function snapshot(dir: string): Record<string, string> {
@@ -258,13 +260,22 @@ describe('files a dataset reaches stay inside the data directory', function () {
   });
 });
 
-describe('store: the DomainAccess seam of value operations', function () {
+describe('store: the Access seam of value operations', function () {
   this.timeout(60000);
   let root: string;
   let outside: string;
   let store: import('../../src/store/store.js').Store;
   const calls: [string, string][] = [];
-  const record = async (domain: string, mode: string) => void calls.push([domain, mode]);
+  /** An Access that records each question (domain, flag) and allows it. */
+  const record: Access = { all: false, check: (_view, flag, about) => void calls.push([about.domain, flag]) };
+  /** An Access that records each question and refuses it. */
+  const refuse: Access = {
+    all: false,
+    check: (_view, flag, about) => {
+      calls.push([about.domain, flag]);
+      throw new H5StoreError('Forbidden', `no ${flag} on ${about.what}`);
+    },
+  };
 
   before(async () => {
     root = tempRoot('h5store-reach-store-');
@@ -285,7 +296,7 @@ describe('store: the DomainAccess seam of value operations', function () {
     return (await store.getLink(domain, rootId, 'data')).link.id!;
   }
 
-  it('a read asks `read` access to each source domain, before anything is read', async () => {
+  it('a read asks `read` access to each source dataset, before anything is read', async () => {
     const id = await idOf('/reach/vds_inside.h5');
     const { plan, release } = await store.openValueRead('/reach/vds_inside.h5', id, {}, record);
     release();
@@ -302,25 +313,28 @@ describe('store: the DomainAccess seam of value operations', function () {
     expect(calls.map((c) => c[0]).sort()).to.deep.equal(['/reach/src_a.h5', '/reach/sub/src_b.h5', '/reach/vds_inside.h5']);
   });
 
-  it('a write asks `write` access; an external raw data file that is a domain is asked for as well', async () => {
-    await store.writeValues('/reach/efl_domain.h5', await idOf('/reach/efl_domain.h5'), { json: { value: [0, 0, 0, 0, 0, 0, 0, 0, 0, 0] } }, async (d, m) => {
-      calls.push([d, m]);
-      throw new (await import('../../src/errors.js')).H5StoreError('Forbidden', `no ${m} on ${d}`);
-    }).then(
+  it('sources in the same file are asked for too', async () => {
+    const { release } = await store.openValueRead('/reach/vds_same.h5', await idOf('/reach/vds_same.h5'), {}, record);
+    release();
+    expect(calls).to.deep.equal([
+      ['/reach/vds_same.h5', 'read'],
+      ['/reach/vds_same.h5', 'read'],
+    ]);
+  });
+
+  it('a write asks `update` access; an external raw data file that is a domain is asked for as well', async () => {
+    await store.writeValues('/reach/efl_domain.h5', await idOf('/reach/efl_domain.h5'), { json: { value: [0, 0, 0, 0, 0, 0, 0, 0, 0, 0] } }, refuse).then(
       () => expect.fail('the write was allowed'),
       (e) => expect(e.code).to.equal('Forbidden'),
     );
-    expect(calls).to.deep.equal([['/reach/other_domain.h5', 'write']]);
+    expect(calls).to.deep.equal([['/reach/other_domain.h5', 'update']]);
     // refused before libhdf5 wrote: the other domain is still an HDF5 file
     expect(fs.readFileSync(path.join(root, 'reach/other_domain.h5')).subarray(0, 4).toString('latin1')).to.equal('\x89HDF');
   });
 
   it('a refused read reads nothing and leaves no lock behind', async () => {
-    const deny = async (d: string) => {
-      throw new (await import('../../src/errors.js')).H5StoreError('Forbidden', `no read on ${d}`);
-    };
     const id = await idOf('/reach/vds_inside.h5');
-    await store.openValueRead('/reach/vds_inside.h5', id, {}, deny).then(
+    await store.openValueRead('/reach/vds_inside.h5', id, {}, refuse).then(
       () => expect.fail('the read was allowed'),
       (e) => expect(e.code).to.equal('Forbidden'),
     );

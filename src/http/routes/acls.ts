@@ -7,7 +7,7 @@
  * `updateACL` (HSDS does not check it: a security bug not copied).
  */
 import type { Context } from 'koa';
-import { DEFAULT_USER, aclItems, checkAclName, effectiveEntry, mergeEntryBody } from '../../auth/acl.js';
+import { DEFAULT_USER, FILES_DEFAULT, aclItems, checkAclName, effectiveEntry, mergeEntryBody } from '../../auth/acl.js';
 import { fallbackAcl } from '../auth.js';
 import { badRequest, notFound } from '../../errors.js';
 import type { Deps } from '../deps.js';
@@ -70,6 +70,7 @@ export function aclRoutes(d: Deps): Route[] {
         async (ctx) => {
           const ref = refOf(ctx);
           const user = checkAclName((ctx.params as { user: string }).user);
+          onlyFoldersHoldFilesDefault(ctx, [user]);
           const body = bodyOf(ctx);
           mergeEntryBody(body); // validate before taking the lock
           await d.store.updateAcl(ref.domain, target(ctx), (acl) => {
@@ -91,6 +92,7 @@ export function aclRoutes(d: Deps): Route[] {
         async (ctx) => {
           const ref = refOf(ctx);
           const items = aclBody(bodyOf(ctx));
+          onlyFoldersHoldFilesDefault(ctx, Object.keys(items));
           await d.store.updateAcl(ref.domain, target(ctx), (acl) => {
             for (const [user, flags] of Object.entries(items)) acl[user] = mergeEntryBody(flags, acl[user]);
           });
@@ -102,6 +104,19 @@ export function aclRoutes(d: Deps): Route[] {
     );
   }
   return routes;
+}
+
+/**
+ * `default:files` (the `default` entry of the files dropped into a folder; auth/acl.ts
+ * `droppedInAcl`) is an entry of folder ACLs only.
+ * @throws BadRequest when a domain's or an object's ACL is to get it.
+ */
+function onlyFoldersHoldFilesDefault(ctx: Context, names: string[]): void {
+  if (!names.includes(FILES_DEFAULT)) return;
+  const st = ctx.state as AuthState;
+  if (st.acl?.kind !== 'folder' || (ctx.params as { id?: string }).id !== undefined) {
+    throw badRequest(`${FILES_DEFAULT} is an entry of folder ACLs only (what everyone may do with the files dropped into the folder); use default here`);
+  }
 }
 
 /**

@@ -11,7 +11,7 @@ import type { Deps } from '../deps.js';
 import { objectHrefs, ownedHrefs } from '../deps.js';
 import { Hrefs, attributeListBody, sendJson, sendJsonText, sendWithHrefs } from '../present.js';
 import { onlyReadable } from '../visible.js';
-import { bodyIsBinary, bodyOf, flag, globParam, jsonObject, limitParam, markerParam, param, rawBody, refOf, wantsBinary } from '../request.js';
+import { accessOf, bodyIsBinary, bodyOf, flag, globParam, jsonObject, limitParam, markerParam, param, rawBody, refOf, wantsBinary } from '../request.js';
 import { type Route, createOpts, route } from '../routeTable.js';
 
 /** `replace` flag: absent means replace (service spec 2.1/4.1); `replace=0` asks HSDS's 409. */
@@ -166,7 +166,7 @@ export function attributeRoutes(d: Deps): Route[] {
   routes.push(route('POST', '/datatypes', { flag: 'create', on: 'object' }, async (ctx) => {
     const ref = refOf(ctx);
     const body = bodyOf(ctx);
-    const t = await d.store.createDatatype(ref.domain, body, flag(ctx, 'implicit'));
+    const t = await d.store.createDatatype(ref.domain, body, flag(ctx, 'implicit'), accessOf(ctx));
     const h = new Hrefs(ctx, d.config, ref);
     sendJson(ctx, 201, { ...t, hrefs: objectHrefs(h, 'datatypes', t.id, t.root) });
   }, createOpts));

@@ -5,20 +5,14 @@ import { Readable } from 'node:stream';
 import type { Context } from 'koa';
 import { ValueJsonWriter, WireValue, stringifyJson } from '../../codec/json.js';
 import { H5StoreError, badRequest, tooLarge } from '../../errors.js';
-import { type DomainAccess, allowAllDomains } from '../../store/access.js';
 import type { PagePool } from '../../store/pagepool.js';
 import { type ReadPlan, type ValuePage, hdf5Busy, valueJsonOnThreads, whenIdle } from '../../store/values.js';
 import type { Deps } from '../deps.js';
 import { objectHrefs, ownedHrefs } from '../deps.js';
 import { type Href, Hrefs, sendJson, sendWithHrefs } from '../present.js';
 import { requestsInFlight } from '../inflight.js';
-import { binaryBody, bodyIsBinary, bodyOf, flag, jsonBody, jsonObject, limitParam, param, rawBody, refOf, wantsBinary } from '../request.js';
+import { accessOf, binaryBody, bodyIsBinary, bodyOf, flag, jsonBody, jsonObject, limitParam, param, rawBody, refOf, wantsBinary } from '../request.js';
 import { type Route, createOpts, route } from '../routeTable.js';
-
-/** The per-request check for other domains a value operation reaches (from the auth layer). */
-function domainAccess(ctx: Context): DomainAccess {
-  return (ctx.state.domainAccess as DomainAccess | undefined) ?? allowAllDomains;
-}
 
 /** Integer query parameter or undefined. @throws BadRequest when not a non-negative integer. */
 function intParam(ctx: Context, name: string): number | undefined {
@@ -34,7 +28,7 @@ export function datasetRoutes(d: Deps): Route[] {
   routes.push(route('POST', '/datasets', { flag: 'create', on: 'object' }, async (ctx) => {
     const ref = refOf(ctx);
     const body = bodyOf(ctx);
-    const ds = await d.store.createDataset(ref.domain, body, flag(ctx, 'implicit'));
+    const ds = await d.store.createDataset(ref.domain, body, flag(ctx, 'implicit'), accessOf(ctx));
     const h = new Hrefs(ctx, d.config, ref);
     sendJson(ctx, 201, { ...ds, hrefs: objectHrefs(h, 'datasets', ds.id, ds.root) });
   }, createOpts));
@@ -107,13 +101,13 @@ export function datasetRoutes(d: Deps): Route[] {
     const id = ctx.params.id;
     const query = param(ctx, 'query');
     if (query !== undefined) {
-      const r = await d.store.queryValues(ref.domain, id, query, { select: param(ctx, 'select'), limit: limitParam(ctx), fields: param(ctx, 'fields') }, domainAccess(ctx));
+      const r = await d.store.queryValues(ref.domain, id, query, { select: param(ctx, 'select'), limit: limitParam(ctx), fields: param(ctx, 'fields') }, accessOf(ctx));
       if (wantsBinary(ctx)) return sendBinary(ctx, r.wire); // rows [index (uint64), fields...] as h5pyd reads them
       sendJson(ctx, 200, { value: new WireValue(r.wire, r.type, [r.count]), hrefs: await valueHrefs(ctx, ref, id) }, { ignoreNan: flag(ctx, 'ignore_nan') });
       return;
     }
     const hrefs = await valueHrefs(ctx, ref, id);
-    const { plan, release } = await d.store.openValueRead(ref.domain, id, { select: param(ctx, 'select'), fields: param(ctx, 'fields') }, domainAccess(ctx));
+    const { plan, release } = await d.store.openValueRead(ref.domain, id, { select: param(ctx, 'select'), fields: param(ctx, 'fields') }, accessOf(ctx));
     await sendValue(ctx, d, plan, release, hrefs);
   }));
 
@@ -130,7 +124,7 @@ export function datasetRoutes(d: Deps): Route[] {
       const fields = param(ctx, 'fields') ?? (typeof body.fields === 'string' ? body.fields : undefined);
       req = { body, select: param(ctx, 'select'), fields };
     }
-    const { plan, release } = await d.store.openValueRead(ref.domain, id, req, domainAccess(ctx));
+    const { plan, release } = await d.store.openValueRead(ref.domain, id, req, accessOf(ctx));
     await sendValue(ctx, d, plan, release, hrefs);
   }));
 
@@ -142,7 +136,7 @@ export function datasetRoutes(d: Deps): Route[] {
     if (query !== undefined) {
       const body = await jsonObject(ctx, d.config, { required: true });
       const update = 'value' in body && typeof body.value === 'object' ? body.value : body;
-      const r = await d.store.queryUpdate(ref.domain, id, query, update, { select: param(ctx, 'select'), limit: limitParam(ctx) }, domainAccess(ctx));
+      const r = await d.store.queryUpdate(ref.domain, id, query, update, { select: param(ctx, 'select'), limit: limitParam(ctx) }, accessOf(ctx));
       if (wantsBinary(ctx)) return sendBinary(ctx, r.wire);
       sendJson(ctx, 200, { value: new WireValue(r.wire, r.type, [r.count]), hrefs: await valueHrefs(ctx, ref, id) });
       return;
@@ -157,14 +151,14 @@ export function datasetRoutes(d: Deps): Route[] {
     if (bodyIsBinary(ctx)) {
       const body = await binaryBody(ctx, { spoolAbove: d.config.spoolBodyBytes, max: d.config.maxBinaryBodyBytes, pool: d.store.bodyPool });
       try {
-        await d.store.writeValues(ref.domain, id, { ...common, wire: body.wire, spool: body.spool }, domainAccess(ctx));
+        await d.store.writeValues(ref.domain, id, { ...common, wire: body.wire, spool: body.spool }, accessOf(ctx));
       } finally {
         body.done();
       }
     } else {
       const body = await jsonBody(ctx, d.config, { required: true });
       if (!body || typeof body !== 'object' || Array.isArray(body)) throw badRequest('The JSON body must be an object with "value"');
-      await d.store.writeValues(ref.domain, id, { ...common, json: body as Record<string, unknown> }, domainAccess(ctx));
+      await d.store.writeValues(ref.domain, id, { ...common, json: body as Record<string, unknown> }, accessOf(ctx));
     }
     sendJson(ctx, 200, { hrefs: await valueHrefs(ctx, ref, id) });
   }));

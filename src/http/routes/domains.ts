@@ -152,7 +152,7 @@ export function domainRoutes(d: Deps): Route[] {
       const owner = (body.owner as string | undefined) ?? p.name;
       if (owner !== p.name && !p.admin) throw new H5StoreError('Forbidden', 'Only the admin user may set the owner of a new domain or folder');
       const folder = !!body.folder;
-      const acl = d.auth.hasUsers
+      const acl = d.auth.hasAccounts
         ? initialAcl({ owner, parent: st.acl?.root ?? {}, admin: d.config.adminUser, folder, defaultPublic: d.config.defaultPublic })
         : undefined;
       const group = body.group as { creationProperties?: { CreateOrder?: unknown } } | undefined;

@@ -11,7 +11,7 @@ import { onlyReadable } from '../visible.js';
 import type { Deps } from '../deps.js';
 import { objectHrefs, ownedHrefs } from '../deps.js';
 import { type Href, Hrefs, linkListBody, linkListKept, sendJson, sendJsonText, sendWithHrefs } from '../present.js';
-import { bodyOf, flag, globParam, jsonObject, limitParam, markerParam, param, pathOptions, refOf } from '../request.js';
+import { accessOf, bodyOf, flag, globParam, jsonObject, limitParam, markerParam, param, pathOptions, refOf } from '../request.js';
 import { type Route, createOpts, route } from '../routeTable.js';
 
 export function groupRoutes(d: Deps): Route[] {
@@ -43,7 +43,7 @@ export function groupRoutes(d: Deps): Route[] {
   routes.push(route('POST', '/groups', { flag: 'create', on: 'object' }, async (ctx) => {
     const ref = refOf(ctx);
     const body = bodyOf(ctx);
-    const g = await d.store.createGroup(ref.domain, body, flag(ctx, 'implicit'));
+    const g = await d.store.createGroup(ref.domain, body, flag(ctx, 'implicit'), accessOf(ctx));
     const h = new Hrefs(ctx, d.config, ref);
     sendJson(ctx, 201, { ...g, hrefs: objectHrefs(h, 'groups', g.id, g.root) });
   }, createOpts));
