@@ -2,7 +2,7 @@
  * createApp: middleware order and routes. Never listens (main.ts does).
  *
  * Order: response headers (Server, security) -> ops (request id, request log, metrics) ->
- * errors -> CORS -> web viewer (static files, browser redirect of GET /; no authentication) ->
+ * errors -> Host check (421 for names the server does not answer to) -> CORS -> web viewer (static files, browser redirect of GET /; no authentication) ->
  * route table (each route behind the one authenticate-and-authorize guard; the ops routes
  * /healthz, /readyz, /metrics included) -> allowed methods (405/501).
  */
@@ -10,6 +10,7 @@ import Koa from 'koa';
 import querystring from 'node:querystring';
 import { makeGuard } from './http/auth.js';
 import { corsMiddleware } from './http/cors.js';
+import { hostCheck } from './http/hosts.js';
 import { securityHeaders } from './http/headers.js';
 import { H5STORE_VERSION } from './version.js';
 import type { Deps } from './http/deps.js';
@@ -92,6 +93,7 @@ export function createApp(deps: Deps, ops: Ops = createOps(deps.store)): Koa {
   app.use(securityHeaders(H5STORE_VERSION));
   app.use(opsMiddleware(ops, deps.logger));
   app.use(errorMiddleware(deps.logger, deps.store.paths.root));
+  app.use(hostCheck(deps.config)); // before anything answers: DNS rebinding (http/hosts.ts)
   app.use(corsMiddleware(deps.config.corsOrigins));
   app.use(viewerMiddleware(deps)); // before the route table's guard: the viewer's files need no credentials
   app.use(routesMiddleware([...routeTable(deps), ...opsRoutes(ops, deps.config)], makeGuard(deps), { allowedMethods: true }));

@@ -41,6 +41,7 @@ common(program.command('serve').description('start the server'))
   .option('--default-acl <flags>', 'flags of users with no ACL entry, e.g. read, all, none')
   .option('--default-public', 'new domains are readable by everyone')
   .option('--cors-origins <list>', 'origins allowed to call the API from other sites ("*" for any, without credentials)')
+  .option('--allowed-hosts <list>', 'names (Host) the server answers to besides loopback names ("*" for any; default: any when bound to a non-loopback address)')
   .option('--samples', 'write the sample domains under /samples when missing')
   .option('--mount <path=s3url>', 'serve an S3 prefix read-only below a path: /archive=s3://bucket/prefix (repeatable)', (v: string, prev: string[] = []) => [...prev, v])
   .option('--s3-endpoint <url>', 'S3 endpoint URL for mounts (default: AWS)')
@@ -215,6 +216,7 @@ function load(opts: Record<string, unknown>) {
       defaultAcl: opts.defaultAcl,
       defaultPublic: opts.defaultPublic,
       corsOrigins: opts.corsOrigins,
+      allowedHosts: opts.allowedHosts,
       config: opts.config as string | undefined,
     });
   } catch (e) {

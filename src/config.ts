@@ -103,6 +103,12 @@ export const ConfigSchema = z
      */
     corsOrigins: z.string().default(''),
     /**
+     * Names (the `Host` header, without port) the server answers to besides loopback names, its
+     * bound address and `endpoint`'s host, separated by commas or spaces; `*` for any. Default:
+     * any name when bound to a non-loopback address, none else (DNS rebinding; http/hosts.ts).
+     */
+    allowedHosts: z.string().default(''),
+    /**
      * Users, groups and API tokens (JSON; salted scrypt hashes, token hashes). Without it there
      * are no users: every request is `default`, with every right on a loopback address
      * (single-user mode) and read-only elsewhere (issue #11, secure defaults).

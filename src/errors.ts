@@ -18,6 +18,8 @@ export const STATUS = {
   Gone: 410,
   PayloadTooLarge: 413,
   UnsupportedMediaType: 415,
+  /** The request names a host this server does not answer to (`Host`; http/hosts.ts). */
+  MisdirectedRequest: 421,
   Internal: 500,
   NotImplemented: 501,
   Unavailable: 503,

@@ -4,6 +4,7 @@
  */
 import { createHash } from 'node:crypto';
 import fs from 'node:fs';
+import http from 'node:http';
 import path from 'node:path';
 import { expect } from 'chai';
 import { parseJsonBody } from '../../src/codec/json.js';
@@ -37,6 +38,37 @@ export async function rawRequest(
   let json: unknown;
   if ((r.headers.get('content-type') ?? '').includes('json') && text) json = parseJsonBody(text);
   return { status: r.status, headers: r.headers, body: buf, json, text };
+}
+
+/**
+ * A request sent with node:http, so that every header goes as given (`Host` included, which
+ * fetch sets itself): e.g. the `Host` of a DNS-rebinding page.
+ */
+export function headerRequest(
+  base: string,
+  method: string,
+  pathAndQuery: string,
+  headers: Record<string, string>,
+  body?: string,
+): Promise<Reply> {
+  return new Promise((resolve, reject) => {
+    const req = http.request(base + pathAndQuery, { method, headers: { ...headers, ...(body !== undefined ? { 'content-length': String(Buffer.byteLength(body)) } : {}) } }, (res) => {
+      const parts: Buffer[] = [];
+      res.on('data', (b: Buffer) => parts.push(b));
+      res.on('end', () => {
+        const buf = Buffer.concat(parts);
+        const text = buf.toString('utf8');
+        const h = new Headers();
+        for (const [k, v] of Object.entries(res.headers)) if (v !== undefined) h.set(k, Array.isArray(v) ? v.join(', ') : v);
+        let json: unknown;
+        if ((h.get('content-type') ?? '').includes('json') && text) json = parseJsonBody(text);
+        resolve({ status: res.statusCode ?? 0, headers: h, body: buf, json, text });
+      });
+      res.on('error', reject);
+    });
+    req.on('error', reject);
+    req.end(body);
+  });
 }
 
 /** Assert an error reply: status, JSON content type, body `{status, message, hrefs}`. */
