@@ -29,11 +29,14 @@ export interface HostRule {
 }
 
 /**
- * The host part of a `Host` header value, lower case, without the port and a trailing dot
- * (`[::1]:5101` -> `[::1]`, `Example.ORG.:80` -> `example.org`); undefined when malformed.
+ * The host part of a `Host` header value, lower case, without userinfo (as Koa drops it), the
+ * port and a trailing dot (`[::1]:5101` -> `[::1]`, `u@Example.ORG.:80` -> `example.org`);
+ * undefined when malformed.
  */
 export function hostName(header: string): string | undefined {
-  const h = header.trim().toLowerCase();
+  let h = header.trim().toLowerCase();
+  const at = h.lastIndexOf('@');
+  if (at >= 0) h = h.slice(at + 1);
   let name: string;
   if (h.startsWith('[')) {
     const end = h.indexOf(']');

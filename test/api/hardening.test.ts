@@ -183,11 +183,11 @@ describe('no request gets a 500', function () {
         s.on('data', () => undefined);
       });
     const p = `/datasets/${ds}/value?domain=${d.domain}`;
-    await send(`PUT ${p} HTTP/1.1\r\nHost: x\r\nContent-Type: application/octet-stream\r\nTransfer-Encoding: chunked\r\n\r\n`, '10\r\n' + 'x'.repeat(16) + '\r\n', 50);
-    await send(`PUT ${p} HTTP/1.1\r\nHost: x\r\nContent-Type: application/octet-stream\r\nContent-Length: 8000000\r\n\r\n`, Buffer.alloc(1000), 50);
-    await send(`PUT ${p} HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 100000\r\n\r\n`, '{"value": [1', 50);
-    await send(`POST ${p} HTTP/1.1\r\nHost: x\r\nContent-Type: application/octet-stream\r\nContent-Length: 80000\r\n\r\n`, Buffer.alloc(16), 50);
-    await send(`GET ${p} HTTP/1.1\r\nHost: x\r\n\r\n`, '', 5);
+    await send(`PUT ${p} HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/octet-stream\r\nTransfer-Encoding: chunked\r\n\r\n`, '10\r\n' + 'x'.repeat(16) + '\r\n', 50);
+    await send(`PUT ${p} HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/octet-stream\r\nContent-Length: 8000000\r\n\r\n`, Buffer.alloc(1000), 50);
+    await send(`PUT ${p} HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\nContent-Length: 100000\r\n\r\n`, '{"value": [1', 50);
+    await send(`POST ${p} HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/octet-stream\r\nContent-Length: 80000\r\n\r\n`, Buffer.alloc(16), 50);
+    await send(`GET ${p} HTTP/1.1\r\nHost: localhost\r\n\r\n`, '', 5);
     expectStatus(await d.c.get('/about'), 200, 'about');
     expect((await d.c.get(`/datasets/${ds}/value`)).status).to.equal(200);
   });

@@ -48,7 +48,7 @@ describe('request log', function () {
       const u = new URL(srv.url);
       await new Promise<void>((resolve) => {
         const s = net.connect(Number(u.port), u.hostname, () => {
-          s.write(`PUT /datasets/${ds}/value?domain=/gone.h5 HTTP/1.1\r\nHost: x\r\nContent-Type: application/octet-stream\r\nContent-Length: 4000000\r\n\r\n`);
+          s.write(`PUT /datasets/${ds}/value?domain=/gone.h5 HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/octet-stream\r\nContent-Length: 4000000\r\n\r\n`);
           s.write(Buffer.alloc(1000));
           setTimeout(() => {
             s.destroy();
@@ -61,7 +61,7 @@ describe('request log', function () {
       const big = (await c.request('POST', '/datasets', { body: { type: 'H5T_STD_I32LE', shape: [8000000] } })).json.id;
       await new Promise<void>((resolve) => {
         const s = net.connect(Number(u.port), u.hostname, () => {
-          s.write(`GET /datasets/${big}/value?domain=/gone.h5 HTTP/1.1\r\nHost: x\r\nAccept: application/octet-stream\r\n\r\n`);
+          s.write(`GET /datasets/${big}/value?domain=/gone.h5 HTTP/1.1\r\nHost: localhost\r\nAccept: application/octet-stream\r\n\r\n`);
         });
         s.once('data', () => {
           s.destroy();

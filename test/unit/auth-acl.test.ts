@@ -11,6 +11,8 @@ import {
   effectiveEntry,
   entryOf,
   entryWith,
+  checkAclName,
+  droppedInAcl,
   initialAcl,
   mergeEntryBody,
   parseFlagList,
@@ -89,6 +91,29 @@ describe('ACL helpers', () => {
     expect(initialAcl({ owner: 'owner1', parent, admin: 'admin', folder: false, defaultPublic: false })).to.deep.equal({ bob: R, owner1: ALL, default: NONE });
     expect(initialAcl({ owner: 'owner1', parent, admin: 'admin', folder: false, defaultPublic: true }).default).to.deep.equal(R);
     expect(initialAcl({ owner: 'owner1', parent: {}, admin: 'admin', folder: true, defaultPublic: false }).default).to.deep.equal(R);
+  });
+
+  it('initialAcl: default:files passes to new folders, not to new domains', () => {
+    const parent: Acl = { 'default:files': R, bob: R };
+    expect(initialAcl({ owner: 'o', parent, admin: 'admin', folder: true, defaultPublic: false })).to.deep.equal({ 'default:files': R, bob: R, o: ALL, default: R });
+    expect(initialAcl({ owner: 'o', parent, admin: 'admin', folder: false, defaultPublic: false })).to.deep.equal({ bob: R, o: ALL, default: NONE });
+  });
+
+  describe('droppedInAcl: a folder ACL -> the ACL of the files dropped into it (issue #24 item 1)', () => {
+    const cases: Array<[string, Acl, boolean, Acl]> = [
+      ['private: the folder entries, default none', { alice: ALL, 'g:staff': R, default: R }, true, { alice: ALL, 'g:staff': R, default: NONE }],
+      ['private: default:files decides', { alice: ALL, default: R, 'default:files': RU }, true, { alice: ALL, default: RU }],
+      ['private: no default in the folder still gives none', { alice: ALL }, true, { alice: ALL, default: NONE }],
+      ['not private: the folder default applies', { alice: ALL, default: R }, false, { alice: ALL, default: R }],
+      ['not private: default:files still decides', { default: R, 'default:files': NONE }, false, { default: NONE }],
+      ['not private, no default anywhere: none set (default_acl applies)', { alice: ALL }, false, { alice: ALL }],
+    ];
+    for (const [name, folder, priv, want] of cases) it(name, () => expect(droppedInAcl(folder, { private: priv })).to.deep.equal(want));
+  });
+
+  it('checkAclName: default:files and oidc:<id> (colons allowed after the prefix); other colons refused', () => {
+    for (const ok of ['alice', 'default', 'g:staff', 'default:files', 'oidc:abc', 'oidc:google-oauth2|123', 'oidc:urn:x:1']) expect(checkAclName(ok)).to.equal(ok);
+    for (const bad of ['a:b', 'g:a:b', 'oidc:', 'oidc:a/b', 'g:', 'x/y', 'default:other', 'oidc:' + 'x'.repeat(124)]) expect(() => checkAclName(bad), bad).to.throw(/Invalid/);
   });
 
   it('parseOrigins', () => {
