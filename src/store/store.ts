@@ -1214,16 +1214,22 @@ export class Store {
       const own = r.domain === f.domain || r.real === f.path;
       const domain = own ? f.domain : r.domain;
       const about = (what: string) => ({ domain, what: `${what} (reached from this dataset's values)` });
-      const viewOf = async (addr?: bigint) => (own ? this.viewInFile(f, addr) : this.aclView(domain, addr === undefined ? {} : { addr }));
+      const root = own ? this.viewInFile(f) : await this.aclView(domain);
+      // without object ACLs every object of the file is governed by the domain's (or folder's)
+      if (!root.hasObjectAcls || (r.sources.size === 0 && !r.raw)) {
+        access.check(root, flag, about(domain));
+        continue;
+      }
       if (r.raw) {
-        const root = await viewOf();
         access.check(root, flag, about(domain));
         for (const [key, acl] of Object.entries(await this.objectAclsOf(own ? f : domain))) {
           access.check({ ...root, object: acl }, flag, about(`object ${key} of ${domain}, whose bytes its external storage covers`));
         }
       }
-      if (r.sources.size === 0 && !r.raw && !own) access.check(await viewOf(), flag, about(domain));
-      for (const addr of r.sources) access.check(await viewOf(addr), flag, about(`a source dataset of ${domain}`));
+      for (const addr of r.sources) {
+        const view = own ? this.viewInFile(f, addr) : await this.aclView(domain, { addr });
+        access.check(view, flag, about(`a source dataset of ${domain}`));
+      }
     }
   }
 
