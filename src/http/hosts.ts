@@ -91,12 +91,24 @@ export function hostAllowed(rule: HostRule, header: string | undefined): boolean
 /**
  * The middleware that refuses requests for names the server does not answer to: 421 with a
  * message naming the setting. Not async: an allowed request passes on with no promise of its own.
+ * Answers are remembered per raw header (the last 256 distinct ones): clients repeat theirs.
  */
 export function hostCheck(config: Pick<Config, 'host' | 'endpoint' | 'allowedHosts'>): Middleware {
   const rule = hostRule(config);
+  const known = new Map<string, boolean>();
+  const allowed = (header: string | undefined): boolean => {
+    if (rule.any || header === undefined) return true;
+    let ok = known.get(header);
+    if (ok === undefined) {
+      ok = hostAllowed(rule, header);
+      if (known.size >= 256) known.clear();
+      known.set(header, ok);
+    }
+    return ok;
+  };
   return (ctx: Context, next: Next) => {
     const header = ctx.req.headers.host;
-    if (hostAllowed(rule, header)) return next();
+    if (allowed(header)) return next();
     const shown = JSON.stringify(String(header).slice(0, 100));
     throw new H5StoreError(
       'MisdirectedRequest',
