@@ -19,6 +19,7 @@ import { Readiness, checkDirectory } from '../ops/readiness.js';
 import type { Store } from '../store/store.js';
 import { requestStarted } from './inflight.js';
 import { errorMiddleware, sendJson } from './present.js';
+import { hostCheck } from './hosts.js';
 import { type Route, route, routesMiddleware } from './routeTable.js';
 
 /** What the operations endpoints work with; other modules register readiness checks on it. */
@@ -191,6 +192,7 @@ export async function startMetricsServer(ops: Ops, config: Config, logger: Logge
   const app = new Koa();
   app.silent = true;
   app.use(errorMiddleware(logger, dataRoot));
+  app.use(hostCheck({ host: config.metricsHost ?? config.host, endpoint: undefined, allowedHosts: config.allowedHosts })); // DNS rebinding (hosts.ts)
   // no users here: a guard that lets every request through
   app.use(routesMiddleware(opsRoutes(ops, config, { metrics: 'public' }), () => (_ctx, next) => next(), { allowedMethods: false }));
   const host = config.metricsHost ?? config.host;

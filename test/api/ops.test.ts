@@ -11,6 +11,7 @@ import path from 'node:path';
 import { userAdd } from '../../src/auth/admin.js';
 import { fileLockingWarning, hdf5FileLocking } from '../../src/ops/filelocking.js';
 import { Readiness } from '../../src/ops/readiness.js';
+import { headerRequest } from '../helpers/apiExtra.js';
 import { childEnv } from '../helpers/env.js';
 import { PYTHON } from '../helpers/python.js';
 import { Client, fixturePath, startServer, tempRoot, type TestServer } from '../helpers/server.js';
@@ -201,6 +202,7 @@ describe('operations: health, readiness, metrics, request ids and logs', functio
       expect(sample(m.text, 'h5store_http_requests_total', { method: 'GET', route: '/about', status: '200' })).to.equal(1);
       expect((await new Client(metricsUrl).get('/readyz')).status).to.equal(200);
       expect((await new Client(metricsUrl).get('/about')).status, 'only the ops routes there').to.equal(404);
+      expect((await headerRequest(metricsUrl, 'GET', '/metrics', { host: 'evil.example' })).status, 'DNS rebinding (issue #24 item 6)').to.equal(421);
     } finally {
       await own.stop();
       fs.rmSync(own.root, { recursive: true, force: true });
