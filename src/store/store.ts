@@ -400,8 +400,9 @@ export class Store {
    * the same file (a symlink) since it was learnt (`seenEpoch`; the read brings it up to date).
    */
   private async fileAcl(domain: string, p: string, st: fs.Stats): Promise<FileAcl | null> {
+    const known = this.knownFileAcl(domain, p, st);
+    if (known !== undefined) return known;
     const f = this.files.entry(domain, p);
-    if (f.aclState !== undefined && f.seenEpoch === f.handle.epoch && sameStamp(f.stamp, stampOf(st))) return f.aclState;
     try {
       return await this.files.read(f, (ff) => readFileAcl(ff));
     } catch (e) {
@@ -411,6 +412,15 @@ export class Store {
       if (e instanceof H5StoreError && (e.code === 'NotFound' || e.code === 'BadRequest')) return null;
       throw e;
     }
+  }
+
+  /**
+   * The ACL state of a domain file as this process knows it without reading the file (see
+   * `fileAcl`), or undefined when it must be read.
+   */
+  private knownFileAcl(domain: string, p: string, st: fs.Stats): FileAcl | null | undefined {
+    const f = this.files.entry(domain, p);
+    return f.aclState !== undefined && f.seenEpoch === f.handle.epoch && sameStamp(f.stamp, stampOf(st)) ? f.aclState : undefined;
   }
 
   /**
@@ -723,13 +733,16 @@ export class Store {
       if (!est.isDirectory() && !est.isFile()) continue;
       // Files are judged from their first bytes and lock, at once (fileStatus.ts): what is not
       // HDF5 is no domain and is not listed; a file another program is writing is listed from
-      // its status (its own ACL cannot be read without waiting for the writer: the folder's
-      // governs whether its name is shown; opening it still checks its own).
+      // its status (its own ACL cannot be read without waiting for the writer: unless this
+      // process knows it, the folder governs whether its name is shown, as it governs a
+      // dropped-in file, so its `default` entry shows it to nobody, issue #24 item 1; opening it
+      // still checks its own).
       const status = est.isFile() ? fileStatus(path.join(p, n)) : undefined;
       if (status && !status.hdf5) continue;
       let view: AclView;
       try {
-        view = await this.aclView(status?.beingWritten ? folder : name);
+        const unknown = status?.beingWritten && this.knownFileAcl(name, this.paths.resolve(name), est) === undefined;
+        view = unknown ? this.folderView(path.join(p, n), est) : await this.aclView(name);
       } catch {
         continue; // e.g. a symlink leading outside the data directory
       }
@@ -923,18 +936,28 @@ export class Store {
    * without object ACLs (every group is governed by the domain's ACL), need nothing beyond the
    * route's check.
    * @throws H5StoreError Forbidden/Unauthorized (from `access`), or the create's own errors
-   *   (bad body, missing parent, name taken) as `links.planObjectPlace` throws them.
+   *   (bad parent id or path, missing parent) as `links.planObjectPlace` throws them; a link
+   *   name already taken is left to the create (after the check).
    */
   mayPlace(f: DomainFile, body: Record<string, unknown>, implicit: boolean, access: Access): void {
     if (access.all) return;
     // Without object ACLs every group's view is the domain's, which the route's guard decided.
     const state = readFileAcl(f);
     if (!state || Object.keys(state.objects).length === 0) return;
-    const plan = links.planObjectPlace(f, body, implicit);
-    if (!plan) return;
-    const where = plan.parent === f.rootAddr ? 'the root group' : `group ${f.idOf(plan.parent, 'group')}`;
+    // the group as the create resolves it (links.planObjectPlace), before it looks at the name:
+    // a refused requester learns nothing of the group's links
+    let parent: bigint | undefined;
+    const link = body.link as { id?: unknown } | undefined;
+    if (link !== undefined) {
+      if (link && typeof link === 'object' && typeof link.id === 'string') parent = f.resolve(link.id, 'group');
+    } else if (body.h5path !== undefined) {
+      const start = body.parent_id !== undefined ? f.resolve(String(body.parent_id), 'group') : undefined;
+      parent = links.placeOfPath(f, body.h5path, start, implicit).parent;
+    }
+    if (parent === undefined) return; // anonymous, or a body the create refuses
+    const where = parent === f.rootAddr ? 'the root group' : `group ${f.idOf(parent, 'group')}`;
     const path = typeof body.h5path === 'string' ? ` (where ${JSON.stringify(body.h5path)} goes)` : '';
-    access.check(this.viewInFile(f, plan.parent), 'create', { domain: f.domain, what: `objects in ${where}${path} of ${f.domain}` });
+    access.check(this.viewInFile(f, parent), 'create', { domain: f.domain, what: `objects in ${where}${path} of ${f.domain}` });
   }
   deleteObject(domain: string, kind: ObjectKind, id: string) {
     return this.write(domain, (f) => groups.deleteObject(f, kind, id));

@@ -15,12 +15,13 @@
  * 6. a loopback server answers only to loopback names and configured ones (DNS rebinding).
  */
 import { expect } from 'chai';
+import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { groupAdd, userAdd } from '../../src/auth/admin.js';
 import { expectError, headerRequest } from '../helpers/apiExtra.js';
 import { type TestIssuer, startIssuer } from '../helpers/oidc.js';
-import { python } from '../helpers/python.js';
+import { PYTHON, python } from '../helpers/python.js';
 import { Client, type TestServer, copyFixtures, fixturePath, startServer, tempRoot } from '../helpers/server.js';
 
 const PW = { admin: 'adm-pw-4k2j', alice: 'alice-pw-8h3g', bob: 'bob-pw-2m9x', carol: 'carol-pw-6t1q' };
@@ -140,6 +141,31 @@ describe('data reachable by the wrong user (issue #24 items 1-4)', function () {
       expect(after.json.acls.find((a: { userName: string }) => a.userName === 'default')).to.deep.equal({ userName: 'default', ...NONE });
     });
 
+    it('while another program writes it, its name is listed only to those the folder names (its own ACL cannot be read at once)', async () => {
+      // a file the server has not opened yet, and a writer's lock on it (libhdf5 takes an
+      // exclusive flock): the listing judges the file by its folder
+      const fresh = '/home/alice/fresh.h5';
+      fs.copyFileSync(fixturePath('tall.h5'), path.join(srv.root, fresh));
+      const holder = spawn(PYTHON, ['-u', '-c', "import fcntl, sys, time\nf = open(sys.argv[1], 'rb')\nfcntl.flock(f, fcntl.LOCK_EX)\nprint('READY', flush=True)\ntime.sleep(30)", path.join(srv.root, fresh)], { stdio: ['ignore', 'pipe', 'inherit'] });
+      try {
+        await new Promise<void>((resolve, reject) => {
+          holder.stdout!.on('data', (b: Buffer) => b.toString().includes('READY') && resolve());
+          holder.once('exit', (code) => reject(new Error(`the lock holder exited (${code})`)));
+        });
+        const names = async (who: Name | undefined) => {
+          const r = await as(who, '/home/alice/').get('/domains');
+          expect(r.status, r.text).to.equal(200);
+          return r.json.domains as Array<{ name: string; beingWritten?: boolean }>;
+        };
+        const anon = (await names(undefined)).map((d) => d.name);
+        expect(anon, 'anonymous').to.not.include(fresh);
+        expect(anon, 'anonymous').to.not.include(dropped);
+        expect((await names('alice')).find((d) => d.name === fresh)).to.include({ beingWritten: true });
+      } finally {
+        holder.kill();
+      }
+    });
+
     it('a new domain created in the folder gets the folder\'s entries but not default:files', async () => {
       expect((await as('alice', '/home/alice').put('/acls/default:files', { read: true })).status).to.equal(201);
       const made = await as('alice', '/home/alice/made.h5').put('/', {});
@@ -167,6 +193,7 @@ describe('data reachable by the wrong user (issue #24 items 1-4)', function () {
       expect((await a.put('/', {})).status).to.equal(201);
       rootId = (await a.get('/')).json.root;
       locked = (await a.post('/groups', { link: { id: rootId, name: 'locked' } })).json.id;
+      expect((await a.post('/groups', { link: { id: locked, name: 'taken' } })).status).to.equal(201);
       // bob may create at the root, and only read /locked
       expect((await a.put('/acls/bob', { read: true, create: true })).status).to.equal(201);
       expect((await a.put(`/groups/${locked}/acls/bob`, { read: true })).status).to.equal(201);
@@ -191,6 +218,7 @@ describe('data reachable by the wrong user (issue #24 items 1-4)', function () {
           ['implicit=1', { ...body, h5path: `/locked/a/b/${col}-4` }, { implicit: 1 }],
           ['through a soft link', { ...body, h5path: `/soft/${col}-5` }],
           ['through a soft link, implicit', { ...body, h5path: `/soft/n/${col}-6` }, { implicit: 1 }],
+          ['a name taken there (403, not 409: nothing learnt of its links)', { ...body, h5path: '/locked/taken' }],
         ];
         for (const [how, b2, q] of tries) {
           const r = await b.post(`/${col}`, b2, q);
@@ -201,7 +229,7 @@ describe('data reachable by the wrong user (issue #24 items 1-4)', function () {
       }
       expect(got.filter((g) => !g.endsWith(': 403')), 'allowed').to.deep.equal([]);
       const inLocked = await as('alice', dom).get(`/groups/${locked}/links`);
-      expect(inLocked.json.links, 'nothing was linked into /locked').to.deep.equal([]);
+      expect(inLocked.json.links.map((l: { title: string }) => l.title), 'nothing was linked into /locked').to.deep.equal(['taken']);
     });
 
     it('where bob may create, the same forms work (the deepest existing group decides for implicit=1)', async () => {
