@@ -8,6 +8,11 @@ usage: /usr/bin/python3 bench/make_data.py OUTDIR
                  float64 dataset, so the file is ~300 MB
 - attrs1k.h5     a group with 1,000 attributes (float64 scalars, int arrays, strings)
 - table.h5       /table: 100,000-row compound (time int64, temp float32, station S4, value float64)
+- compressed.h5  three int32 (4096, 4096) datasets, chunks (256, 256), gzip level 4 (issue #29):
+                 /noise: values i + n (i the element's index in C order, n random in [0, 1024): 10
+                 noisy low bits; shuffle off; about 2:1), /noise_shuffle: the same values with the
+                 shuffle filter (about 2.7:1), /pattern: i % 1000 + row block (about 60:1, as
+                 big.h5's /chunked)
 Existing files are kept.
 """
 import os
@@ -74,7 +79,22 @@ def table(f):
     f.create_dataset('table', data=a, chunks=(8192,), maxshape=(None,))
 
 
+def compressed(f):
+    kw = dict(shape=(4096, 4096), dtype='<i4', chunks=(256, 256), compression='gzip', compression_opts=4)
+    noise = f.create_dataset('noise', **kw)
+    shuffled = f.create_dataset('noise_shuffle', shuffle=True, **kw)
+    pattern = f.create_dataset('pattern', **kw)
+    noise_rng = np.random.default_rng(29)  # its own: the same values whichever files exist already
+    for r in range(0, 4096, 512):
+        i = np.arange(r * 4096, (r + 512) * 4096, dtype=np.int64).reshape(512, 4096)
+        v = (i + noise_rng.integers(0, 1024, size=i.shape)).astype('<i4')
+        noise[r:r + 512] = v
+        shuffled[r:r + 512] = v
+        pattern[r:r + 512] = (i % 1000 + r).astype('<i4')
+
+
 make('big.h5', big)
 make('groups10k.h5', groups)
 make('attrs1k.h5', attrs)
 make('table.h5', table)
+make('compressed.h5', compressed)
