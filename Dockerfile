@@ -27,7 +27,7 @@ ENV DEBIAN_FRONTEND=noninteractive
 RUN apt-get update -qq \
  && apt-get install -y -qq --no-install-recommends \
       libhdf5-103-1 liblzf1 hdf5-plugin-lzf hdf5-filter-plugin hdf5-filter-plugin-blosc-serial \
-      hdf5-filter-plugin-zfp-serial libzstd1 liblz4-1 \
+      hdf5-filter-plugin-zfp-serial libzstd1 liblz4-1 libdeflate0 \
  && rm -rf /var/lib/apt/lists/*
 WORKDIR /app
 COPY package.json package-lock.json ./

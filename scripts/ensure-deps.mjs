@@ -19,7 +19,7 @@ const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const mode = process.argv[2] === 'test' ? 'test' : 'start';
 const say = (m) => process.stderr.write(`[h5store setup] ${m}\n`);
 
-const RUNTIME = ['libhdf5-103-1', 'liblzf1', 'hdf5-plugin-lzf', 'hdf5-filter-plugin', 'hdf5-filter-plugin-blosc-serial', 'hdf5-filter-plugin-zfp-serial', 'libzstd1', 'liblz4-1'];
+const RUNTIME = ['libhdf5-103-1', 'liblzf1', 'hdf5-plugin-lzf', 'hdf5-filter-plugin', 'hdf5-filter-plugin-blosc-serial', 'hdf5-filter-plugin-zfp-serial', 'libzstd1', 'liblz4-1', 'libdeflate0'];
 // xarray, h5netcdf and PyTables (with pandas) write the files scientists have for the viewer's
 // browser test and run xarray over the network (test/tools/make_science_files.py); zstandard and
 // lz4 make the detector filter test files (test/tools/detector_filters.py)

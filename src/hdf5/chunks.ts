@@ -10,10 +10,13 @@ import { type Hid, optionalFunction } from './lib.js';
 
 type AnyFn = NonNullable<ReturnType<typeof optionalFunction>>;
 
-const infoByCoord: AnyFn | undefined = optionalFunction(
-  'herr_t H5Dget_chunk_info_by_coord(hid_t did, const void *offset, _Out_ unsigned int *filter_mask, _Out_ haddr_t *addr, _Out_ hsize_t *size)',
-);
-const readChunk: AnyFn | undefined = optionalFunction('herr_t H5Dread_chunk(hid_t did, hid_t dxpl, const void *offset, _Out_ uint32_t *filters, void *buf)');
+// The out-parameters are typed arrays of this module passed as plain pointers: koffi's `_Out_`
+// arrays cost a few microseconds more per call, and a read can touch a thousand chunks.
+const infoByCoord: AnyFn | undefined = optionalFunction('herr_t H5Dget_chunk_info_by_coord(hid_t did, const void *offset, void *filter_mask, void *addr, void *size)');
+const readChunk: AnyFn | undefined = optionalFunction('herr_t H5Dread_chunk(hid_t did, hid_t dxpl, const void *offset, void *filters, void *buf)');
+const outMask = new Uint32Array(1);
+const outAddr = new BigUint64Array(1);
+const outSize = new BigUint64Array(1);
 
 /** Whether this libhdf5 has both calls (1.10.5 and later). */
 export const RAW_CHUNKS = infoByCoord !== undefined && readChunk !== undefined;
@@ -34,25 +37,22 @@ export interface ChunkInfo {
  */
 export function chunkInfo(did: Hid, offset: BigUint64Array): ChunkInfo | undefined {
   if (!infoByCoord) throw new Error('H5Dget_chunk_info_by_coord is not in this libhdf5');
-  const mask = [0];
-  const addr = [0n];
-  const size = [0n];
-  infoByCoord(did, offset, mask, addr, size);
-  const n = Number(size[0]);
+  outSize[0] = 0n;
+  infoByCoord(did, offset, outMask, outAddr, outSize);
+  const n = Number(outSize[0]);
   if (n === 0) return undefined;
-  return { size: n, filterMask: mask[0]! >>> 0 };
+  return { size: n, filterMask: outMask[0]! };
 }
 
 /**
- * The stored bytes of the chunk at `offset` (exactly `size` bytes, from `chunkInfo`).
- * @returns the bytes (a Buffer over an ArrayBuffer of its own, `Buffer.allocUnsafeSlow`, so it can be
- *   transferred to another thread) and the chunk's filter mask
- * @throws Hdf5Error when libhdf5 fails
+ * Read the stored bytes of the chunk at `offset` (exactly `size` bytes, from `chunkInfo`) into
+ * `into` (at least `size` bytes; any memory koffi can pass, shared memory included).
+ * @returns the chunk's filter mask
+ * @throws Hdf5Error when libhdf5 fails; RangeError when `into` is too small
  */
-export function readRawChunk(did: Hid, offset: BigUint64Array, size: number): { bytes: Buffer; filterMask: number } {
+export function readRawChunkInto(did: Hid, offset: BigUint64Array, size: number, into: Uint8Array): number {
   if (!readChunk) throw new Error('H5Dread_chunk is not in this libhdf5');
-  const bytes = Buffer.allocUnsafeSlow(size);
-  const filters = [0];
-  readChunk(did, C.H5P_DEFAULT, offset, filters, bytes);
-  return { bytes, filterMask: filters[0]! >>> 0 };
+  if (into.length < size) throw new RangeError(`${size} bytes do not fit ${into.length}`);
+  readChunk(did, C.H5P_DEFAULT, offset, outMask, into);
+  return outMask[0]!;
 }

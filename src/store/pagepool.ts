@@ -18,10 +18,14 @@ export class PagePool {
     private readonly maxIdle = 8,
   ) {}
 
-  /** A buffer of at least `bytes` (exactly `pageBytes` when it fits; a one-off otherwise). */
+  /**
+   * A buffer of at least `bytes` (exactly `pageBytes` when it fits; a one-off otherwise). Pages
+   * are shared memory (a `SharedArrayBuffer`), so value threads can write them too (the parallel
+   * chunk reads, store/values/chunked.ts); one-offs are not.
+   */
   take(bytes: number): Buffer {
     if (bytes > this.pageBytes) return Buffer.allocUnsafeSlow(bytes);
-    return this.idle.pop() ?? Buffer.allocUnsafeSlow(this.pageBytes);
+    return this.idle.pop() ?? Buffer.from(new SharedArrayBuffer(this.pageBytes));
   }
 
   /** Return a buffer taken from `take` (one-offs are dropped). */

@@ -24,20 +24,31 @@
 import type { TypeJson } from '../../codec/types.js';
 import { H5StoreError } from '../../errors.js';
 import * as C from '../../hdf5/constants.js';
-import { RAW_CHUNKS, chunkInfo, readRawChunk } from '../../hdf5/chunks.js';
-import { hdf5Busy, whenIdle } from '../../hdf5/heavy.js';
+import { RAW_CHUNKS, chunkInfo, readRawChunkInto } from '../../hdf5/chunks.js';
 import * as io from '../../hdf5/io.js';
 import type { Hid } from '../../hdf5/lib.js';
 import { type ChunkRun, type Slab, chunkCount, copyChunkPart, forEachChunk, slabRuns } from '../../selection/chunks.js';
 import type { PagePool } from '../pagepool.js';
 import { decodedChunks } from './chunkCache.js';
-import { DECODE_THREADS, decodeOnThread } from './threadPool.js';
-import { chunkError, decodeChunk } from './decodeChunks.js';
+import { DECODE_THREADS, decodeOnThread, idleValueThreads, spareCores } from './threadPool.js';
+import { type StoredChunk, chunkError, decodeChunk, decodeInto } from './decodeChunks.js';
 
 /** Filters decoded here: deflate, shuffle, Fletcher-32. */
 const HANDLED_FILTERS = new Set([C.H5Z_FILTER_DEFLATE, C.H5Z_FILTER_SHUFFLE, C.H5Z_FILTER_FLETCHER32]);
-/** Decoded bytes of the chunks of one batch sent to a decoding thread, at most (one chunk at least). */
-const BATCH_BYTES = 4 * 1024 * 1024;
+/**
+ * Stored bytes of a read below which libhdf5 decodes it rather than the value threads (the
+ * hand-off, two thread wake-ups and the answers, costs ~0.2-0.4 ms on the VM).
+ */
+const THREAD_MIN_STORED = 256 * 1024;
+/**
+ * Stored bytes per chunk (on average) below which libhdf5 decodes the read: measured, 4096x4096
+ * int32 with 10 noisy low bits (~2:1), a 1024x1024 region: chunks of 64x64 (~8 KiB stored, 256
+ * chunks) took this thread 8.9 ms of CPU for their libhdf5 calls against libhdf5's whole read in
+ * 14.9 ms, and lost; 128x128 (~32 KiB) broke even; 256x256 (~130 KiB) won.
+ */
+const THREAD_MIN_STORED_PER_CHUNK = 48 * 1024;
+/** Cores other processes must leave unused for the value threads to decode a read (`spareCores`). */
+const MIN_SPARE_CORES = 1.5;
 /**
  * Most chunks one read looks up here (each costs two B-tree lookups on the main thread, about
  * 15 us; a selection with large steps can touch a chunk per element): beyond, the ordinary read.
@@ -110,19 +121,21 @@ export function parallelEligible(c: ChunkedReadCandidate, limits: ChunkedReadLim
 
 /**
  * Read the selection through the parallel path. Starts on the main thread inside the caller's
- * read section with libhdf5 idle; between its libhdf5 calls it awaits, and waits for the worker
- * thread to be idle again before each call (`hdf5Busy`/`whenIdle`).
+ * read section with libhdf5 idle; it reads every touched chunk's stored bytes before its first
+ * await (so libhdf5 is not called after one).
  *
- * With `cacheScope`, a read whose touched chunks are all in the cache of decoded chunks
- * (chunkCache.ts) is copied from it without calling libhdf5, and chunks compressed more than
- * MAX_RATIO:1 (which threads do not speed up) are read and decoded on this thread, kept in the
- * cache and copied into the result (as fast as libhdf5's own read, and the next read of them
- * only copies).
+ * How the chunks are decoded is chosen per read (`chooseDecode`, measured in issue #29):
+ * - all in the cache of decoded chunks (`cacheScope`): copied from it, no libhdf5 call;
+ * - compressed more than MAX_RATIO:1 (inflating runs at memory speed: threads only add
+ *   hand-offs): on this thread (codec/inflate.ts), and with `cacheScope` kept in the cache on
+ *   their second read, which later reads copy from;
+ * - otherwise on the value threads, in one batch per idle thread, straight into a pooled shared
+ *   result, when at least two threads are idle and the stored bytes are worth the hand-off
+ *   (THREAD_MIN_STORED); else libhdf5 (undefined: the caller's pages).
  * @returns the result in the wire format (`bytes` bytes; `pooled` names the pool's buffer it
  *   lives in, to give back once sent), or undefined without having awaited anything when a
  *   touched chunk is not allocated, when more than MAX_CHUNKS are touched, or (with `minBytes`
- *   > 0) when fewer than two are, or they are compressed more than MAX_RATIO:1 and there is no
- *   `cacheScope`: the caller then reads the ordinary way
+ *   > 0) when fewer than two are, or the choice is libhdf5: the caller then reads the ordinary way
  * @throws H5StoreError Internal (500) naming the chunk when a stored chunk cannot be decoded
  *   (deflate error, Fletcher-32 mismatch, wrong decoded size), as libhdf5's read fails then too;
  *   Hdf5Error when libhdf5 fails
@@ -162,81 +175,110 @@ export async function readChunksParallel(c: ChunkedReadCandidate, chunkDims: num
     else todo.push({ pick: [...pick], offset, size: info.size });
   });
   if (missing) return undefined;
-  // Highly compressible chunks inflate at memory speed in libhdf5 too (0.1 ms per 256 KiB chunk
-  // at 60:1, measured): threads would only add hand-offs. Only `minBytes` 0 (tests) takes them.
   const stored = todo.reduce((a, t) => a + t.size, 0);
-  if (limits.minBytes > 0 && stored * MAX_RATIO < todo.length * chunkBytes) {
-    if (c.cacheScope === undefined) return undefined;
-    // The first read of these chunks goes to libhdf5, which is faster than a decode and copy
-    // here (measured: 0.8 against 0.5 of h5py in-process); a second read decodes them into the
-    // cache, and later reads only copy.
-    const keys = todo.map((t) => keyOf(t.pick));
-    if (!keys.every((k) => seenOnce.has(k))) {
+  const how = chooseDecode({ chunks: n, stored, decoded: n * chunkBytes, forced: limits.minBytes === 0, cached: c.cacheScope !== undefined, idleThreads: idleValueThreads(true), spareCores: spareCores() });
+  if (how === 'libhdf5') return undefined;
+  const keys = how === 'main' && c.cacheScope !== undefined ? todo.map((t) => keyOf(t.pick)) : undefined;
+  // A first read of highly compressed chunks decodes them into the result only; a second read
+  // also keeps them (memory of their own per chunk, which costs page faults once), and later
+  // reads copy from the cache.
+  let keep = false;
+  if (keys && limits.minBytes > 0) {
+    keep = keys.every((k) => seenOnce.has(k));
+    if (!keep) {
       if (seenOnce.size + keys.length > SEEN_ONCE_MAX) seenOnce.clear();
       for (const k of keys) seenOnce.add(k);
-      return undefined;
     }
-    // Decoded here, as fast as libhdf5 would (Node's zlib), and kept for the next read.
-    const filters = c.creation.filters.map((f) => ({ id: f.id, cd0: f.cdValues[0] ?? 0 }));
-    const { wire, pooled } = resultBuffer(c);
-    try {
-      for (const t of todo) {
-        const raw = readRawChunk(c.did, t.offset, t.size);
-        let chunk: Buffer;
-        try {
-          chunk = decodeChunk(raw.bytes, raw.filterMask, filters, chunkBytes, c.itemSize, true);
-        } catch (e) {
-          throw new H5StoreError('Internal', chunkError(Array.from(t.offset, Number), e));
-        }
-        // memory of its own (`own`): kept as it is, unless it is a small view of a larger buffer
-        // (Node's pool for small outputs), which the cache would keep alive whole
-        if (chunk.byteLength * 2 < chunk.buffer.byteLength) {
-          const own = Buffer.allocUnsafeSlow(chunk.length);
-          chunk.copy(own);
-          chunk = own;
-        }
-        decodedChunks.set(keyOf(t.pick), chunk);
-        copyChunkPart(chunk, wire, t.pick, chunkDims, c.slab.count, c.itemSize);
-      }
-    } catch (e) {
-      if (pooled) c.pool!.give(pooled);
-      throw e;
-    }
-    decodedReads++;
-    return { wire, pooled };
-  }
+  } else if (keys) keep = true;
 
-  // Batches of stored chunks (one per thread when they fit BATCH_BYTES: few wake-ups) go to the
-  // decoding threads, which write into the shared result;
-  // at most 2 batches per thread are outstanding (bounding the stored bytes held), and a batch
-  // holds at most BATCH_BYTES of decoded chunks.
-  const out = new SharedArrayBuffer(c.bytes);
+  // the stored bytes, one after the other, in shared memory (a pooled page when they fit)
+  const storedPage = c.pool && stored <= c.pool.pageBytes ? c.pool.take(stored) : undefined;
+  const storedMem = storedPage ?? Buffer.from(new SharedArrayBuffer(Math.max(1, stored)));
+  const { wire, pooled } = resultBuffer(c);
   const filters = c.creation.filters.map((f) => ({ id: f.id, cd0: f.cdValues[0] ?? 0 }));
-  const perBatch = Math.max(1, Math.min(Math.ceil(todo.length / DECODE_THREADS), Math.floor(BATCH_BYTES / chunkBytes)));
-  const running = new Set<Promise<void>>();
-  let failure: unknown;
-  for (let i = 0; i < todo.length && failure === undefined; i += perBatch) {
-    while (running.size >= 2 * DECODE_THREADS) await Promise.race(running);
-    if (failure !== undefined) break;
-    while (hdf5Busy()) await whenIdle(); // libhdf5 free until the next await (heavy.ts)
-    const chunks = todo.slice(i, i + perBatch).map((t) => {
-      const raw = readRawChunk(c.did, t.offset, t.size);
-      return { raw: raw.bytes.buffer as ArrayBuffer, size: t.size, mask: raw.filterMask, pick: t.pick, offset: Array.from(t.offset, Number) };
+  const shape = { itemSize: c.itemSize, chunkDims, outShape: c.slab.count, filters };
+  let ok = false;
+  let at = 0;
+  /** Read the stored bytes of `todo[from, until)` into `storedMem` (libhdf5: not after an await). */
+  const readStored = (from: number, until: number): StoredChunk[] =>
+    todo.slice(from, until).map((t) => {
+      const mask = readRawChunkInto(c.did, t.offset, t.size, storedMem.subarray(at, at + t.size));
+      const ch = { at, size: t.size, mask, pick: t.pick, offset: Array.from(t.offset, Number) };
+      at += t.size;
+      return ch;
     });
-    const p: Promise<void> = decodeOnThread({ out, itemSize: c.itemSize, chunkDims, outShape: c.slab.count, filters, chunks })
-      .then((error) => {
-        if (error !== undefined) failure ??= new H5StoreError('Internal', error);
-      })
-      .catch((e: unknown) => {
-        failure ??= e instanceof H5StoreError ? e : new H5StoreError('Internal', `Decoding chunks failed: ${(e as Error).message}`);
-      })
-      .finally(() => running.delete(p));
-    running.add(p);
+  try {
+    if (how === 'main') {
+      const chunks = readStored(0, todo.length);
+      if (keep) {
+        for (const ch of chunks) {
+          let chunk: Buffer;
+          try {
+            chunk = Buffer.from(decodeChunk(storedMem.subarray(ch.at, ch.at + ch.size), ch.mask, filters, chunkBytes, c.itemSize)); // memory of its own: kept
+          } catch (e) {
+            throw new H5StoreError('Internal', chunkError(ch.offset, e));
+          }
+          decodedChunks.set(keyOf(ch.pick), chunk);
+          copyChunkPart(chunk, wire, ch.pick, chunkDims, c.slab.count, c.itemSize);
+        }
+        decodedReads++;
+      } else {
+        const error = decodeInto(storedMem, chunks, wire, shape);
+        if (error !== undefined) throw new H5StoreError('Internal', error);
+        mainReads++;
+      }
+      ok = true;
+      return { wire, pooled };
+    }
+    // Batches of about equal counts of chunks, two per thread: each is posted as soon as its
+    // stored bytes are read, so the threads start while this thread reads the next batch.
+    const threads = limits.minBytes === 0 ? DECODE_THREADS : Math.max(2, idleValueThreads());
+    const count = Math.min(todo.length, 2 * threads);
+    const out = wire.buffer as SharedArrayBuffer;
+    const answers: Promise<string | undefined>[] = [];
+    for (let k = 0; k < count; k++) {
+      const chunks = readStored(Math.floor((k * todo.length) / count), Math.floor(((k + 1) * todo.length) / count));
+      answers.push(
+        decodeOnThread({ out, outAt: wire.byteOffset, stored: storedMem.buffer as SharedArrayBuffer, ...shape, chunks }).catch(
+          (e: unknown) => `Decoding chunks failed: ${(e as Error).message}`,
+        ),
+      );
+    }
+    const error = (await Promise.all(answers)).find((a) => a !== undefined);
+    if (error !== undefined) throw new H5StoreError('Internal', error);
+    parallelReads++;
+    ok = true;
+    return { wire, pooled };
+  } finally {
+    if (storedPage) c.pool!.give(storedPage);
+    if (!ok && pooled) c.pool!.give(pooled);
   }
-  await Promise.all(running);
-  if (failure !== undefined) throw failure;
-  parallelReads++;
-  return { wire: Buffer.from(out, 0, c.bytes) };
+}
+
+/** Where the chunks of one read are decoded (see `readChunksParallel`). */
+export type DecodeChoice = 'threads' | 'main' | 'libhdf5';
+
+/**
+ * The choice of `readChunksParallel`, from what the read touches and how busy the value threads
+ * are (issue #29, measured on the 2-core VM: bench/README.md "Issue #29"):
+ * - compressed more than MAX_RATIO:1 (decoded / stored bytes): `main` (inflating runs at memory
+ *   speed; a hand-off to threads costs more than it saves) when the decoded chunks can be cached
+ *   (`cached`), else `libhdf5`;
+ * - fewer than THREAD_MIN_STORED stored bytes, or fewer than THREAD_MIN_STORED_PER_CHUNK per
+ *   chunk (each chunk costs this thread two libhdf5 calls, ~20-30 us, that libhdf5's own read
+ *   does not pay), fewer than two chunks or two idle value threads: `libhdf5` (queued behind
+ *   other jobs or a thread's warm-up, the decode would wait longer than libhdf5 takes to do it);
+ * - fewer than MIN_SPARE_CORES cores left unused by other processes (`spareCores`): `libhdf5`
+ *   (threads that share busy cores decode no faster than one thread, and the hand-off costs);
+ * - else `threads`.
+ * `forced` (`parallelChunkMinBytes` 0, for tests) always gives `threads`.
+ */
+export function chooseDecode(r: { chunks: number; stored: number; decoded: number; forced: boolean; cached: boolean; idleThreads: number; spareCores: number }): DecodeChoice {
+  if (r.forced) return 'threads';
+  if (r.stored * MAX_RATIO < r.decoded) return r.cached ? 'main' : 'libhdf5';
+  if (r.chunks < 2 || r.idleThreads < 2 || r.spareCores < MIN_SPARE_CORES) return 'libhdf5';
+  if (r.stored < THREAD_MIN_STORED || r.stored < r.chunks * THREAD_MIN_STORED_PER_CHUNK) return 'libhdf5';
+  return 'threads';
 }
 
 /** Keys of highly compressed chunks read once (through libhdf5), bounded by SEEN_ONCE_MAX. */
@@ -245,13 +287,18 @@ const SEEN_ONCE_MAX = 65_536;
 
 let cachedReads = 0;
 let decodedReads = 0;
+let mainReads = 0;
 /** Reads served from the cache of decoded chunks alone since the process started. */
 export function cachedChunkReads(): number {
   return cachedReads;
 }
-/** Reads whose highly compressed chunks were decoded on the main thread (and cached). */
+/** Reads whose highly compressed chunks were decoded on the main thread and cached. */
 export function decodedChunkReads(): number {
   return decodedReads;
+}
+/** Reads whose highly compressed chunks were decoded on the main thread, first read (not cached). */
+export function mainThreadChunkReads(): number {
+  return mainReads;
 }
 
 /** The result buffer of a read assembled on this thread: pooled when it fits a page. */

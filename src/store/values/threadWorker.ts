@@ -109,6 +109,7 @@ if (parentPort) {
   } catch {
     /* only a warm-up */
   }
+  parentPort.postMessage({ kind: 'ready' }); // threadPool.ts: jobs now start at once
 }
 
 parentPort?.on('message', (m: DecodeBatch | JsonPart) => {
