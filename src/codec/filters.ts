@@ -1,7 +1,7 @@
 /**
  * The decoding side of two HDF5 filters, pure: shuffle (filter id 2) and Fletcher-32 (id 3), byte
  * for byte as libhdf5 1.10 does them (H5Zshuffle.c, H5Zfletcher32.c, H5checksum.c). Used by the
- * parallel chunk reads (src/store/values/chunked.ts); deflate (id 1) is Node's zlib there.
+ * chunk reads outside libhdf5 (src/store/values/chunked.ts); deflate (id 1) is codec/inflate.ts.
  */
 
 /**

@@ -9,7 +9,8 @@ import { ValueJsonWriter, valueToJson } from '../../src/codec/json.js';
 import { parseType } from '../../src/codec/types.js';
 import { encodeElements } from '../../src/codec/values.js';
 import { fixedWireSize } from '../../src/hdf5/memory.js';
-import { jsonThreadParts, stopValueThreads, valueJsonOnThreads } from '../../src/store/values/threadPool.js';
+import os from 'node:os';
+import { idleValueThreads, jsonThreadParts, spareCores, startValueThreads, stopValueThreads, valueJsonOnThreads } from '../../src/store/values/threadPool.js';
 
 /** Text of elements cut into pages of `page` elements, each formatted on the threads. */
 async function onThreads(typeIn: unknown, values: unknown[], shape: number[], page: number, ignoreNan: boolean): Promise<string> {
@@ -73,5 +74,30 @@ describe('JSON values on the value threads', function () {
       return onThreads('H5T_STD_I32LE', values, [values.length], values.length, false).then((got) => expect(got).to.equal(want));
     });
     await Promise.all(jobs);
+  });
+
+  it('idle threads: none before they start, all once warmed up with nothing to do; spare cores sampled while they run', async () => {
+    await stopValueThreads();
+    expect(idleValueThreads()).to.equal(0);
+    expect(spareCores()).to.equal(0);
+    startValueThreads();
+    expect(idleValueThreads(), 'still warming up').to.equal(0);
+    const threads = Math.max(1, Math.min(4, os.availableParallelism()));
+    const until = Date.now() + 30_000;
+    while (idleValueThreads() < threads) {
+      expect(Date.now(), 'the threads never became idle').to.be.below(until);
+      await new Promise((r) => setTimeout(r, 50));
+    }
+    // a job outstanding makes its thread not idle until it answers
+    const t = parseType('H5T_STD_I32LE');
+    const big = encodeElements(Array.from({ length: 200_000 }, (_, i) => i), t);
+    const job = valueJsonOnThreads(t, [200_000], {}, big, 0, 200_000, 4);
+    expect(idleValueThreads()).to.be.below(threads);
+    await job;
+    expect(idleValueThreads()).to.equal(threads);
+    await new Promise((r) => setTimeout(r, 600)); // two samples of the CPU time
+    expect(spareCores()).to.be.within(0, os.availableParallelism());
+    await stopValueThreads();
+    expect(spareCores()).to.equal(0);
   });
 });
