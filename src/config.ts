@@ -90,6 +90,11 @@ export const ConfigSchema = z
      * docs/architecture.md "Values").
      */
     parallelChunkMinBytes: z.coerce.number().int().min(0).default(1 * MiB),
+    /**
+     * Cores other processes must leave unused (measured every 250 ms) for a read's chunks to be
+     * decoded on the value threads; 0: whatever the machine's load (src/store/values/chunked.ts).
+     */
+    parallelChunkSpareCores: z.coerce.number().min(0).max(1024).default(1.5),
     /** Deepest nesting of arrays and objects in a JSON request body. */
     maxJsonDepth: z.coerce.number().int().min(8).max(10_000).default(100),
     /** Owner reported for domains and folders without a recorded owner. */

@@ -88,6 +88,7 @@ export async function startServer(config: Config, logger: Logger = pino({ level:
     maxBroadcastBytes: config.maxBroadcastBytes,
     maxInitializerBytes: config.maxInitializerBytes,
     parallelChunkMinBytes: config.parallelChunkMinBytes,
+    parallelChunkSpareCores: config.parallelChunkSpareCores,
     lockWaitMs: config.lockWaitMs,
     fsync: config.fsync,
     statCacheMs: config.statCacheMs,

@@ -18,7 +18,6 @@ type Fn = (...args: unknown[]) => unknown;
 
 /** libdeflate's calls, bound once per thread (each thread loads its own koffi instance). */
 const libdeflate = ((): { decompress: Fn; decompressor: unknown } | undefined => {
-  if (process.env.H5STORE_NO_LIBDEFLATE === '1') return undefined;
   try {
     const lib = koffi.load('libdeflate.so.0');
     const alloc = lib.func('void *libdeflate_alloc_decompressor()') as Fn;

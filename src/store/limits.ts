@@ -37,6 +37,11 @@ export interface Limits {
    * decoded in parallel off the main thread (src/store/values/chunked.ts); 0: every such read.
    */
   parallelChunkMinBytes: number;
+  /**
+   * Cores other processes must leave unused for the value threads to decode a read's chunks
+   * (`chooseDecode`, src/store/values/chunked.ts); 0: whatever the machine's load.
+   */
+  parallelChunkSpareCores: number;
 }
 
 const MiB = 1024 * 1024;
@@ -53,6 +58,7 @@ export const DEFAULT_LIMITS: Limits = {
   maxBroadcastBytes: 256 * MiB,
   maxInitializerBytes: 256 * MiB,
   parallelChunkMinBytes: 1 * MiB,
+  parallelChunkSpareCores: 1.5,
 };
 
 /** Bytes of `n` elements of `itemSize` bytes, as a number (may exceed 2^53 only in theory). */

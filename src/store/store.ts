@@ -63,6 +63,7 @@ export interface StoreOptions {
   maxBroadcastBytes?: number;
   maxInitializerBytes?: number;
   parallelChunkMinBytes?: number;
+  parallelChunkSpareCores?: number;
   /** Longest wait for a file another process holds, then 503 (ms; default 5000). */
   lockWaitMs?: number;
   /** fsync policy of writes (default `always`). */
@@ -188,6 +189,7 @@ export class Store {
       maxBroadcastBytes: opts.maxBroadcastBytes ?? DEFAULT_LIMITS.maxBroadcastBytes,
       maxInitializerBytes: opts.maxInitializerBytes ?? DEFAULT_LIMITS.maxInitializerBytes,
       parallelChunkMinBytes: opts.parallelChunkMinBytes ?? DEFAULT_LIMITS.parallelChunkMinBytes,
+      parallelChunkSpareCores: opts.parallelChunkSpareCores ?? DEFAULT_LIMITS.parallelChunkSpareCores,
     };
     this.pagePool = new PagePool(opts.pageBytes);
   }

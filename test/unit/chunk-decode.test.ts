@@ -122,12 +122,13 @@ describe('decodeChunk and decodeInto: scratch space reused between chunks', () =
 
 describe('chooseDecode: where the chunks of a read are decoded', () => {
   const KiB = 1024;
-  const base = { chunks: 16, stored: 2048 * KiB, decoded: 4096 * KiB, forced: false, cached: true, idleThreads: 2, spareCores: 2 };
+  const base = { chunks: 16, stored: 2048 * KiB, decoded: 4096 * KiB, forced: false, cached: true, idleThreads: 2, spareCores: 2, minSpareCores: 1.5 };
   const cases: [string, Partial<typeof base>, string][] = [
     ['16 chunks of 256 KiB at 2:1, two idle threads, cores to spare', {}, 'threads'],
     ['the same with one idle thread (the other busy with a JSON value)', { idleThreads: 1 }, 'libhdf5'],
     ['the same before the threads have warmed up', { idleThreads: 0 }, 'libhdf5'],
     ['the same with other processes on the cores', { spareCores: 1 }, 'libhdf5'],
+    ['the same, told to ignore the load of the machine (parallelChunkSpareCores 0)', { spareCores: 0, minSpareCores: 0 }, 'threads'],
     ['one chunk', { chunks: 1, stored: 128 * KiB, decoded: 256 * KiB }, 'libhdf5'],
     ['256 small chunks (8 KiB stored each)', { chunks: 256, stored: 2048 * KiB }, 'libhdf5'],
     ['64 chunks of 32 KiB stored (below 48 KiB each)', { chunks: 64, stored: 2048 * KiB }, 'libhdf5'],

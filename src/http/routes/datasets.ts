@@ -250,7 +250,11 @@ async function sendValue(ctx: Context, d: Deps, plan: ReadPlan, releasePlan: () 
       release();
       const parts: Buffer[] = [Buffer.from('{"value":')];
       for (const page of pages) {
-        for (const c of await json.part(page)) parts.push(c);
+        try {
+          for (const c of await json.part(page)) parts.push(c);
+        } finally {
+          if (page.pooled) pool.give(page.pooled); // its text is made (a chunked read assembled in the pool)
+        }
         if (ctx.req.socket.destroyed) return; // the client went away: nothing to send
       }
       for (const c of json.end()) parts.push(c);

@@ -52,7 +52,7 @@ const THREAD_MIN_STORED = 256 * 1024;
  * 14.9 ms, and lost; 128x128 (~32 KiB) broke even; 256x256 (~130 KiB) won.
  */
 const THREAD_MIN_STORED_PER_CHUNK = 48 * 1024;
-/** Cores other processes must leave unused for the value threads to decode a read (`spareCores`). */
+/** Cores other processes must leave unused for the value threads to decode a read (`spareCores`; the default of `parallelChunkSpareCores`). */
 const MIN_SPARE_CORES = 1.5;
 /**
  * Most chunks one read looks up here (each costs two B-tree lookups on the main thread, about
@@ -103,6 +103,8 @@ export interface ChunkedReadLimits {
   maxBytes: number;
   /** Chunks larger than this (bytes, decoded) are left to the ordinary read (heavy.ts). */
   maxChunkBytes: number;
+  /** Cores other processes must leave unused for the value threads to be used (`spareCores`); default MIN_SPARE_CORES. */
+  spareCores?: number;
 }
 
 /**
@@ -181,7 +183,7 @@ export async function readChunksParallel(c: ChunkedReadCandidate, chunkDims: num
   });
   if (missing) return undefined;
   const stored = todo.reduce((a, t) => a + t.size, 0);
-  const how = chooseDecode({ chunks: n, stored, decoded: n * chunkBytes, forced: limits.minBytes === 0, cached: c.cacheScope !== undefined, idleThreads: idleValueThreads(true), spareCores: spareCores() });
+  const how = chooseDecode({ chunks: n, stored, decoded: n * chunkBytes, forced: limits.minBytes === 0, cached: c.cacheScope !== undefined, idleThreads: idleValueThreads(true), spareCores: spareCores(), minSpareCores: limits.spareCores ?? MIN_SPARE_CORES });
   if (how === 'libhdf5') return undefined;
   const keys = how === 'main' && c.cacheScope !== undefined ? todo.map((t) => keyOf(t.pick)) : undefined;
   // A first read of highly compressed chunks decodes them into the result only; a second read
@@ -241,13 +243,20 @@ export async function readChunksParallel(c: ChunkedReadCandidate, chunkDims: num
     const count = Math.min(todo.length, 2 * threads);
     const out = wire.buffer as SharedArrayBuffer;
     const answers: Promise<string | undefined>[] = [];
-    for (let k = 0; k < count; k++) {
-      const chunks = readStored(Math.floor((k * todo.length) / count), Math.floor(((k + 1) * todo.length) / count));
-      answers.push(
-        decodeOnThread({ out, outAt: wire.byteOffset, stored: storedMem.buffer as SharedArrayBuffer, ...shape, chunks }).catch(
-          (e: unknown) => `Decoding chunks failed: ${(e as Error).message}`,
-        ),
-      );
+    try {
+      for (let k = 0; k < count; k++) {
+        const chunks = readStored(Math.floor((k * todo.length) / count), Math.floor(((k + 1) * todo.length) / count));
+        answers.push(
+          decodeOnThread({ out, outAt: wire.byteOffset, stored: storedMem.buffer as SharedArrayBuffer, ...shape, chunks }).catch(
+            (e: unknown) => `Decoding chunks failed: ${(e as Error).message}`,
+          ),
+        );
+      }
+    } catch (e) {
+      // a libhdf5 failure after some batches were posted: their threads still use the pooled
+      // memory, which goes back to the pool (finally) only once they are done with it
+      await Promise.all(answers);
+      throw e;
     }
     const error = (await Promise.all(answers)).find((a) => a !== undefined);
     if (error !== undefined) throw new H5StoreError('Internal', error);
@@ -273,15 +282,16 @@ export type DecodeChoice = 'threads' | 'main' | 'libhdf5';
  *   chunk (each chunk costs this thread two libhdf5 calls, ~20-30 us, that libhdf5's own read
  *   does not pay), fewer than two chunks or two idle value threads: `libhdf5` (queued behind
  *   other jobs or a thread's warm-up, the decode would wait longer than libhdf5 takes to do it);
- * - fewer than MIN_SPARE_CORES cores left unused by other processes (`spareCores`): `libhdf5`
+ * - fewer than `minSpareCores` (MIN_SPARE_CORES, the setting `parallelChunkSpareCores`) cores left
+ *   unused by other processes (`spareCores`): `libhdf5`
  *   (threads that share busy cores decode no faster than one thread, and the hand-off costs);
  * - else `threads`.
  * `forced` (`parallelChunkMinBytes` 0, for tests) always gives `threads`.
  */
-export function chooseDecode(r: { chunks: number; stored: number; decoded: number; forced: boolean; cached: boolean; idleThreads: number; spareCores: number }): DecodeChoice {
+export function chooseDecode(r: { chunks: number; stored: number; decoded: number; forced: boolean; cached: boolean; idleThreads: number; spareCores: number; minSpareCores?: number }): DecodeChoice {
   if (r.forced) return 'threads';
   if (r.stored * MAX_RATIO < r.decoded) return r.cached ? 'main' : 'libhdf5';
-  if (r.chunks < 2 || r.idleThreads < 2 || r.spareCores < MIN_SPARE_CORES) return 'libhdf5';
+  if (r.chunks < 2 || r.idleThreads < 2 || r.spareCores < (r.minSpareCores ?? MIN_SPARE_CORES)) return 'libhdf5';
   if (r.stored < THREAD_MIN_STORED || r.stored < r.chunks * THREAD_MIN_STORED_PER_CHUNK) return 'libhdf5';
   return 'threads';
 }

@@ -197,7 +197,7 @@ export function planRead(f: DomainFile, id: string, req: ReadRequest, limits: Va
         cacheScope: chunkScope(f.handle, String(h5.objectAddr(did))),
         pool,
       };
-      const lim = { minBytes: limits.parallelChunkMinBytes, maxBytes: limits.pageBytes, maxChunkBytes: limits.maxChunkBytes };
+      const lim = { minBytes: limits.parallelChunkMinBytes, maxBytes: limits.pageBytes, maxChunkBytes: limits.maxChunkBytes, spareCores: limits.parallelChunkSpareCores };
       const dims = parallelEligible(candidate, lim);
       if (dims) {
         prefetch = async () => {
