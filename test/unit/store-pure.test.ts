@@ -122,6 +122,21 @@ describe('PagePool', () => {
     p.give(big);
     expect(p.take(10)).to.not.equal(big);
   });
+
+  it('keeps shared pages apart: takeShared gives SharedArrayBuffer pages back to takeShared only', () => {
+    const p = new PagePool(1024, 2);
+    const s = p.takeShared(1000);
+    expect(s.buffer).to.be.instanceOf(SharedArrayBuffer);
+    expect(s.length).to.equal(1024);
+    const plain = p.take(10);
+    expect(plain.buffer).to.not.be.instanceOf(SharedArrayBuffer);
+    p.give(s);
+    p.give(plain);
+    expect(p.take(10)).to.equal(plain);
+    expect(p.take(10)).to.not.equal(s);
+    expect(p.takeShared(10)).to.equal(s);
+    expect(() => p.takeShared(1025)).to.throw(RangeError);
+  });
 });
 
 describe('config', () => {

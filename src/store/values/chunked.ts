@@ -22,8 +22,8 @@
  * and, from their second read, kept in a bounded cache of decoded chunks (chunkCache.ts), which
  * later reads of the same chunks copy from.
  *
- * Memory: the stored bytes and the result are pooled shared pages (store/pagepool.ts), and the
- * decoders reuse their scratch space, so a read touches no fresh memory (issue #29: fresh memory
+ * Memory: the stored bytes and the result are pooled pages (store/pagepool.ts; shared memory when
+ * the value threads decode them), and the decoders reuse their scratch space, so a read touches no fresh memory (issue #29: fresh memory
  * costs a page fault per 4 KiB, ~3.5 us each on the VM, a third of the decoding time before).
  */
 import type { TypeJson } from '../../codec/types.js';
@@ -198,10 +198,11 @@ export async function readChunksParallel(c: ChunkedReadCandidate, chunkDims: num
     }
   } else if (keys) keep = true;
 
-  // the stored bytes, one after the other, in shared memory (a pooled page when they fit)
-  const storedPage = c.pool && stored <= c.pool.pageBytes ? c.pool.take(stored) : undefined;
-  const storedMem = storedPage ?? Buffer.from(new SharedArrayBuffer(Math.max(1, stored)));
-  const { wire, pooled } = resultBuffer(c);
+  // the stored bytes, one after the other (a pooled page when they fit; shared memory for the threads)
+  const shared = how === 'threads';
+  const storedPage = c.pool && stored <= c.pool.pageBytes ? (shared ? c.pool.takeShared(stored) : c.pool.take(stored)) : undefined;
+  const storedMem = storedPage ?? (shared ? Buffer.from(new SharedArrayBuffer(Math.max(1, stored))) : Buffer.allocUnsafeSlow(Math.max(1, stored)));
+  const { wire, pooled } = resultBuffer(c, shared);
   const filters = c.creation.filters.map((f) => ({ id: f.id, cd0: f.cdValues[0] ?? 0 }));
   const shape = { itemSize: c.itemSize, chunkDims, outShape: c.slab.count, filters };
   let ok = false;
@@ -316,12 +317,14 @@ export function mainThreadChunkReads(): number {
   return mainReads;
 }
 
-/** The result buffer of a read assembled on this thread: pooled when it fits a page. */
-function resultBuffer(c: ChunkedReadCandidate): { wire: Buffer; pooled?: Buffer } {
+/**
+ * The result buffer of a read: a pooled page when it fits (shared memory for `shared`, which the
+ * value threads write), else a buffer of its own.
+ */
+function resultBuffer(c: ChunkedReadCandidate, shared = false): { wire: Buffer; pooled?: Buffer } {
   if (c.pool && c.bytes <= c.pool.pageBytes) {
-    const pooled = c.pool.take(c.bytes);
+    const pooled = shared ? c.pool.takeShared(c.bytes) : c.pool.take(c.bytes);
     return { wire: pooled.subarray(0, c.bytes), pooled };
   }
-  return { wire: Buffer.allocUnsafeSlow(c.bytes) };
+  return { wire: shared ? Buffer.from(new SharedArrayBuffer(c.bytes)) : Buffer.allocUnsafeSlow(c.bytes) };
 }
-
