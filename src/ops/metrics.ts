@@ -12,7 +12,7 @@
  * | `h5store_lock_wait_seconds` | histogram | lock (`domain`: in-process readers-writer lock, contended waits; `file`: cross-process lock, every write) |
  * | `h5store_lock_refusals_total` | counter | lock (`file`, `hdf5`) |
  * | `h5store_parallel_chunk_reads_total` | counter | (value reads whose chunks were decoded in parallel) |
- * | `h5store_chunk_cache_reads_total` | counter | where (`decoded`: chunks decoded on the main thread and cached; `uncached`: decoded on the main thread, their first read, not kept; `cached`: all from the cache of decoded chunks) |
+ * | `h5store_chunk_cache_reads_total` | counter | where (`decoded`: chunks decoded on the main thread and cached; `cached`: all from the cache of decoded chunks) |
  * | `h5store_chunk_cache_bytes` | gauge | (bytes of decoded chunks held) |
  * | `h5store_s3_requests_total` / `h5store_s3_fetched_bytes_total` | counter | mount, op |
  * | `h5store_build_info` | gauge (1) | version, hdf5_version, node_version, commit |
@@ -25,7 +25,7 @@ import type { StoreObserver } from '../store/files.js';
 import type { S3Mount } from '../store/s3mount.js';
 import type { Store } from '../store/store.js';
 import { decodedChunks } from '../store/values/chunkCache.js';
-import { cachedChunkReads, decodedChunkReads, mainThreadChunkReads, parallelChunkReads } from '../store/values/chunked.js';
+import { cachedChunkReads, decodedChunkReads, parallelChunkReads } from '../store/values/chunked.js';
 import { jsonThreadParts } from '../store/values/threadPool.js';
 import { linkPagesReadAheadCount } from '../http/routes/groups.js';
 import { queryColumns } from '../store/values/query.js';
@@ -139,13 +139,12 @@ export class Metrics {
     });
     new Counter({
       name: 'h5store_chunk_cache_reads_total',
-      help: 'Value reads of highly compressed chunks decoded on the main thread and cached (decoded), decoded there on their first read and not kept (uncached), or served from the cache of decoded chunks alone (cached); src/store/values/chunkCache.ts',
+      help: 'Value reads of highly compressed chunks decoded on the main thread and cached (decoded), or served from the cache of decoded chunks alone (cached); src/store/values/chunkCache.ts',
       labelNames: ['where'],
       registers,
       collect() {
         this.reset();
         this.inc({ where: 'decoded' }, decodedChunkReads());
-        this.inc({ where: 'uncached' }, mainThreadChunkReads());
         this.inc({ where: 'cached' }, cachedChunkReads());
       },
     });

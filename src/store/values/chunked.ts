@@ -18,9 +18,9 @@
  * the wire's) take this path, and only when every touched chunk is allocated (otherwise libhdf5
  * fills with the fill value: the ordinary read is used). Everything else, and reads too small to
  * pay, go through `H5Dread` as before (`planRead` in read.ts). Highly compressed chunks (over
- * 20:1: they inflate at memory speed, threads only add hand-offs) are decoded on the main thread
- * and, from their second read, kept in a bounded cache of decoded chunks (chunkCache.ts), which
- * later reads of the same chunks copy from.
+ * 20:1: they inflate at memory speed, threads only add hand-offs) are read by libhdf5 the first
+ * time, decoded on the main thread the second and kept in a bounded cache of decoded chunks
+ * (chunkCache.ts), which later reads of the same chunks copy from.
  *
  * Memory: the stored bytes and the result are pooled pages (store/pagepool.ts; shared memory when
  * the value threads decode them), and the decoders reuse their scratch space, so a read touches no fresh memory (issue #29: fresh memory
@@ -36,7 +36,7 @@ import { type ChunkRun, type Slab, chunkCount, copyChunkPart, forEachChunk, slab
 import type { PagePool } from '../pagepool.js';
 import { decodedChunks } from './chunkCache.js';
 import { DECODE_THREADS, decodeOnThread, idleValueThreads, spareCores } from './threadPool.js';
-import { type StoredChunk, chunkError, decodeChunk, decodeInto } from './decodeChunks.js';
+import { type StoredChunk, chunkError, decodeChunk } from './decodeChunks.js';
 
 /** Filters decoded here: deflate, shuffle, Fletcher-32. */
 const HANDLED_FILTERS = new Set([C.H5Z_FILTER_DEFLATE, C.H5Z_FILTER_SHUFFLE, C.H5Z_FILTER_FLETCHER32]);
@@ -134,8 +134,8 @@ export function parallelEligible(c: ChunkedReadCandidate, limits: ChunkedReadLim
  * How the chunks are decoded is chosen per read (`chooseDecode`, measured in issue #29):
  * - all in the cache of decoded chunks (`cacheScope`): copied from it, no libhdf5 call;
  * - compressed more than MAX_RATIO:1 (inflating runs at memory speed: threads only add
- *   hand-offs): on this thread (codec/inflate.ts), and with `cacheScope` kept in the cache on
- *   their second read, which later reads copy from;
+ *   hand-offs), with `cacheScope`: their first read is libhdf5's, the second decodes them on this
+ *   thread (codec/inflate.ts) into the cache, which later reads copy from;
  * - otherwise on the value threads, in one batch per idle thread, straight into a pooled shared
  *   result, when at least two threads are idle and the stored bytes are worth the hand-off
  *   (THREAD_MIN_STORED); else libhdf5 (undefined: the caller's pages).
@@ -185,18 +185,19 @@ export async function readChunksParallel(c: ChunkedReadCandidate, chunkDims: num
   const stored = todo.reduce((a, t) => a + t.size, 0);
   const how = chooseDecode({ chunks: n, stored, decoded: n * chunkBytes, forced: limits.minBytes === 0, cached: c.cacheScope !== undefined, idleThreads: idleValueThreads(true), spareCores: spareCores(), minSpareCores: limits.spareCores ?? MIN_SPARE_CORES });
   if (how === 'libhdf5') return undefined;
-  const keys = how === 'main' && c.cacheScope !== undefined ? todo.map((t) => keyOf(t.pick)) : undefined;
-  // A first read of highly compressed chunks decodes them into the result only; a second read
-  // also keeps them (memory of their own per chunk, which costs page faults once), and later
-  // reads copy from the cache.
-  let keep = false;
-  if (keys && limits.minBytes > 0) {
-    keep = keys.every((k) => seenOnce.has(k));
-    if (!keep) {
+  if (how === 'main') {
+    // The first read of highly compressed chunks goes to libhdf5, whose pages are sent while it
+    // decodes the next (measured, issue #29, 7 bench runs per build: a first read decoded here
+    // into the result 0.64-0.68 of h5py, through libhdf5 0.90-1.01, at equal server CPU); the
+    // second decodes them here into the cache (memory of their own per chunk, faulted in once),
+    // and later reads copy from the cache.
+    const keys = todo.map((t) => keyOf(t.pick));
+    if (!keys.every((k) => seenOnce.has(k))) {
       if (seenOnce.size + keys.length > SEEN_ONCE_MAX) seenOnce.clear();
       for (const k of keys) seenOnce.add(k);
+      return undefined;
     }
-  } else if (keys) keep = true;
+  }
 
   // the stored bytes, one after the other (a pooled page when they fit; shared memory for the threads)
   const shared = how === 'threads';
@@ -217,24 +218,17 @@ export async function readChunksParallel(c: ChunkedReadCandidate, chunkDims: num
     });
   try {
     if (how === 'main') {
-      const chunks = readStored(0, todo.length);
-      if (keep) {
-        for (const ch of chunks) {
-          let chunk: Buffer;
-          try {
-            chunk = Buffer.from(decodeChunk(storedMem.subarray(ch.at, ch.at + ch.size), ch.mask, filters, chunkBytes, c.itemSize)); // memory of its own: kept
-          } catch (e) {
-            throw new H5StoreError('Internal', chunkError(ch.offset, e));
-          }
-          decodedChunks.set(keyOf(ch.pick), chunk);
-          copyChunkPart(chunk, wire, ch.pick, chunkDims, c.slab.count, c.itemSize);
+      for (const ch of readStored(0, todo.length)) {
+        let chunk: Buffer;
+        try {
+          chunk = Buffer.from(decodeChunk(storedMem.subarray(ch.at, ch.at + ch.size), ch.mask, filters, chunkBytes, c.itemSize)); // memory of its own: kept
+        } catch (e) {
+          throw new H5StoreError('Internal', chunkError(ch.offset, e));
         }
-        decodedReads++;
-      } else {
-        const error = decodeInto(storedMem, chunks, wire, shape);
-        if (error !== undefined) throw new H5StoreError('Internal', error);
-        mainReads++;
+        decodedChunks.set(keyOf(ch.pick), chunk);
+        copyChunkPart(chunk, wire, ch.pick, chunkDims, c.slab.count, c.itemSize);
       }
+      decodedReads++;
       ok = true;
       return { wire, pooled };
     }
@@ -278,7 +272,7 @@ export type DecodeChoice = 'threads' | 'main' | 'libhdf5';
  * are (issue #29, measured on the 2-core VM: bench/README.md "Issue #29"):
  * - compressed more than MAX_RATIO:1 (decoded / stored bytes): `main` (inflating runs at memory
  *   speed; a hand-off to threads costs more than it saves) when the decoded chunks can be cached
- *   (`cached`), else `libhdf5`;
+ *   (`cached`; `readChunksParallel` still leaves their first read to libhdf5), else `libhdf5`;
  * - fewer than THREAD_MIN_STORED stored bytes, or fewer than THREAD_MIN_STORED_PER_CHUNK per
  *   chunk (each chunk costs this thread two libhdf5 calls, ~20-30 us, that libhdf5's own read
  *   does not pay), fewer than two chunks or two idle value threads: `libhdf5` (queued behind
@@ -303,7 +297,6 @@ const SEEN_ONCE_MAX = 65_536;
 
 let cachedReads = 0;
 let decodedReads = 0;
-let mainReads = 0;
 /** Reads served from the cache of decoded chunks alone since the process started. */
 export function cachedChunkReads(): number {
   return cachedReads;
@@ -312,10 +305,7 @@ export function cachedChunkReads(): number {
 export function decodedChunkReads(): number {
   return decodedReads;
 }
-/** Reads whose highly compressed chunks were decoded on the main thread, first read (not cached). */
-export function mainThreadChunkReads(): number {
-  return mainReads;
-}
+
 
 /**
  * The result buffer of a read: a pooled page when it fits (shared memory for `shared`, which the
