@@ -187,10 +187,9 @@ export async function readChunksParallel(c: ChunkedReadCandidate, chunkDims: num
   if (how === 'libhdf5') return undefined;
   if (how === 'main') {
     // The first read of highly compressed chunks goes to libhdf5, whose pages are sent while it
-    // decodes the next (measured, issue #29, 7 bench runs per build: a first read decoded here
-    // into the result 0.64-0.68 of h5py, through libhdf5 0.90-1.01, at equal server CPU); the
-    // second decodes them here into the cache (memory of their own per chunk, faulted in once),
-    // and later reads copy from the cache.
+    // decodes the next (a first read decoded here instead had equal server CPU, issue #29, and
+    // no wall-time difference the shared machine could show); the second decodes them here into
+    // the cache (memory of their own per chunk, faulted in once), and later reads copy from it.
     const keys = todo.map((t) => keyOf(t.pick));
     if (!keys.every((k) => seenOnce.has(k))) {
       if (seenOnce.size + keys.length > SEEN_ONCE_MAX) seenOnce.clear();
