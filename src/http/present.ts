@@ -152,7 +152,8 @@ export interface KeptBytes {
 
 /**
  * `open` + the items' JSON texts joined by commas + `close`, as UTF-8 bytes. The items are
- * objects kept between requests (cached per file until the next write); each keeps where its
+ * objects kept between requests (in the view of the file, store/fileState.ts, until its next
+ * event); each keeps where its
  * bytes are under `key` (what else its text depends on: the request's hrefs, `ignore_nan`), and
  * a later list of items that all have their bytes under the same key is copied from them, a run
  * of items that follow each other in one earlier body in one copy (a page asked for again is

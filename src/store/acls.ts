@@ -20,6 +20,7 @@ import path from 'node:path';
 import type { Acl, AclEntry } from '../auth/acl.js';
 import { FLAGS } from '../auth/acl.js';
 import type { DomainFile } from './domainFile.js';
+import { StateSlot } from './fileState.js';
 import { FOLDER_META } from './paths.js';
 
 /** The ACL state of a domain file. */
@@ -64,15 +65,31 @@ export function parseFileAcl(text: string): FileAcl | null {
 }
 
 /**
- * The ACL state stored in an open domain file, or null when it has none. Cached on the file
- * until the next write or change on disk.
+ * A domain file's ACL state as read (null: none), undefined before it is read. Kept state
+ * (fileState.ts): `writeFileAcl` keeps it current across this process's writes; every other
+ * event drops it.
+ */
+const ACL_STATE = new StateSlot('acl', 'kept', () => ({ state: undefined as FileAcl | null | undefined }));
+
+/**
+ * The ACL state stored in an open domain file, or null when it has none. Read once, then kept
+ * (`ACL_STATE`).
  */
 export function readFileAcl(f: DomainFile): FileAcl | null {
-  if (f.aclState !== undefined) return f.aclState;
+  const kept = f.state(ACL_STATE);
+  if (kept.state !== undefined) return kept.state;
   const text = f.reserved.readText(ACL_ATTR);
-  const state = text === undefined ? null : parseFileAcl(text);
-  f.aclState = state;
-  return state;
+  kept.state = text === undefined ? null : parseFileAcl(text);
+  return kept.state;
+}
+
+/**
+ * The ACL state of a domain file as this entry knows it, without reading the file; undefined
+ * when not read since the last event that dropped it. Who asks must know the file did not
+ * change on disk since (files.ts `unchangedOnDisk`).
+ */
+export function keptFileAcl(f: DomainFile): FileAcl | null | undefined {
+  return f.state(ACL_STATE).state;
 }
 
 /**
@@ -83,7 +100,7 @@ export function writeFileAcl(f: DomainFile, state: FileAcl): void {
   const objects: Record<string, Acl> = {};
   for (const [k, v] of Object.entries(state.objects)) if (f.isCurrentObjectKey(k) && Object.keys(v).length) objects[k] = v;
   f.reserved.writeText(ACL_ATTR, JSON.stringify({ version: 1, owner: state.owner, root: state.root, objects }));
-  f.aclState = { owner: state.owner, root: state.root, objects };
+  f.state(ACL_STATE).state = { owner: state.owner, root: state.root, objects };
 }
 
 /**

@@ -16,9 +16,44 @@ import { memSize } from '../hdf5/memory.js';
 import * as h5 from '../hdf5/objects.js';
 import type { ObjectKind } from '../hdf5/objects.js';
 import { DEFAULT_LIMITS, type Limits } from './limits.js';
-import { ATTR_CACHE_BYTES, ATTR_CACHE_VALUE_MAX, type AttrFacts, type DomainFile, RESERVED, type Times } from './domainFile.js';
+import { type DomainFile, RESERVED, type Times } from './domainFile.js';
+import { StateSlot } from './fileState.js';
 import { isUnsetAttribute, markUnsetAttribute } from './given.js';
 import { pageLimit, startAfterExact, takePage } from './paging.js';
+
+/**
+ * What a read learnt about one attribute: type, dataspace, (small) value in wire format, and the
+ * value as the REST API shows it (JSON text made once, base64, or null).
+ */
+interface AttrFacts {
+  type: TypeJson;
+  space: SpaceInfo;
+  wire?: Buffer;
+  shown?: { value: unknown; encoding?: 'base64' };
+  /** `type` and `shape` as JSON text, written once for listings (`headOf`). */
+  head?: { type: RawJson; shape: RawJson };
+  /**
+   * The item of attribute listings, with and without its value (`attributesOf`): the same
+   * object for every listing while the view lasts (kept bytes, http/present.ts).
+   */
+  listed?: { created: number };
+  listedBare?: { created: number };
+}
+
+/** Most bytes of attribute values one view keeps; larger single values are not kept. */
+const ATTR_CACHE_BYTES = 32 * 1024 * 1024;
+const ATTR_CACHE_VALUE_MAX = 256 * 1024;
+
+/**
+ * Attribute names (per object and order) and facts (per object and name) learnt from a file,
+ * with the bytes of values they hold (bounded by ATTR_CACHE_BYTES): a cache of the view
+ * (fileState.ts), so it lives until the file's next event.
+ */
+const ATTRS = new StateSlot('attributes', 'view', () => ({
+  names: new Map<string, string[]>(),
+  facts: new Map<bigint, Map<string, AttrFacts>>(),
+  bytes: 0,
+}));
 
 /** Shape JSON of a dataspace (wire-reference 3.2: unlimited is 0; maxdims only when extensible). */
 export function shapeJson(space: SpaceInfo): ShapeJson {
@@ -103,7 +138,8 @@ function presentCached(
   facts: AttrFacts,
   opts: ValueOptions,
 ): { value: unknown; encoding?: 'base64' } | undefined {
-  if (opts.base64 || f.attrFacts.get(addr)?.get(name) !== facts) return presentValue(f, addr, name, facts, opts);
+  const cache = f.state(ATTRS);
+  if (opts.base64 || cache.facts.get(addr)?.get(name) !== facts) return presentValue(f, addr, name, facts, opts);
   if (opts.maxDataSize && opts.maxDataSize > 0 && facts.wire && facts.wire.length > opts.maxDataSize) return undefined;
   if (facts.shown) return facts.shown;
   let shown = presentValue(f, addr, name, facts)!;
@@ -113,9 +149,9 @@ function presentCached(
     shown = { value: raw };
     bytes = raw.text.length + (raw.ignoreNanText === raw.text ? 0 : raw.ignoreNanText!.length);
   }
-  if (f.attrCacheBytes + bytes <= ATTR_CACHE_BYTES) {
+  if (cache.bytes + bytes <= ATTR_CACHE_BYTES) {
     facts.shown = shown;
-    f.attrCacheBytes += bytes;
+    cache.bytes += bytes;
   }
   return shown;
 }
@@ -151,12 +187,13 @@ function headOf(f: DomainFile, addr: bigint, name: string, facts: AttrFacts): { 
   if (facts.head) return facts.head;
   const type = facts.type;
   const shape = shapeJson(facts.space);
-  if (f.attrFacts.get(addr)?.get(name) !== facts) return { type, shape };
+  const cache = f.state(ATTRS);
+  if (cache.facts.get(addr)?.get(name) !== facts) return { type, shape };
   const head = { type: new RawJson(stringifyJson(type)), shape: new RawJson(stringifyJson(shape)) };
   const bytes = head.type.text.length + head.shape.text.length;
-  if (f.attrCacheBytes + bytes <= ATTR_CACHE_BYTES) {
+  if (cache.bytes + bytes <= ATTR_CACHE_BYTES) {
     facts.head = head;
-    f.attrCacheBytes += bytes;
+    cache.bytes += bytes;
   }
   return head;
 }
@@ -188,7 +225,7 @@ function withValue(item: AttributeJson, v: { value: unknown; encoding?: 'base64'
 function openAttr(f: DomainFile, oid: Hid, ownerId: string, name: string): Hid {
   checkAttrName(name);
   if (!io.attributeExists(oid, name)) {
-    if (f.goneIds.has(`${ownerId}/attributes/${name}`)) throw gone(`Attribute ${JSON.stringify(name)} has been deleted`);
+    if (f.isDeleted(`${ownerId}/attributes/${name}`)) throw gone(`Attribute ${JSON.stringify(name)} has been deleted`);
     throw notFound(`Attribute ${JSON.stringify(name)} not found`);
   }
   return io.openAttribute(oid, name);
@@ -231,7 +268,8 @@ export interface AttributeListOptions extends ValueOptions {
 
 function attrNames(f: DomainFile, oid: Hid, addr: bigint, createOrder: boolean): string[] {
   const key = `${addr}:${createOrder ? 'c' : 'n'}`;
-  const cached = f.attrNames.get(key);
+  const cache = f.state(ATTRS).names;
+  const cached = cache.get(key);
   if (cached) return cached;
   let names: string[] | undefined;
   if (createOrder) {
@@ -242,16 +280,17 @@ function attrNames(f: DomainFile, oid: Hid, addr: bigint, createOrder: boolean):
     }
   }
   names ??= io.listAttributeNames(oid, 'name');
-  f.attrNames.set(key, names);
+  cache.set(key, names);
   return names;
 }
 
 /**
  * Type, dataspace and (with `withValue`) the value of one attribute, from the file's attribute
- * cache when an earlier read left them there (dropped on every write and file change).
+ * cache when an earlier read left them there (the view's: replaced by every event of the file).
  */
 function attrFacts(f: DomainFile, oid: Hid, addr: bigint, name: string, withValue: boolean): AttrFacts {
-  let perObject = f.attrFacts.get(addr);
+  const cache = f.state(ATTRS);
+  let perObject = cache.facts.get(addr);
   const hit = perObject?.get(name);
   if (hit && (!withValue || hit.wire || hit.space.cls === 'H5S_NULL')) return hit;
   const aid = io.openAttribute(oid, name);
@@ -260,10 +299,10 @@ function attrFacts(f: DomainFile, oid: Hid, addr: bigint, name: string, withValu
     const facts: AttrFacts = { type: meta.type, space: meta.space };
     if (withValue && meta.space.cls !== 'H5S_NULL') facts.wire = io.readAttribute(aid, meta.type, spaceCount(meta.space), f.refs);
     const bytes = facts.wire?.length ?? 0;
-    if (bytes <= ATTR_CACHE_VALUE_MAX && f.attrCacheBytes + bytes <= ATTR_CACHE_BYTES) {
-      if (!perObject) f.attrFacts.set(addr, (perObject = new Map()));
+    if (bytes <= ATTR_CACHE_VALUE_MAX && cache.bytes + bytes <= ATTR_CACHE_BYTES) {
+      if (!perObject) cache.facts.set(addr, (perObject = new Map()));
       perObject.set(name, facts);
-      f.attrCacheBytes += bytes;
+      cache.bytes += bytes;
     }
     return facts;
   } finally {
@@ -281,13 +320,14 @@ export function attributesOf(f: DomainFile, oid: Hid, addr: bigint, opts: Attrib
   const start = startAfterExact(opts.marker, (name) => names.indexOf(name), 'an attribute of this object');
   const t = ownerTimes(f, oid);
   const plain = !opts.base64 && !(opts.maxDataSize && opts.maxDataSize > 0);
+  const cache = f.state(ATTRS);
   return takePage(
     names,
     start,
     pageLimit(opts.limit),
     (name) => {
       const facts = attrFacts(f, oid, addr, name, !!opts.includeData);
-      const keep = plain && f.attrFacts.get(addr)?.get(name) === facts;
+      const keep = plain && cache.facts.get(addr)?.get(name) === facts;
       const kept = keep ? (opts.includeData ? facts.listed : facts.listedBare) : undefined;
       if (kept && kept.created === t.created) return kept as AttributeJson;
       const head = headOf(f, addr, name, facts);
@@ -542,7 +582,7 @@ export function putAttributes(f: DomainFile, kind: ObjectKind, ownerId: string, 
       for (const t of todo) {
         if (t.exists) io.deleteAttribute(oid, t.name);
         writeNewAttribute(f, oid, t.name, t.spec);
-        f.goneIds.delete(`${ownerId}/attributes/${t.name}`);
+        f.noteRecreated(`${ownerId}/attributes/${t.name}`);
         markUnsetAttribute(f, addr, t.name, t.spec.wire === undefined && spaceCount(t.spec.space) > 0);
       }
       return 'created';
@@ -550,7 +590,7 @@ export function putAttributes(f: DomainFile, kind: ObjectKind, ownerId: string, 
     for (const t of todo) {
       if (t.exists) io.deleteAttribute(oid, t.name);
       io.renameAttribute(oid, t.name + TEMP_SUFFIX, t.name);
-      f.goneIds.delete(`${ownerId}/attributes/${t.name}`);
+      f.noteRecreated(`${ownerId}/attributes/${t.name}`);
       markUnsetAttribute(f, addr, t.name, t.spec.wire === undefined && spaceCount(t.spec.space) > 0);
     }
     return todo.length ? 'created' : 'exists';
@@ -602,7 +642,7 @@ export function deleteAttribute(f: DomainFile, kind: ObjectKind, ownerId: string
   f.withId(ownerId, kind, (oid) => {
     io.closeAttribute(openAttr(f, oid, ownerId, name));
     io.deleteAttribute(oid, name);
-    f.goneIds.add(`${ownerId}/attributes/${name}`);
+    f.noteDeleted(`${ownerId}/attributes/${name}`);
     markUnsetAttribute(f, h5.objectAddr(oid), name, false);
   });
 }
@@ -616,7 +656,7 @@ export function deleteAttributes(f: DomainFile, kind: ObjectKind, ownerId: strin
     for (const n of names) io.closeAttribute(openAttr(f, oid, ownerId, n));
     for (const n of names) {
       io.deleteAttribute(oid, n);
-      f.goneIds.add(`${ownerId}/attributes/${n}`);
+      f.noteDeleted(`${ownerId}/attributes/${n}`);
       markUnsetAttribute(f, h5.objectAddr(oid), n, false);
     }
   });

@@ -5,11 +5,62 @@
  * libhdf5 handles (libhdf5 refuses a read-write open of a file it has open read-only:
  * "file is already open for read-only").
  */
+import type fs from 'node:fs';
 import type { JournaledFile } from '../hdf5/journal.js';
 import type { Hid } from '../hdf5/lib.js';
-import type { FileSource, FileStamp } from './domainFile.js';
+import type { FileEvent } from './fileState.js';
 import { RWLock } from './rwlock.js';
 import type { CrossProcessLock } from './xlock.js';
+
+/** What identifies a version of a file on disk (a change means someone else wrote it). */
+export interface FileStamp {
+  size: number;
+  mtimeMs: number;
+  ino: number;
+  ctimeMs: number;
+  birthtimeMs: number;
+  /** Version tag of a file that is not local (an S3 object's ETag). */
+  etag?: string;
+}
+
+/**
+ * Where a domain's bytes come from when they are not a local file (a read-only S3 mount, see
+ * s3mount.ts). The file cache opens such a file with `open()` instead of libhdf5's local driver,
+ * never for writing, and takes `stamp` as the current version instead of stat(2).
+ */
+export interface FileSource {
+  /** The version as last checked (no I/O). */
+  readonly stamp: FileStamp;
+  /** Open the current version read-only. */
+  open(): Hid;
+  /** Close the handle after this long without requests (ms). */
+  readonly idleCloseMs: number;
+  /** Message of the 403 every write gets. */
+  readonly readOnlyMessage: string;
+  /**
+   * Message of the 403 a value operation gets on a dataset whose values live in other files
+   * (reach.ts): a mounted file's stored names would name files on this server's disk.
+   */
+  readonly reachRefusal: string;
+}
+
+/** The stamp of a stat(2) result. */
+export function stampOf(st: fs.Stats): FileStamp {
+  return { size: st.size, mtimeMs: st.mtimeMs, ino: st.ino, ctimeMs: st.ctimeMs, birthtimeMs: st.birthtimeMs };
+}
+
+/** Whether two stamps name the same version of a file (false when `a` is not known). */
+export function sameStamp(a: FileStamp | undefined, b: FileStamp): boolean {
+  return !!a && a.size === b.size && a.mtimeMs === b.mtimeMs && a.ino === b.ino && a.ctimeMs === b.ctimeMs && a.etag === b.etag;
+}
+
+/**
+ * What learnt something from a file and must hear what happens to it (a domain entry,
+ * domainFile.ts): told by the file cache (files.ts) alone, as fileState.ts's table says.
+ */
+export interface FileUser {
+  apply(event: FileEvent): void;
+}
 
 export class FileHandle {
   /** Readers-writer lock of the file inside this process. */
@@ -22,8 +73,7 @@ export class FileHandle {
   stamp: FileStamp | undefined;
   /** The lock file's commit counter when last seen (-1: never read). */
   counter = -1n;
-  /** Bumped whenever the file's content changed other than through a DomainFile's own write. */
-  epoch = 0;
+  /** When the file was last used (performance.now() ms). */
   lastUsed = 0;
   /** The journaled view of the file while `fid` is the read-write handle. */
   jf: JournaledFile | undefined;
@@ -31,8 +81,8 @@ export class FileHandle {
   sbVersion = 0;
   /** performance.now() when the current write session took the exclusive lock. */
   sessionStart = 0;
-  /** DomainFile entries that use this handle. */
-  refs = 0;
+  /** The domain entries of this file (one per domain name that leads to it): told what happens to it. */
+  readonly users = new Set<FileUser>();
   /** Where the bytes come from when the file is not local (read-only mounts; no `xl` then). */
   source: FileSource | undefined;
 

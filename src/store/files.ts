@@ -21,6 +21,10 @@
  *   died) is rolled back before the file is served, and logged; so are the repairs of files left
  *   open by a crashed writer of another program (superblock status flags) or of an older h5store
  *   (stale proper-lockfile directory).
+ * - It alone says what happened to a file (`happened`: fileState.ts's events, written by this
+ *   process or changed under us), and tells every domain entry of the file, whose state then
+ *   lives or goes as fileState.ts's table says. Nothing else decides whether what was learnt
+ *   from a file is still current.
  */
 import fs from 'node:fs';
 import { H5StoreError, forbidden, internal, notFound } from '../errors.js';
@@ -29,8 +33,10 @@ import { JournaledFile, applyRollback, readHeader, writeHeader, type JournalHead
 import { Hdf5Error } from '../hdf5/lib.js';
 import * as h5 from '../hdf5/objects.js';
 import { allowDirectWrites, handleIdentity, openJournaled, repairStatusAndEoa, setDirectWriteDurability } from '../hdf5/vfd.js';
-import { DomainFile, type FileSource, sameStamp, stampOf } from './domainFile.js';
-import { FileHandle } from './fileHandle.js';
+import { DomainFile } from './domainFile.js';
+import { FileHandle, type FileSource, sameStamp, stampOf } from './fileHandle.js';
+import { AFTER, type FileEvent } from './fileState.js';
+import type { DomainPaths, ReachContext } from './paths.js';
 import { legacyLockOf, legacyLockState, lockFileOf } from './servicefiles.js';
 import { StatCache } from './statCache.js';
 import { CrossProcessLock, syncDir } from './xlock.js';
@@ -45,6 +51,8 @@ export interface FileLog {
 const silent: FileLog = { warn() {}, info() {}, debug() {} };
 
 export interface FileCacheOptions {
+  /** The data directory's paths: where the files a dataset reaches are judged from (reach.ts). */
+  paths: DomainPaths;
   /** Close a handle after this long without use (ms). */
   idleCloseMs: number;
   /** At most this many files open at once (least recently used idle ones are closed). */
@@ -60,7 +68,7 @@ export interface FileCacheOptions {
   log?: FileLog;
   /** Told about lock waits and refusals (metrics). */
   observer?: StoreObserver;
-  /** Shared short-lived stat cache (statCache.ts); cleared by every write of this process. */
+  /** Shared short-lived stat cache (statCache.ts); cleared by every event (`happened`). */
   stats?: StatCache;
 }
 
@@ -120,20 +128,30 @@ function isFileAt(p: string, st: fs.BigIntStats): boolean {
   }
 }
 
+/** A domain's entry and the stat result (statCache.ts) it was last found to match by `entry`. */
+interface Known {
+  f: DomainFile;
+  matched: object | undefined;
+}
+
 export class FileCache {
-  private readonly domains = new Map<string, DomainFile>();
+  private readonly domains = new Map<string, Known>();
   private readonly handles = new Map<string, FileHandle>();
+  /** Per domain name: ids, links and attributes deleted in this process (410), outliving its entries. */
   private readonly goneIds = new Map<string, Set<string>>();
+  /** The reach context of local files (mounted ones refuse: `FileSource.reachRefusal`). */
+  private readonly reach: ReachContext;
   private readonly sweeper: NodeJS.Timeout;
   private readonly log: FileLog;
   private readonly durable: boolean;
   private readonly lockWaitMs: number;
   private readonly burstMs: number;
-  /** stat results of the last few ms (statCache.ts); cleared whenever this process writes. */
+  /** stat results of the last few ms (statCache.ts); cleared by every event (`happened`). */
   readonly stats: StatCache;
 
   constructor(private readonly opts: FileCacheOptions) {
     this.log = opts.log ?? silent;
+    this.reach = { paths: opts.paths };
     this.stats = opts.stats ?? new StatCache();
     this.durable = (opts.fsync ?? 'always') === 'always';
     this.lockWaitMs = opts.lockWaitMs ?? 5000;
@@ -160,14 +178,15 @@ export class FileCache {
     } catch {
       throw notFound(`Domain ${domain} not found`);
     }
-    const f = this.domains.get(domain);
+    const known = this.domains.get(domain);
+    const f = known?.f;
     // the stat cache's same result as the last request's: nothing to compare again
-    if (f !== undefined && f.matchedStat === st && f.path === fsPath) return f;
+    if (f !== undefined && known!.matched === st && f.path === fsPath) return f;
     // Device and inode name the file; its birth time tells a reused inode from the file that had
     // it (deleted behind the server's back): that one's handle must never serve the new file.
     const key = `${st.dev}:${st.ino}:${st.birthtimeNs}`;
     if (f && f.path === fsPath && f.handle.key === key) {
-      f.matchedStat = st;
+      known!.matched = st;
       return f;
     }
     let h = this.handles.get(key);
@@ -192,13 +211,7 @@ export class FileCache {
       h = new FileHandle(key, st.dev, st.ino, real, new CrossProcessLock(real, lockFileOf(real), st.ino, { waitMs: this.lockWaitMs, durable: this.durable, leaseMs: this.opts.readLeaseMs ?? 20, recheckMs: Math.max(1, this.stats.freshMs) }));
       this.handles.set(key, h);
     }
-    let gone = this.goneIds.get(domain);
-    if (!gone) this.goneIds.set(domain, (gone = new Set()));
-    const nf = new DomainFile(domain, fsPath, gone, h);
-    h.refs++;
-    if (f) this.unref(f.handle);
-    this.domains.set(domain, nf);
-    return nf;
+    return this.newEntry(domain, fsPath, h, f, this.reach);
   }
 
   /**
@@ -206,26 +219,76 @@ export class FileCache {
    * `url`, opened with `source.open()`, never written, and takes no cross-process lock.
    */
   mountedEntry(domain: string, url: string, source: FileSource): DomainFile {
-    const f = this.domains.get(domain);
+    const f = this.domains.get(domain)?.f;
     let h = this.handles.get(url);
     if (!h) {
       h = new FileHandle(url, 0n, 0n, url, undefined);
       this.handles.set(url, h);
     }
     h.source = source;
+    h.lastUsed = performance.now(); // the sweeper stays away while the request gets to the file
     if (f && f.handle === h) return f;
+    return this.newEntry(domain, url, h, f, { ...this.reach, refuse: source.reachRefusal });
+  }
+
+  /**
+   * A new entry for `domain` (its first, or another file is at its path now: the `replaced`
+   * event of fileState.ts, whose row is exactly this: nothing of `old` but the domain name's
+   * deleted ids).
+   */
+  private newEntry(domain: string, path: string, h: FileHandle, old: DomainFile | undefined, reach: ReachContext): DomainFile {
     let gone = this.goneIds.get(domain);
     if (!gone) this.goneIds.set(domain, (gone = new Set()));
-    const nf = new DomainFile(domain, url, gone, h);
-    h.refs++;
-    if (f) this.unref(f.handle);
-    this.domains.set(domain, nf);
+    const nf = new DomainFile(domain, path, gone, h, reach);
+    h.users.add(nf);
+    if (old) this.unref(old);
+    this.domains.set(domain, { f: nf, matched: undefined });
     return nf;
   }
 
-  private unref(h: FileHandle): void {
-    h.refs--;
-    if (h.refs <= 0 && h.idle) this.dropHandle(h);
+  private unref(f: DomainFile): void {
+    const h = f.handle;
+    h.users.delete(f);
+    if (h.users.size === 0 && h.idle) this.dropHandle(h);
+  }
+
+  /**
+   * What happened to a file, said here and nowhere else: every domain entry of the file hears it
+   * (the entry `by` which this process wrote hears the event itself, the file's other names what
+   * fileState.ts's table says they see; without `by`, all hear it), and the stat cache forgets
+   * (a stat may now say something else).
+   */
+  private happened(h: FileHandle, event: FileEvent, by?: DomainFile): void {
+    this.stats.clear();
+    const others = AFTER[event].others;
+    if (by !== undefined && !h.users.has(by)) by.apply(event); // a retired entry (`retiredUse`)
+    for (const u of h.users) {
+      if (by === undefined || u === by) u.apply(event);
+      else if (others) u.apply(others);
+    }
+  }
+
+  /**
+   * An entry that is no longer its domain's (another file took the path, or the path another
+   * file, while a request that had it waited for the file's lock) no longer hears the file's
+   * events: whenever such a request uses it, it hears `replaced` (knows nothing) first.
+   */
+  private retiredUse(f: DomainFile): void {
+    if (!f.handle.users.has(f)) f.apply('replaced');
+  }
+
+  /**
+   * Whether nothing changed on disk since this process last saw the file of `f` (`st`: its stat
+   * now): what the entry learnt may be used without the file's locks (the ACL check,
+   * store.ts). Changes other programs made without changing the stamp are seen under the locks.
+   */
+  unchangedOnDisk(f: DomainFile, st: fs.Stats): boolean {
+    return sameStamp(f.handle.stamp, stampOf(st));
+  }
+
+  /** This process changed the data directory (a domain or folder made or deleted, a folder's ACL written). */
+  directoryChanged(): void {
+    this.stats.clear();
   }
 
   private dropHandle(h: FileHandle): void {
@@ -305,6 +368,7 @@ export class FileCache {
     const endSection = openSection();
     try {
       while (hdf5Busy()) await whenIdle(); // libhdf5 free until the next await (heavy.ts)
+      this.retiredUse(f);
       const src = h.source!;
       const stamp = src.stamp;
       if (h.fid !== undefined && !sameStamp(h.stamp, stamp)) this.closeHandle(h);
@@ -312,10 +376,10 @@ export class FileCache {
         if (this.openCount() >= this.opts.maxOpenFiles) this.closeLeastRecent();
         h.fid = src.open();
         h.writable = false;
-        if (h.stamp !== undefined && !sameStamp(h.stamp, stamp)) h.epoch++;
+        const changed = h.stamp !== undefined && !sameStamp(h.stamp, stamp);
         h.stamp = stamp;
+        if (changed) this.happened(h, 'changed');
       }
-      this.syncEpoch(f);
       h.lastUsed = performance.now();
     } catch (e) {
       endSection();
@@ -355,9 +419,9 @@ export class FileCache {
    */
   private prepareRead(f: DomainFile, first: boolean): void {
     const h = f.handle;
+    this.retiredUse(f);
     const st = this.statHandle(f);
     if (!first && h.fid !== undefined) {
-      this.syncEpoch(f);
       h.lastUsed = performance.now();
       return;
     }
@@ -385,11 +449,12 @@ export class FileCache {
       }
       h.fid = fid;
       h.writable = false;
-      if (h.counter !== counter || !sameStamp(h.stamp, stamp)) h.epoch++;
+      // changed since this process last saw it (its first sight is no change)
+      const changed = (h.counter !== counter || !sameStamp(h.stamp, stamp)) && (h.counter !== -1n || h.stamp !== undefined);
       h.counter = counter;
       h.stamp = stamp;
+      if (changed) this.happened(h, 'changed');
     }
-    this.syncEpoch(f);
     h.lastUsed = performance.now();
   }
 
@@ -407,14 +472,6 @@ export class FileCache {
       throw new H5StoreError('Unavailable', 'The domain file was replaced during the request; try again', { 'Retry-After': '1' });
     }
     return st;
-  }
-
-  /** Forget what a domain entry learnt when the file changed since (another name's write...). */
-  private syncEpoch(f: DomainFile): void {
-    if (f.seenEpoch !== f.handle.epoch) {
-      f.resetState();
-      f.seenEpoch = f.handle.epoch;
-    }
   }
 
   // -------------------------------------------------------------------------------------------
@@ -438,7 +495,6 @@ export class FileCache {
     }
     let keep = false;
     let endSection: (() => void) | undefined;
-    this.stats.clear();
     try {
       const fresh = !h.xl.holdsExclusive;
       if (fresh) {
@@ -475,21 +531,19 @@ export class FileCache {
         } catch (e2) {
           // The journal stays active on disk: the next request repairs the file.
           this.log.warn({ domain: f.domain, err: (e2 as Error).message }, 'rolling back a failed write failed; retried on next use');
+        } finally {
+          this.happened(h, 'writeFailed', f);
         }
         throw asStoreError(e);
       }
-      h.epoch++;
-      f.seenEpoch = h.epoch;
-      f.invalidateCaches();
-      this.stats.clear();
       try {
         h.stamp = stampOf(fs.statSync(f.path));
       } catch {
         h.stamp = undefined;
       }
+      this.happened(h, 'written', f);
       return result;
     } finally {
-      this.stats.clear();
       h.lastUsed = performance.now();
       if (!keep) {
         while (hdf5Busy()) await whenIdle();
@@ -507,6 +561,7 @@ export class FileCache {
    */
   private prepareWrite(f: DomainFile, fresh: boolean): void {
     const h = f.handle;
+    this.retiredUse(f);
     const st = this.statHandle(f);
     if (fresh) {
       const hdr = h.xl.header();
@@ -516,12 +571,13 @@ export class FileCache {
       const counter = after.kind === 'ok' ? after.header.counter : after.kind === 'none' ? 0n : -2n;
       const stamp = stampOf(st);
       if (h.counter !== counter || !sameStamp(h.stamp, stamp)) {
-        // Written by someone else since this process last saw it: a handle open on it has a
-        // stale view (closed writing nothing), and what was learnt is forgotten.
+        // Written by someone else since this process last saw it (its first sight is no
+        // change): a handle open on it has a stale view (closed writing nothing).
         this.closeHandle(h);
-        if (h.counter !== -1n || h.stamp !== undefined) h.epoch++;
+        const changed = h.counter !== -1n || h.stamp !== undefined;
         h.counter = counter;
         h.stamp = stamp;
+        if (changed) this.happened(h, 'changed');
       }
       if (h.fid !== undefined && !h.writable) this.closeHandle(h);
     }
@@ -544,7 +600,7 @@ export class FileCache {
     } else {
       h.jf!.begin(counter);
     }
-    this.syncEpoch(f);
+    this.happened(h, 'writing', f);
   }
 
   /** After a failed write: close the handle (whatever libhdf5 flushes is journaled), roll back. */
@@ -558,9 +614,6 @@ export class FileCache {
     const report = h.jf?.rollback();
     if (h.jf) h.counter = h.jf.commitCounter;
     h.jf = undefined;
-    h.epoch++;
-    f.resetState();
-    f.seenEpoch = h.epoch;
     try {
       h.stamp = stampOf(fs.statSync(f.path));
     } catch {
@@ -625,9 +678,8 @@ export class FileCache {
     return () => {
       endSection();
       withdraw?.();
-      h.epoch++; // written behind the handle's back: what was learnt is forgotten
       h.stamp = undefined;
-      this.stats.clear();
+      this.happened(h, 'changed'); // written behind the handle's back
       h.lastUsed = performance.now();
       if (fresh) this.endSession(h);
     };
@@ -647,7 +699,6 @@ export class FileCache {
         this.statHandle(f);
         return this.repairLocked(f, why);
       } finally {
-        this.stats.clear();
         this.endSession(h);
       }
     } finally {
@@ -711,7 +762,7 @@ export class FileCache {
     const after = h.xl.header();
     h.counter = after.kind === 'ok' ? after.header.counter : 0n;
     h.stamp = undefined;
-    h.epoch++;
+    this.happened(h, 'changed');
     return true;
   }
 
@@ -853,11 +904,11 @@ export class FileCache {
 
   /** Forget a domain entirely (after DELETE /). */
   forget(domain: string): void {
-    this.stats.clear();
-    const f = this.domains.get(domain);
-    if (!f) return;
+    this.directoryChanged();
+    const known = this.domains.get(domain);
+    if (!known) return;
     this.domains.delete(domain);
-    this.unref(f.handle);
+    this.unref(known.f);
   }
 
   private openCount(): number {
@@ -881,7 +932,7 @@ export class FileCache {
       // A burst whose next writer never came (should not happen): end it.
       if (h.local && h.xl.holdsExclusive && h.lock.idle && now - h.lastUsed >= this.burstMs) this.endSession(h);
       if (!h.idle || now - h.lastUsed < (h.source?.idleCloseMs ?? this.opts.idleCloseMs)) continue;
-      if (h.refs <= 0) this.dropHandle(h);
+      if (h.users.size === 0) this.dropHandle(h);
       else {
         this.closeHandle(h);
         if (h.local) h.xl.close();

@@ -18,6 +18,7 @@
  * (e.g. a fill value changed by another program is reported as the file has it).
  */
 import type { DomainFile } from './domainFile.js';
+import { StateSlot } from './fileState.js';
 
 /** What one object keeps. */
 export interface GivenEntry {
@@ -38,7 +39,7 @@ export interface GivenCreation {
   extra?: Record<string, unknown>;
 }
 
-/** The state of one file: entries by object key (DomainFile.objectKey). */
+/** The state of one file: entries by object key (objectIndex.ts `objectKey`). */
 export interface GivenState {
   objects: Record<string, GivenEntry>;
 }
@@ -66,15 +67,21 @@ export function parseGiven(text: string): GivenState {
 }
 
 /**
- * The state stored in an open domain file (empty when none). Cached on the file until the next
- * write or change on disk; costs nothing for files without the reserved group.
+ * A domain file's given state as read, undefined before it is read. Kept state (fileState.ts):
+ * `writeGiven` keeps it current across this process's writes; every other event drops it.
+ */
+const GIVEN_STATE = new StateSlot('given', 'kept', () => ({ state: undefined as GivenState | undefined }));
+
+/**
+ * The state stored in an open domain file (empty when none). Read once, then kept
+ * (`GIVEN_STATE`); costs nothing for files without the reserved group.
  */
 export function readGiven(f: DomainFile): GivenState {
-  if (f.givenState !== undefined) return f.givenState;
+  const kept = f.state(GIVEN_STATE);
+  if (kept.state !== undefined) return kept.state;
   const text = f.reserved.readText(GIVEN_ATTR);
-  const state: GivenState = text === undefined ? { objects: {} } : parseGiven(text);
-  f.givenState = state;
-  return state;
+  kept.state = text === undefined ? { objects: {} } : parseGiven(text);
+  return kept.state;
 }
 
 /** The entry of one object (by address), if any. */
@@ -109,7 +116,7 @@ export function updateGiven(f: DomainFile, addr: bigint, change: (e: GivenEntry)
 function writeGiven(f: DomainFile, state: GivenState): void {
   const empty = Object.keys(state.objects).length === 0;
   f.reserved.writeText(GIVEN_ATTR, empty ? undefined : JSON.stringify({ version: 1, objects: state.objects }));
-  f.givenState = state;
+  f.state(GIVEN_STATE).state = state;
 }
 
 /** Mark an attribute as created without a value, or as holding one (`unset` false). */

@@ -136,7 +136,6 @@ export function deleteObject(f: DomainFile, kind: ObjectKind, id: string): void 
     for (const gid of open) h5.closeObject(gid);
     h5.closeObject(target);
   }
-  f.invalidateCaches();
   f.reserved.dropIfEmpty();
   settleFreed(f, candidates);
 }

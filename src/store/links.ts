@@ -192,8 +192,9 @@ function linkText(l: LinkJson): LinkText {
  * The links of a group, paged, as JSON text pieces (`LinkText`, for GET .../links): ascending
  * name order (or creation order when asked and the group tracks it), starting after `marker`
  * (with or without surrounding double quotes). The kinds of the page's hard-link targets are
- * learnt in one go (`DomainFile.learnKinds`); the pieces are cached per link until the next
- * write (only they: fewer long-lived objects per link for the garbage collector).
+ * learnt in one go (`DomainFile.learnKinds`); the pieces are kept per link in the view of the
+ * file (fileState.ts, until its next event; only they: fewer long-lived objects per link for
+ * the garbage collector).
  * @returns the page's pieces, and `next`: the marker of the following page when the page is full
  *   (`limit` links) and links follow (the name of its last link), with `after`: the pieces of the
  *   link after the page when they are cached already
@@ -221,8 +222,8 @@ export function listLinksPage(f: DomainFile, groupId: string, opts: LinkListOpti
 }
 
 /**
- * The links of a group, paged as `listLinksPage`, as `LinkJson` items (cached per link until the
- * next write; callers copy before changing them).
+ * The links of a group, paged as `listLinksPage`, as `LinkJson` items (kept per link in the view
+ * of the file until its next event; callers copy before changing them).
  * @throws H5StoreError NotFound when the marker is not a link of the group (wire-reference 0.9).
  */
 export function listLinks(f: DomainFile, groupId: string, opts: LinkListOptions): LinkJson[] {
@@ -332,7 +333,7 @@ export function getLink(f: DomainFile, groupId: string, name: string): { link: L
 function findLink(f: DomainFile, gid: Hid, gaddr: bigint, name: string, groupId: string): LinkRecord {
   const rec = f.isReservedName(gaddr, name) ? undefined : h5.getLink(gid, name);
   if (!rec) {
-    if (f.goneIds.has(`${groupId}/links/${name}`)) throw gone(`Link ${JSON.stringify(name)} has been deleted`);
+    if (f.isDeleted(`${groupId}/links/${name}`)) throw gone(`Link ${JSON.stringify(name)} has been deleted`);
     throw notFound(`Link ${JSON.stringify(name)} not found`);
   }
   return rec;
@@ -492,7 +493,7 @@ function makeLink(f: DomainFile, gid: Hid, groupId: string, p: LinkPlan): void {
   } else {
     h5.createSoftLink(gid, name, spec.h5path);
   }
-  f.goneIds.delete(`${groupId}/links/${name}`);
+  f.noteRecreated(`${groupId}/links/${name}`);
 }
 
 /**
@@ -516,7 +517,6 @@ export function putLinks(f: DomainFile, groupId: string, items: [string, LinkSpe
     const plans = items.map(([name, spec]) => planLink(f, gid, gaddr, name, spec));
     const todo = plans.filter((p) => !p.exists);
     for (const p of todo) makeLink(f, gid, groupId, p);
-    if (todo.length) f.invalidateCaches();
     return todo.length ? 'created' : 'exists';
   });
 }
@@ -542,7 +542,7 @@ export function deleteLink(f: DomainFile, groupId: string, name: string): void {
   checkLinkName(name);
   f.withId(groupId, 'group', (gid, gaddr) => {
     // Deleting an already-deleted link succeeds (wire-reference 2.2, HSDS behaviour).
-    if (f.goneIds.has(`${groupId}/links/${name}`) && !h5.linkExists(gid, name)) return;
+    if (f.isDeleted(`${groupId}/links/${name}`) && !h5.linkExists(gid, name)) return;
     const rec = findLink(f, gid, gaddr, name, groupId);
     let freedCandidates: Map<bigint, ObjectKind | undefined> | undefined;
     if (rec.cls === 'H5L_TYPE_HARD' && rec.addr !== undefined) {
@@ -550,8 +550,7 @@ export function deleteLink(f: DomainFile, groupId: string, name: string): void {
       if (info.rc <= 1) freedCandidates = subtree(f, gid, name, info);
     }
     h5.deleteLink(gid, name);
-    f.goneIds.add(`${groupId}/links/${name}`);
-    f.invalidateCaches();
+    f.noteDeleted(`${groupId}/links/${name}`);
     if (freedCandidates) settleFreed(f, freedCandidates);
   });
 }
@@ -596,7 +595,6 @@ export function putLinksBulk(f: DomainFile, items: LinkPut[]): 'created' | 'exis
     });
     made += g.todo.length;
   }
-  if (made) f.invalidateCaches();
   return made ? 'created' : 'exists';
 }
 
@@ -802,7 +800,6 @@ export function linkNewObject(f: DomainFile, oid: Hid, plan: PlacePlan): bigint 
     });
   }
   h5.withObject(f.h, cur, (pg) => h5.linkObject(oid, pg, plan.name));
-  f.invalidateCaches();
   return cur;
 }
 

@@ -66,6 +66,16 @@ export function parentDomain(domain: string): string {
 }
 
 /** Maps normalised domain paths to file system paths under one root directory. */
+/** Where the files a dataset reaches are judged from (reach.ts; one per domain entry). */
+export interface ReachContext {
+  paths: DomainPaths;
+  /**
+   * Set for files that may reach no other file (read-only mounts: their stored names would name
+   * files on this server's disk): any dataset whose values live elsewhere answers 403 with this.
+   */
+  refuse?: string;
+}
+
 export class DomainPaths {
   readonly root: string;
   /** The data directory's real path (symlinks resolved). */

@@ -34,8 +34,10 @@ import * as io from '../hdf5/io.js';
 import type { ExternalFile, VirtualMapping } from '../hdf5/io.js';
 import { type Hid, openPathNoElink } from '../hdf5/lib.js';
 import * as h5 from '../hdf5/objects.js';
+import { AddrMap } from './addrMap.js';
 import type { DomainFile } from './domainFile.js';
-import { type DomainPaths, normalizeDomain } from './paths.js';
+import { StateSlot } from './fileState.js';
+import { type ReachContext, normalizeDomain } from './paths.js';
 
 /** Most files one dataset may reach (sources of `%b` patterns and nested datasets included). */
 export const MAX_REACHED_FILES = 4096;
@@ -77,15 +79,14 @@ export function storageKind(storage: { layout: number; external?: ExternalFile[]
   return 'plain';
 }
 
-/** Where the files a dataset reaches are judged from. */
-export interface ReachContext {
-  paths: DomainPaths;
-  /**
-   * Set for files that may reach no other file (read-only mounts: their stored names would name
-   * files on this server's disk): any dataset whose values live elsewhere answers 403 with this.
-   */
-  refuse?: string;
-}
+export type { ReachContext };
+
+/**
+ * Storage kinds of datasets by address, with the address generation they were learnt for (a
+ * dataset's layout never changes; an address freed and reused gets a new generation). Part of
+ * the object index (fileState.ts): kept across this process's writes.
+ */
+const STORAGE_KINDS = new StateSlot('storage kinds', 'index', () => new AddrMap<{ gen: number; kind: StorageKind }>());
 
 interface Walk {
   ctx: ReachContext;
@@ -346,16 +347,15 @@ function judge(ctx: ReachContext, p: string, what: string, hops = 0): Judged {
   return { real, domain, exists };
 }
 
-/** The storage kind of an open dataset of `f` (cached per address). */
+/** The storage kind of an open dataset of `f` (learnt once per address and generation). */
 export function storageKindOf(f: DomainFile, did: Hid, addr: bigint): StorageKind {
-  let k = f.storageKinds.get(addr);
-  if (k === undefined) f.storageKinds.set(addr, (k = storageKind(io.datasetStorage(did))));
-  return k;
-}
-
-function contextOf(f: DomainFile): ReachContext {
-  if (!f.reach) throw new Error(`domain ${f.domain} has no reach context`);
-  return f.reach;
+  const kinds = f.state(STORAGE_KINDS);
+  const gen = f.index.generation(addr);
+  const known = kinds.get(addr);
+  if (known !== undefined && known.gen === gen) return known.kind;
+  const kind = storageKind(io.datasetStorage(did));
+  kinds.set(addr, { gen, kind });
+  return kind;
 }
 
 /**
@@ -365,7 +365,7 @@ function contextOf(f: DomainFile): ReachContext {
  */
 export function reachOfDataset(f: DomainFile, did: Hid, addr: bigint): ReachedFile[] {
   if (storageKindOf(f, did, addr) === 'plain') return [];
-  return reachOf(contextOf(f), { fid: f.h, path: f.path }, did);
+  return reachOf(f.reach, { fid: f.h, path: f.path }, did);
 }
 
 /**
@@ -382,7 +382,7 @@ export function typeAndSpaceOf(
 ): { type: TypeJson; space: io.SpaceInfo; extentStored?: boolean } {
   if (storageKindOf(f, did, addr) === 'virtual-unlimited') {
     try {
-      reachOf(contextOf(f), { fid: f.h, path: f.path }, did);
+      reachOf(f.reach, { fid: f.h, path: f.path }, did);
     } catch (e) {
       if (!(e instanceof H5StoreError)) throw e;
       const space = io.storedVirtualSpace(did);

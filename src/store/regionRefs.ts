@@ -7,11 +7,20 @@
 import { parseRegionRef } from '../codec/values.js';
 import { badRequest } from '../errors.js';
 import * as io from '../hdf5/io.js';
+import type { Hid } from '../hdf5/lib.js';
+import type { ObjectKind } from '../hdf5/objects.js';
 import { createRegionRef, readRegionRef } from '../hdf5/regions.js';
-import type { DomainFile } from './domainFile.js';
+
+/** What region references need of their domain file (domainFile.ts's entry, which builds its codec with them). */
+export interface RegionFile {
+  /** The open file. */
+  readonly h: Hid;
+  idOf(addr: bigint, kind: ObjectKind): string;
+  withId<T>(id: string, expected: ObjectKind | undefined, fn: (oid: Hid, addr: bigint) => T): T;
+}
 
 /** JSON text of a (non-null) region reference; `''` when it names no dataset of the file. */
-export function regionToJson(f: DomainFile, ref: Buffer): string {
+export function regionToJson(f: RegionFile, ref: Buffer): string {
   const r = readRegionRef(f.h, ref);
   if (!r) return '';
   const out: Record<string, unknown> = { id: f.idOf(r.addr, 'dataset'), select_type: r.selectType };
@@ -25,7 +34,7 @@ export function regionToJson(f: DomainFile, ref: Buffer): string {
  * blocks must have its rank and lie inside its extent.
  * @throws BadRequest (malformed, wrong rank, out of bounds, not a dataset), NotFound (unknown id)
  */
-export function regionFromJson(f: DomainFile, text: string): Buffer {
+export function regionFromJson(f: RegionFile, text: string): Buffer {
   let parsed: unknown;
   try {
     parsed = JSON.parse(text);

@@ -6,7 +6,9 @@
  * and its internal datasets are hidden from every listing and never addressable by id; the group
  * exists only while it holds something.
  *
- * Synchronous, with the domain lock held and the file open (as `DomainFile`, which owns one).
+ * Synchronous, with the domain lock held and the file open (as the object index, objectIndex.ts,
+ * which owns one). It only changes the file inside a write, whose view keeps nothing
+ * (fileState.ts), so listings never meet a root group cached from before.
  */
 import * as io from '../hdf5/io.js';
 import type { Hid } from '../hdf5/lib.js';
@@ -29,8 +31,6 @@ export interface ReservedHost {
   ensureLoaded(): void;
   /** An object at `addr` became internal (it must not be known as an addressable object). */
   becameInternal(addr: bigint): void;
-  /** The root group's links changed (caches of listings are stale). */
-  changed(): void;
 }
 
 export class ReservedGroup {
@@ -40,12 +40,6 @@ export class ReservedGroup {
   private readonly internal = new Set<bigint>();
 
   constructor(private readonly host: ReservedHost) {}
-
-  /** Forget what was read (the file changed on disk or was reopened). */
-  reset(): void {
-    this.addr = undefined;
-    this.internal.clear();
-  }
 
   /**
    * Look the group up in the root group and read the generations table.
@@ -110,7 +104,6 @@ export class ReservedGroup {
     this.addr = addr;
     this.internal.add(addr);
     this.host.becameInternal(addr);
-    this.host.changed();
     return gid;
   }
 
@@ -129,7 +122,6 @@ export class ReservedGroup {
       h5.deleteLink(root, RESERVED);
       if (this.addr) this.internal.delete(this.addr);
       this.addr = null;
-      this.host.changed();
     }
   }
 

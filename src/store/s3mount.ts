@@ -20,8 +20,8 @@ import { GetObjectCommand, HeadObjectCommand, ListObjectsV2Command, S3Client, ty
 import { H5StoreError, badRequest, notFound, notImplemented } from '../errors.js';
 import type { Hid } from '../hdf5/lib.js';
 import { openImage, openRos3, type Ros3Credentials } from '../hdf5/ros3.js';
-import type { DomainFile, FileSource, FileStamp } from './domainFile.js';
-import { sameStamp } from './domainFile.js';
+import type { DomainFile } from './domainFile.js';
+import { type FileSource, type FileStamp, sameStamp } from './fileHandle.js';
 import type { FileCache } from './files.js';
 import { type Mount, type MountedEntry, type MountedItem, isUnder } from './mount.js';
 import { normalizeDomain } from './paths.js';
@@ -85,6 +85,10 @@ class S3Object implements FileSource {
 
   get readOnlyMessage(): string {
     return `${this.mount.domainOf(this.key)} is in the read-only archive ${this.mount.at} (${this.mount.source}): writes are not allowed`;
+  }
+
+  get reachRefusal(): string {
+    return `${this.mount.domainOf(this.key)} is in the archive ${this.mount.at} (${this.mount.source}), which cannot reach other files`;
   }
 
   /** Objects read whole: small enough and not empty. */
@@ -198,10 +202,10 @@ export class S3Mount implements Mount {
       if ((await this.stat(domain)).kind === 'folder') throw badRequest(`${domain} is a folder, not a domain`);
     }
     const obj = await this.fresh(key);
+    // (the entry's file counts as used now: the sweeper, which closes files idle longer than
+    // idleCloseMs, stays away while this request gets to it) then make sure a whole-object copy
+    // is ready if the file must be opened.
     const f = cache.mountedEntry(domain, `s3://${this.bucket}/${key}`, obj);
-    // Keep the sweeper away while this request gets to the file (it closes files idle longer
-    // than idleCloseMs), then make sure a whole-object copy is ready if the file must be opened.
-    f.handle.lastUsed = performance.now();
     if (obj.whole && (f.fid === undefined || !sameStamp(f.stamp, obj.stamp))) await this.fetchWhole(obj);
     return f;
   }

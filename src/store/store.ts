@@ -16,12 +16,12 @@ import { hdf5Busy, whenIdle } from '../hdf5/heavy.js';
 import { LIB_INFO, openObjectCount } from '../hdf5/lib.js';
 import * as h5 from '../hdf5/objects.js';
 import type { ObjectKind } from '../hdf5/objects.js';
-import { FolderAcls, type FileAcl, type FolderAcl, readFileAcl, writeFileAcl } from './acls.js';
+import { FolderAcls, type FileAcl, type FolderAcl, keptFileAcl, readFileAcl, writeFileAcl } from './acls.js';
 import { fileStatus } from './fileStatus.js';
 import * as attrs from './attributes.js';
 import * as dsets from './datasets.js';
 import * as dtypes from './datatypes.js';
-import { type DomainFile, sameStamp, stampOf } from './domainFile.js';
+import type { DomainFile } from './domainFile.js';
 import { FileCache, type FileLog, type StoreObserver } from './files.js';
 import * as groups from './groups.js';
 import * as links from './links.js';
@@ -169,6 +169,7 @@ export class Store {
     this.paths = new DomainPaths(opts.root, undefined, stats);
     this.folders = new FolderAcls(this.paths.realRoot);
     this.files = new FileCache({
+      paths: this.paths,
       stats,
       idleCloseMs: opts.idleCloseMs,
       maxOpenFiles: opts.maxOpenFiles,
@@ -308,21 +309,17 @@ export class Store {
     const { p, st } = this.statOf(domain);
     if (st.isDirectory()) throw badRequest(`${domain} is a folder, not a domain`);
     if (!st.isFile()) throw badRequest(`${domain} is not a regular file`);
-    const f = this.files.entry(domain, p);
-    f.reach ??= { paths: this.paths };
-    return f;
+    return this.files.entry(domain, p);
   }
 
   /**
    * The file entry of a domain: a local file, or an object of a read-only mount (whose datasets
-   * may reach no other file: reach.ts refuses them).
+   * may reach no other file: reach.ts refuses them, `FileSource.reachRefusal`).
    */
   private async fileFor(domain: string): Promise<DomainFile> {
     const m = this.mountOf(domain);
     if (!m) return this.fileOf(domain);
-    const f = await m.file(domain, this.files);
-    f.reach ??= { paths: this.paths, refuse: `${domain} is in the archive ${m.at} (${m.source}), which cannot reach other files` };
-    return f;
+    return m.file(domain, this.files);
   }
 
   /**
@@ -396,10 +393,10 @@ export class Store {
   }
 
   /**
-   * The ACL state of a domain file, from the file's cache when it did not change on disk (no
-   * HDF5 call), else read under the shared lock. Null when the file holds none (or is not HDF5).
-   * The cache is this name's entry: it stands only while no write went through another name of
-   * the same file (a symlink) since it was learnt (`seenEpoch`; the read brings it up to date).
+   * The ACL state of a domain file, as its entry keeps it when the file did not change on disk
+   * (no HDF5 call), else read under the shared lock. Null when the file holds none (or is not
+   * HDF5). The entry drops it on every event but its own writes (fileState.ts), a write through
+   * another name of the same file (a symlink) included.
    */
   private async fileAcl(domain: string, p: string, st: fs.Stats): Promise<FileAcl | null> {
     const known = this.knownFileAcl(domain, p, st);
@@ -422,7 +419,8 @@ export class Store {
    */
   private knownFileAcl(domain: string, p: string, st: fs.Stats): FileAcl | null | undefined {
     const f = this.files.entry(domain, p);
-    return f.aclState !== undefined && f.seenEpoch === f.handle.epoch && sameStamp(f.stamp, stampOf(st)) ? f.aclState : undefined;
+    const kept = keptFileAcl(f);
+    return kept !== undefined && this.files.unchangedOnDisk(f, st) ? kept : undefined;
   }
 
   /**
@@ -586,7 +584,7 @@ export class Store {
       const next: FolderAcl = { owner: cur?.owner || this.opts.defaultOwner, acls: structuredClone(cur?.acls ?? {}) };
       change(next.acls);
       this.folders.write(p, next);
-      this.files.stats.clear();
+      this.files.directoryChanged();
       return;
     }
     await this.write(domain, (f) => {

@@ -1,9 +1,9 @@
 /**
  * The cache of decoded chunks (src/store/values/chunkCache.ts): LRU order, the byte bound,
- * chunks too large to keep, and scopes that change with the file's epoch.
+ * chunks too large to keep, and scopes that change with the view of the file (fileState.ts).
  */
 import { expect } from 'chai';
-import { FileHandle } from '../../src/store/fileHandle.js';
+import { FileView } from '../../src/store/fileState.js';
 import { DecodedChunkCache, chunkScope } from '../../src/store/values/chunkCache.js';
 
 const buf = (n: number, v = 0) => Buffer.alloc(n, v);
@@ -41,14 +41,13 @@ describe('DecodedChunkCache', () => {
 });
 
 describe('chunkScope', () => {
-  it('changes with the epoch (every write) and differs between handles of the same key (a replaced file)', () => {
-    const h1 = new FileHandle('1:2', 1n, 2n, '/x.h5', undefined);
-    const h2 = new FileHandle('1:2', 1n, 2n, '/x.h5', undefined);
-    const a = chunkScope(h1, '100');
-    expect(chunkScope(h1, '100')).to.equal(a);
-    expect(chunkScope(h1, '101')).to.not.equal(a);
-    expect(chunkScope(h2, '100')).to.not.equal(a);
-    h1.epoch++;
-    expect(chunkScope(h1, '100')).to.not.equal(a);
+  it('differs between views (each event of a file gives its entries a new one) and datasets; none in a transient view', () => {
+    const v1 = new FileView();
+    const v2 = new FileView();
+    const a = chunkScope(v1, 100n);
+    expect(chunkScope(v1, 100n)).to.equal(a);
+    expect(chunkScope(v1, 101n)).to.not.equal(a);
+    expect(chunkScope(v2, 100n)).to.not.equal(a);
+    expect(chunkScope(new FileView(true), 100n)).to.equal(undefined);
   });
 });

@@ -4,13 +4,12 @@
  * so a second read of the same chunks copies instead of inflating again.
  *
  * Entries are keyed by a scope that names the file's version and the dataset (`chunkScope`: the
- * open file's identity in this process, its epoch, which every write and every change seen on
- * disk bumps, and the dataset's id) and the chunk's offset. A write therefore never meets a
- * stale chunk: its new epoch makes new keys, and the old entries age out of the LRU order.
+ * serial of the view of the file, fileState.ts, which every write and every change seen on disk
+ * replaces, and the dataset's address) and the chunk's offset. A write therefore never meets a
+ * stale chunk: its new view makes new keys, and the old entries age out of the LRU order.
  * Memory is bounded by `maxBytes` (least recently used entries go first); a chunk larger than a
  * quarter of it is not kept.
  */
-import type { FileHandle } from '../fileHandle.js';
 
 /** Bytes of decoded chunks kept at most, over all files (the default cache). */
 export const DECODED_CHUNK_CACHE_BYTES = 64 * 1024 * 1024;
@@ -68,16 +67,11 @@ export class DecodedChunkCache {
 /** The process's cache of decoded chunks. */
 export const decodedChunks = new DecodedChunkCache(DECODED_CHUNK_CACHE_BYTES);
 
-const serials = new WeakMap<FileHandle, number>();
-let nextSerial = 1;
-
 /**
- * The cache scope of a dataset in an open file: a number for this `FileHandle` object (a file
- * replaced on disk gets a new handle, even when the inode number is reused), the handle's epoch
- * (bumped by every write and every change seen on disk) and the dataset id.
+ * The cache scope of a dataset in a view of its file (fileState.ts): the view's serial, new for
+ * every event of the file (every write, every change seen on disk, another file at the path),
+ * and the dataset's address. Undefined in a transient view (inside a write): nothing is kept.
  */
-export function chunkScope(handle: FileHandle, datasetId: string): string {
-  let s = serials.get(handle);
-  if (s === undefined) serials.set(handle, (s = nextSerial++));
-  return `${s}:${handle.epoch}:${datasetId}`;
+export function chunkScope(view: { readonly serial: number | undefined }, addr: bigint): string | undefined {
+  return view.serial === undefined ? undefined : `${view.serial}:${addr}`;
 }

@@ -22,9 +22,9 @@ export const QUERY_COLUMN_CACHE_BYTES = 32 * 1024 * 1024;
 
 /**
  * Columns of earlier query scans (numbers as float64 arrays, fixed-length strings as packed
- * bytes; `columnBytes`), keyed by the dataset's cache
- * scope (`chunkScope`: the file's identity and epoch, which every write and every change seen
- * on disk bumps, and the dataset), the field and the page: a repeated query on a table (a viewer
+ * bytes; `columnBytes`), keyed by the dataset's cache scope (`chunkScope`: the view of the file,
+ * fileState.ts, replaced by every write and every change seen on disk, and the dataset; none
+ * inside a write), the field and the page: a repeated query on a table (a viewer
  * or script filtering the same table again) computes its mask from them and reads only the rows
  * it returns. LRU, bounded in bytes (the byte LRU of the decoded-chunk cache).
  */
@@ -83,7 +83,7 @@ function queryRowsOf(
     const resultType: TypeJson = { class: 'H5T_COMPOUND', fields: [INDEX_FIELD, ...(outType as { fields: { name: string; type: TypeJson }[] }).fields] };
     const found = hasIndirect(type)
       ? scanByColumns(f, did, type, outType, compiled, sel, limit, limits)
-      : scanByRows(f, did, type, outType, compiled, sel, limit, limits, pool, chunkScope(f.handle, String(h5.objectAddr(did))));
+      : scanByRows(f, did, type, outType, compiled, sel, limit, limits, pool, chunkScope(f.view, h5.objectAddr(did)));
     return { type: resultType, wire: found.wire, count: found.hits.length, indices: found.hits };
   });
 }
@@ -115,7 +115,7 @@ function scanByRows(
   limit: number,
   limits: ValueLimits,
   pool: PagePool | undefined,
-  scope: string,
+  scope: string | undefined,
 ): { hits: number[]; wire: Buffer } {
   const rowSize = fixedWireSize(type);
   const offsets = fieldOffsets(type);
@@ -138,7 +138,7 @@ function scanByRows(
     const budget = Number.isFinite(limit) ? Math.min(limits.pageBytes, 16384 * rowSize) : limits.pageBytes;
     const cols: Column[] = new Array(type.fields.length);
     // columns are remembered only for queries that can take all of theirs from the cache
-    const cacheable = compiled.fields.length > 0 && compiled.fields.every((fi) => cacheableField(type.fields[fi].type));
+    const cacheable = scope !== undefined && compiled.fields.length > 0 && compiled.fields.every((fi) => cacheableField(type.fields[fi].type));
     for (const p of pageHyperslab(sel, Math.max(rowSize, 1), budget)) {
       const n = p.elements;
       const keys = cacheable ? compiled.fields.map((fi) => `${scope}|${fi}|${p.start[0]}:${p.step[0]}:${n}`) : [];

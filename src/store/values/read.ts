@@ -194,7 +194,7 @@ export function planRead(f: DomainFile, id: string, req: ReadRequest, limits: Va
         itemSize: msize,
         bytes,
         local: true,
-        cacheScope: chunkScope(f.handle, String(h5.objectAddr(did))),
+        cacheScope: chunkScope(f.view, h5.objectAddr(did)),
         pool,
       };
       const lim = { minBytes: limits.parallelChunkMinBytes, maxBytes: limits.pageBytes, maxChunkBytes: limits.maxChunkBytes, spareCores: limits.parallelChunkSpareCores };

@@ -1,0 +1,162 @@
+/**
+ * What is learnt from a file, and for how long (src/store/fileState.ts): the table of which
+ * state survives which event, one test per row, then the events as the file cache says them
+ * (src/store/files.ts) on real files, driven in-process through the store: a write through one
+ * name then a read through another, a failed write, a restore by a move, a write's transient
+ * view, a file closed when idle.
+ */
+import { expect } from 'chai';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { H5StoreError, badRequest } from '../../src/errors.js';
+import * as h5 from '../../src/hdf5/objects.js';
+import { keptFileAcl } from '../../src/store/acls.js';
+import { DomainFile } from '../../src/store/domainFile.js';
+import { FileHandle } from '../../src/store/fileHandle.js';
+import { AFTER, type FileEvent, FileView, StateSlot } from '../../src/store/fileState.js';
+import { DomainPaths } from '../../src/store/paths.js';
+import { Store } from '../../src/store/store.js';
+import { chunkScope } from '../../src/store/values/chunkCache.js';
+
+const INDEX = new StateSlot('test index', 'index', () => ({ n: 0 }));
+const KEPT = new StateSlot('test kept', 'kept', () => ({ n: 0 }));
+const VIEW = new StateSlot('test view', 'view', () => ({ n: 0 }));
+
+/** What each part of a domain entry becomes after each event: the table, row by row. */
+const ROWS: Record<FileEvent, { index: 'keep' | 'new'; kept: 'keep' | 'new'; view: 'new' | 'transient'; others: FileEvent | null }> = {
+  writing: { index: 'keep', kept: 'keep', view: 'transient', others: null },
+  written: { index: 'keep', kept: 'keep', view: 'new', others: 'writtenElsewhere' },
+  writtenElsewhere: { index: 'new', kept: 'new', view: 'new', others: null },
+  writeFailed: { index: 'new', kept: 'new', view: 'new', others: 'writeFailed' },
+  changed: { index: 'new', kept: 'new', view: 'new', others: 'changed' },
+  appended: { index: 'keep', kept: 'keep', view: 'new', others: 'appended' },
+  replaced: { index: 'new', kept: 'new', view: 'new', others: 'replaced' },
+};
+
+describe('file state: the table of what survives which event', () => {
+  it('has exactly these rows', () => expect(Object.keys(AFTER).sort()).to.deep.equal(Object.keys(ROWS).sort()));
+  const root = fs.mkdtempSync(path.join(os.tmpdir(), 'h5store-state-'));
+  after(() => fs.rmSync(root, { recursive: true, force: true }));
+  for (const [event, row] of Object.entries(ROWS) as [FileEvent, (typeof ROWS)[FileEvent]][]) {
+    it(`${event}: index ${row.index}, kept state ${row.kept}, view ${row.view}; the other names hear ${row.others ?? 'nothing'}`, () => {
+      expect(AFTER[event]).to.deep.equal(row);
+      const f = new DomainFile('/x.h5', '/x.h5', new Set(), new FileHandle('1:2:3', 1n, 2n, '/x.h5', undefined), { paths: new DomainPaths(root) });
+      f.noteDeleted('g-1/links/a');
+      for (const slot of [INDEX, KEPT, VIEW]) f.state(slot).n = 1;
+      const index = f.index;
+      const view = f.view;
+      f.apply(event);
+      expect(f.index === index, 'index kept').to.equal(row.index === 'keep');
+      expect(f.state(INDEX).n, 'index slot').to.equal(row.index === 'keep' ? 1 : 0);
+      expect(f.state(KEPT).n, 'kept slot').to.equal(row.kept === 'keep' ? 1 : 0);
+      expect(f.view, 'view').to.not.equal(view);
+      expect(f.view.transient, 'transient view').to.equal(row.view === 'transient');
+      expect(f.state(VIEW).n, 'view slot').to.equal(0);
+      expect(f.isDeleted('g-1/links/a'), 'deleted names outlive every event').to.equal(true);
+    });
+  }
+  it('a transient view keeps nothing and scopes no cache', () => {
+    const v = new FileView(true);
+    v.get(VIEW).n = 5;
+    expect(v.get(VIEW).n).to.equal(0);
+    expect(chunkScope(v, 1n)).to.equal(undefined);
+    const w = new FileView();
+    w.get(VIEW).n = 5;
+    expect(w.get(VIEW).n).to.equal(5);
+  });
+});
+
+describe('file state: the events of real files (in-process store)', function () {
+  this.timeout(60_000);
+  let root: string;
+  let store: Store;
+  const entry = (domain: string) => store.files.entry(domain, store.paths.resolve(domain));
+  /** Read something through `domain` so its entry learns: the root id, the ACL state, a remembered answer. */
+  const learn = async (domain: string) => {
+    const root = await store.rootId(domain);
+    await store.getDomain(domain);
+    await store.getGroup(domain, root, {});
+    return root;
+  };
+
+  beforeEach(async () => {
+    root = fs.mkdtempSync(path.join(os.tmpdir(), 'h5store-events-'));
+    store = new Store({ root, idleCloseMs: 60_000, maxOpenFiles: 16, defaultOwner: 'admin', pageBytes: 1 << 20, maxPoints: 1000, statCacheMs: 0, fsync: 'never' });
+    await store.createDomain('/a.h5', { owner: 'alice', acl: { alice: { create: true, read: true, update: true, delete: true, readACL: true, updateACL: true } } });
+    fs.symlinkSync('a.h5', path.join(root, 'b.h5'));
+  });
+  afterEach(() => {
+    store.close();
+    fs.rmSync(root, { recursive: true, force: true });
+  });
+
+  it('written through name A, then read through name B: A keeps its index and ACL state, B learns again', async () => {
+    await learn('/a.h5');
+    await learn('/b.h5');
+    const a = entry('/a.h5');
+    const b = entry('/b.h5');
+    expect(a.handle).to.equal(b.handle);
+    const [ai, av, bi, bv] = [a.index, a.view, b.index, b.view];
+    expect(keptFileAcl(a)?.owner).to.equal('alice');
+    expect(keptFileAcl(b)?.owner).to.equal('alice');
+    await store.createGroup('/a.h5', {}, false);
+    expect(a.index).to.equal(ai);
+    expect(keptFileAcl(a)?.owner, 'the writer keeps the ACL state').to.equal('alice');
+    expect(a.view).to.not.equal(av);
+    expect(b.index).to.not.equal(bi);
+    expect(keptFileAcl(b), 'the other name drops it').to.equal(undefined);
+    expect(b.view).to.not.equal(bv);
+    // an ACL change through A is what B answers at once
+    await store.updateAcl('/a.h5', {}, (acl) => (acl.bob = { create: false, read: true, update: false, delete: false, readACL: false, updateACL: false }));
+    expect((await store.aclView('/b.h5')).root.bob?.read).to.equal(true);
+  });
+
+  it('a failed write: everything learnt is dropped and the file is as it was', async () => {
+    const rootId = await learn('/a.h5');
+    const a = entry('/a.h5');
+    const [ai, av] = [a.index, a.view];
+    let during: { transient: boolean; scope: string | undefined } | undefined;
+    const err = await store
+      .write('/a.h5', (f) => {
+        during = { transient: f.view.transient, scope: chunkScope(f.view, 1n) };
+        h5.closeObject(h5.createGroup(f.h, 'made'));
+        throw badRequest('no');
+      })
+      .catch((e: unknown) => e);
+    expect(err).to.be.instanceOf(H5StoreError);
+    expect(during, 'inside the write: a transient view').to.deep.equal({ transient: true, scope: undefined });
+    expect(a.index).to.not.equal(ai);
+    expect(a.view).to.not.equal(av);
+    expect(a.view.transient).to.equal(false);
+    expect(keptFileAcl(a)).to.equal(undefined);
+    expect(await store.listLinks('/a.h5', rootId, {})).to.deep.equal([]);
+  });
+
+  it('a restore by a move (another file at the path): a new entry, the old ids answer 410', async () => {
+    const backup = path.join(root, 'backup.h5');
+    fs.copyFileSync(path.join(root, 'a.h5'), backup);
+    const rootId = await learn('/a.h5');
+    const a = entry('/a.h5');
+    await new Promise((r) => setTimeout(r, 50));
+    fs.renameSync(backup, path.join(root, 'a.h5'));
+    const after = entry('/a.h5');
+    expect(after).to.not.equal(a);
+    expect(after.handle).to.not.equal(a.handle);
+    const newRoot = await store.rootId('/a.h5');
+    expect(newRoot).to.not.equal(rootId);
+    const err = await store.getGroup('/a.h5', rootId, {}).catch((e: unknown) => e);
+    expect((err as H5StoreError).code).to.equal('Gone');
+  });
+
+  it('a file closed when idle and opened again unchanged: nothing is dropped', async () => {
+    await learn('/a.h5');
+    const a = entry('/a.h5');
+    const [ai, av] = [a.index, a.view];
+    store.files.closeIdle(performance.now() + 3_600_000);
+    expect(store.files.openFiles).to.equal(0);
+    await learn('/a.h5');
+    expect(a.index).to.equal(ai);
+    expect(a.view).to.equal(av);
+  });
+});
