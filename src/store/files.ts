@@ -894,7 +894,10 @@ export class FileCache {
         h.jf = undefined;
       }
     }
-    if (!wasWritable) return;
+    // Closed inside a transaction, the close wrote the file (this process's write): its stamp
+    // now. Outside one it wrote nothing, and the stamp stays the one last seen: a stat now
+    // would take in what another program changed meanwhile, and hide that change.
+    if (!wasWritable || !inTxn) return;
     try {
       h.stamp = stampOf(fs.statSync(h.realPath));
     } catch {

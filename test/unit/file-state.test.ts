@@ -2,8 +2,8 @@
  * What is learnt from a file, and for how long (src/store/fileState.ts): the table of which
  * state survives which event, one test per row, then the events as the file cache says them
  * (src/store/files.ts) on real files, driven in-process through the store: a write through one
- * name then a read through another, a failed write, a restore by a move, a write's transient
- * view, a file closed when idle.
+ * name then a read through another, a failed write, a change by another program (h5py), a
+ * restore (in place and by a move), a write's transient view, a file closed when idle.
  */
 import { expect } from 'chai';
 import fs from 'node:fs';
@@ -18,6 +18,7 @@ import { AFTER, type FileEvent, FileView, StateSlot } from '../../src/store/file
 import { DomainPaths } from '../../src/store/paths.js';
 import { Store } from '../../src/store/store.js';
 import { chunkScope } from '../../src/store/values/chunkCache.js';
+import { hasH5py, python } from '../helpers/python.js';
 
 const INDEX = new StateSlot('test index', 'index', () => ({ n: 0 }));
 const KEPT = new StateSlot('test kept', 'kept', () => ({ n: 0 }));
@@ -132,6 +133,41 @@ describe('file state: the events of real files (in-process store)', function () 
     expect(keptFileAcl(a)).to.equal(undefined);
     expect(await store.listLinks('/a.h5', rootId, {})).to.deep.equal([]);
   });
+
+  it('a change by another program (h5py): everything learnt is dropped, the change is seen', async function () {
+    if (!hasH5py()) this.skip();
+    const rootId = await learn('/a.h5');
+    const a = entry('/a.h5');
+    const [ai, av] = [a.index, a.view];
+    await new Promise((r) => setTimeout(r, 50)); // the read lease ends (xlock.ts)
+    python('import h5py, sys\nwith h5py.File(sys.argv[1], "a") as f: f.create_group("by_h5py")', [path.join(root, 'a.h5')], { lockFree: true });
+    const links = await store.listLinks('/a.h5', rootId, {});
+    expect(links.map((l) => l.title)).to.deep.equal(['by_h5py']);
+    expect(a.index).to.not.equal(ai);
+    expect(a.view).to.not.equal(av);
+    expect(await store.rootId('/a.h5'), 'same file, same ids').to.equal(rootId);
+  });
+
+  // After a write of this process its read-write handle stays open (files.ts); closing it, when
+  // idle or on noticing the change, must not take the changed file's stamp for its own.
+  for (const idle of [false, true]) {
+    it(`a restore in place (a backup copied over the file) after a write of this process${idle ? ', its handle closed when idle' : ''}: seen as a change`, async () => {
+      const backup = path.join(root, 'backup.h5');
+      fs.copyFileSync(path.join(root, 'a.h5'), backup);
+      const rootId = await learn('/a.h5');
+      await store.createGroup('/a.h5', { link: { id: rootId, name: 'later' } }, false);
+      expect((await store.listLinks('/a.h5', rootId, {})).map((l) => l.title)).to.deep.equal(['later']);
+      const a = entry('/a.h5');
+      const [ai, av] = [a.index, a.view];
+      await new Promise((r) => setTimeout(r, 50));
+      fs.copyFileSync(backup, path.join(root, 'a.h5')); // same inode, older content
+      if (idle) store.files.closeIdle(performance.now() + 3_600_000);
+      expect(await store.listLinks('/a.h5', rootId, {})).to.deep.equal([]);
+      expect(entry('/a.h5')).to.equal(a);
+      expect(a.index).to.not.equal(ai);
+      expect(a.view).to.not.equal(av);
+    });
+  }
 
   it('a restore by a move (another file at the path): a new entry, the old ids answer 410', async () => {
     const backup = path.join(root, 'backup.h5');
