@@ -57,6 +57,20 @@ describe('file state: the table of what survives which event', () => {
       expect(f.isDeleted('g-1/links/a'), 'deleted names outlive every event').to.equal(true);
     });
   }
+  it('docs/architecture.md shows the same table', () => {
+    const doc = fs.readFileSync(new URL('../../docs/architecture.md', import.meta.url), 'utf8');
+    for (const [event, row] of Object.entries(AFTER)) {
+      const m = new RegExp(`^\\s*\\| \`${event}\` \\|([^|]+)\\|([^|]+)\\|([^|]+)\\|([^|]*)\\|$`, 'm').exec(doc);
+      expect(m, event).to.not.equal(null);
+      const [, index, kept, view, others] = m!.map((x) => x.trim());
+      expect([index, kept, view.split(' ')[0], others.startsWith('`') ? others.slice(1, others.indexOf('`', 1)) : null], event).to.deep.equal([
+        row.index === 'keep' ? 'kept' : 'new',
+        row.kept === 'keep' ? 'kept' : 'new',
+        row.view,
+        row.others,
+      ]);
+    }
+  });
   it('a transient view keeps nothing and scopes no cache', () => {
     const v = new FileView(true);
     v.get(VIEW).n = 5;
