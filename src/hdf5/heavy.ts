@@ -6,16 +6,16 @@
  * into a 256 MiB gzip chunk of a dropped-in file is one `H5Dwrite` that decompresses, changes and
  * recompresses the whole chunk (about a second). Such a call runs on a worker thread instead of
  * the main one, and while it runs no other libhdf5 call may start anywhere:
- * - `hdf5Busy()` says so; the store waits with `whenIdle()` (asynchronously) before it starts
+ * - `hdf5Busy()` says so; the store waits (asynchronously, `hdf5Turn`) before it starts
  *   libhdf5 work, so requests that need no libhdf5 (`GET /about`) and everything else on the
  *   event loop go on;
  * - as a safety net every checked libhdf5 call of the main thread (`src/hdf5/lib.ts`) that comes
  *   while the worker runs blocks until it is done (`waitIdleSync`), so two threads are never in
  *   libhdf5 at once; except when the worker's call is on a file of the journaling driver
  *   (vfd.ts): its callbacks are JavaScript that koffi runs on the main thread, so blocking it
- *   would deadlock, and the request gets a 503 instead. The store re-checks after every `await`
- *   that precedes libhdf5 work (`while (hdf5Busy()) await whenIdle()`), and the worker's caller
- *   resumes before other waiters, so the net is hardly ever met.
+ *   would deadlock, and the request gets a 503 instead. The store runs the libhdf5 work that
+ *   follows an `await` through `hdf5Turn` (at once when libhdf5 is free, else once it is), and
+ *   the worker's caller resumes before other waiters, so the net is hardly ever met.
  * Ids (`hid_t`) and memory addresses are the process's: the worker calls `H5Dwrite` on the same
  * dataset and dataspace ids with the address of the caller's buffer, which the caller keeps alive
  * until the promise settles.
@@ -126,6 +126,17 @@ export function hdf5Busy(): boolean {
   return Atomics.load(BUSY, 0) !== 0;
 }
 
+/**
+ * Run `fn`, main-thread work that calls libhdf5 and follows an `await`, in libhdf5's turn: at once
+ * (synchronously, no promise in between) when no libhdf5 call runs on the worker thread, else as
+ * soon as none does. The one place the store waits for the worker (see the module comment).
+ * @returns what `fn` returns, or a promise of it when it had to wait
+ */
+export function hdf5Turn<T>(fn: () => T): T | Promise<T> {
+  if (Atomics.load(BUSY, 0) === 0) return fn();
+  return whenIdle().then(() => hdf5Turn(fn));
+}
+
 /** Resolves when no libhdf5 call runs on the worker thread. */
 export async function whenIdle(): Promise<void> {
   // Atomics.waitAsync (Node 16+; not in TypeScript's ES2022 lib)
@@ -142,7 +153,11 @@ export async function whenIdle(): Promise<void> {
  * @throws Hdf5Error with libhdf5's error stack on a negative return.
  */
 export async function datasetIoOnWorker(op: 'write' | 'read', did: Hid, memType: Hid, memSpace: Hid, fileSpace: Hid, xfer: Hid, buf: Buffer): Promise<void> {
-  while (hdf5Busy()) await whenIdle();
+  return hdf5Turn(() => ioOnWorker(op, did, memType, memSpace, fileSpace, xfer, buf));
+}
+
+/** `datasetIoOnWorker` once libhdf5 is free. */
+async function ioOnWorker(op: 'write' | 'read', did: Hid, memType: Hid, memSpace: Hid, fileSpace: Hid, xfer: Hid, buf: Buffer): Promise<void> {
   // The journaling driver's callbacks run on this thread (lib.ts BUSY): while they may be
   // needed, no other work of this thread may call libhdf5. Other sections that could resume
   // into libhdf5 at any `await`: the call runs here instead (blocking, but never deadlocking).

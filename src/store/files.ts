@@ -28,7 +28,7 @@
  */
 import fs from 'node:fs';
 import { H5StoreError, forbidden, internal, notFound } from '../errors.js';
-import { hdf5Busy, openSection, whenIdle } from '../hdf5/heavy.js';
+import { hdf5Busy, hdf5Turn, openSection } from '../hdf5/heavy.js';
 import { JournaledFile, applyRollback, readHeader, writeHeader, type JournalHeader } from '../hdf5/journal.js';
 import { Hdf5Error } from '../hdf5/lib.js';
 import * as h5 from '../hdf5/objects.js';
@@ -309,8 +309,7 @@ export class FileCache {
   async read<T>(f: DomainFile, fn: (f: DomainFile) => T): Promise<T> {
     const release = await this.acquireRead(f);
     try {
-      while (hdf5Busy()) await whenIdle(); // libhdf5 free until the next await (heavy.ts)
-      return fn(f);
+      return await hdf5Turn(() => fn(f));
     } finally {
       release();
     }
@@ -338,8 +337,7 @@ export class FileCache {
         }
         shared = true;
         const end = (endSection = openSection());
-        while (hdf5Busy()) await whenIdle(); // libhdf5 free until the next await (heavy.ts)
-        this.prepareRead(f, first);
+        await hdf5Turn(() => this.prepareRead(f, first));
         let released = false;
         return () => {
           if (released) return;
@@ -367,20 +365,7 @@ export class FileCache {
     if (!h.lock.tryRead()) await this.waitRead(h);
     const endSection = openSection();
     try {
-      while (hdf5Busy()) await whenIdle(); // libhdf5 free until the next await (heavy.ts)
-      this.retiredUse(f);
-      const src = h.source!;
-      const stamp = src.stamp;
-      if (h.fid !== undefined && !sameStamp(h.stamp, stamp)) this.closeHandle(h);
-      if (h.fid === undefined) {
-        if (this.openCount() >= this.opts.maxOpenFiles) this.closeLeastRecent();
-        h.fid = src.open();
-        h.writable = false;
-        const changed = h.stamp !== undefined && !sameStamp(h.stamp, stamp);
-        h.stamp = stamp;
-        if (changed) this.happened(h, 'changed');
-      }
-      h.lastUsed = performance.now();
+      await hdf5Turn(() => this.openMounted(f));
     } catch (e) {
       endSection();
       h.lock.releaseRead();
@@ -394,6 +379,24 @@ export class FileCache {
       h.lastUsed = performance.now();
       h.lock.releaseRead();
     };
+  }
+
+  /** Under the read lock of a mounted object: its current version opened (a new one is `changed`). */
+  private openMounted(f: DomainFile): void {
+    const h = f.handle;
+    this.retiredUse(f);
+    const src = h.source!;
+    const stamp = src.stamp;
+    if (h.fid !== undefined && !sameStamp(h.stamp, stamp)) this.closeHandle(h);
+    if (h.fid === undefined) {
+      if (this.openCount() >= this.opts.maxOpenFiles) this.closeLeastRecent();
+      h.fid = src.open();
+      h.writable = false;
+      const changed = h.stamp !== undefined && !sameStamp(h.stamp, stamp);
+      h.stamp = stamp;
+      if (changed) this.happened(h, 'changed');
+    }
+    h.lastUsed = performance.now();
   }
 
   /** Wait for the in-process read lock (held or wanted by a writer), reported as a lock wait. */
@@ -509,25 +512,25 @@ export class FileCache {
         h.sessionStart = performance.now();
       }
       endSection = openSection();
-      while (hdf5Busy()) await whenIdle(); // libhdf5 free until the next await (heavy.ts)
-      this.prepareWrite(f, fresh);
+      await hdf5Turn(() => this.prepareWrite(f, fresh));
       const jf = h.jf!;
       let result: T;
       try {
         result = await fn(f);
-        while (hdf5Busy()) await whenIdle(); // libhdf5 free until the next await (heavy.ts)
-        h5.flushFile(h.fid!);
-        // Files with a version-3 superblock carry "open for writing" flags while open read-write:
-        // they are closed (in the transaction) after every write.
-        keep = h.sbVersion < 3 && h.lock.writerWaiting && performance.now() - h.sessionStart < this.burstMs && !h.xl.othersWaiting();
-        if (!keep && h.sbVersion >= 3) this.closeHandle(h);
+        keep = await hdf5Turn(() => {
+          h5.flushFile(h.fid!);
+          // Files with a version-3 superblock carry "open for writing" flags while open read-write:
+          // they are closed (in the transaction) after every write.
+          const kept = h.sbVersion < 3 && h.lock.writerWaiting && performance.now() - h.sessionStart < this.burstMs && !h.xl.othersWaiting();
+          if (!kept && h.sbVersion >= 3) this.closeHandle(h);
+          return kept;
+        });
         h.counter = await jf.commit();
         if (h.fid === undefined) h.jf = undefined;
       } catch (e) {
         keep = false;
         try {
-          while (hdf5Busy()) await whenIdle(); // libhdf5 free until the next await (heavy.ts)
-          this.rollbackFailed(f, e);
+          await hdf5Turn(() => this.rollbackFailed(f, e));
         } catch (e2) {
           // The journal stays active on disk: the next request repairs the file.
           this.log.warn({ domain: f.domain, err: (e2 as Error).message }, 'rolling back a failed write failed; retried on next use');
@@ -545,10 +548,7 @@ export class FileCache {
       return result;
     } finally {
       h.lastUsed = performance.now();
-      if (!keep) {
-        while (hdf5Busy()) await whenIdle();
-        this.endSession(h);
-      }
+      if (!keep) await hdf5Turn(() => this.endSession(h));
       endSection?.();
       h.lock.releaseWrite();
     }
@@ -667,9 +667,10 @@ export class FileCache {
     // a section: libhdf5 writes this file on the main thread meanwhile (heavy.ts)
     const endSection = openSection();
     try {
-      while (hdf5Busy()) await whenIdle(); // libhdf5 free until the next await (heavy.ts)
-      this.closeHandle(h);
-      withdraw = allowDirectWrites(h.dev, h.ino);
+      withdraw = await hdf5Turn(() => {
+        this.closeHandle(h);
+        return allowDirectWrites(h.dev, h.ino);
+      });
     } catch (e) {
       endSection();
       if (fresh) this.endSession(h);
@@ -695,9 +696,10 @@ export class FileCache {
     try {
       await h.xl.acquireExclusive();
       try {
-        while (hdf5Busy()) await whenIdle(); // libhdf5 free until the next await (heavy.ts)
-        this.statHandle(f);
-        return this.repairLocked(f, why);
+        return await hdf5Turn(() => {
+          this.statHandle(f);
+          return this.repairLocked(f, why);
+        });
       } finally {
         this.endSession(h);
       }
@@ -847,17 +849,18 @@ export class FileCache {
     try {
       await h.xl.acquireExclusive();
       try {
-        while (hdf5Busy()) await whenIdle(); // libhdf5 free until the next await (heavy.ts)
-        this.closeHandle(h);
-        if (linkPath !== f.path && fs.lstatSync(linkPath).isSymbolicLink()) {
-          fs.unlinkSync(linkPath); // the file stays, under its other names
-          return;
-        }
-        fs.unlinkSync(f.path);
-        fs.rmSync(h.xl.lockPath, { force: true });
-        const legacy = legacyLockOf(h.realPath);
-        if (legacy) fs.rmSync(legacy, { recursive: true, force: true });
-        if (this.durable) syncDir(f.path.slice(0, f.path.lastIndexOf('/')) || '/');
+        await hdf5Turn(() => {
+          this.closeHandle(h);
+          if (linkPath !== f.path && fs.lstatSync(linkPath).isSymbolicLink()) {
+            fs.unlinkSync(linkPath); // the file stays, under its other names
+            return;
+          }
+          fs.unlinkSync(f.path);
+          fs.rmSync(h.xl.lockPath, { force: true });
+          const legacy = legacyLockOf(h.realPath);
+          if (legacy) fs.rmSync(legacy, { recursive: true, force: true });
+          if (this.durable) syncDir(f.path.slice(0, f.path.lastIndexOf('/')) || '/');
+        });
       } finally {
         this.endSession(h);
       }

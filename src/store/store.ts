@@ -12,7 +12,7 @@ import path from 'node:path';
 import { type Acl, droppedInAcl } from '../auth/acl.js';
 import { RawJson } from '../codec/json.js';
 import { H5StoreError, badRequest, conflict, gone, notFound } from '../errors.js';
-import { hdf5Busy, whenIdle } from '../hdf5/heavy.js';
+import { hdf5Turn } from '../hdf5/heavy.js';
 import { LIB_INFO, openObjectCount } from '../hdf5/lib.js';
 import * as h5 from '../hdf5/objects.js';
 import type { ObjectKind } from '../hdf5/objects.js';
@@ -1103,8 +1103,7 @@ export class Store {
     let leave: (() => Promise<void>) | undefined;
     try {
       leave = await this.enterReached(f, id, 'read', access);
-      while (hdf5Busy()) await whenIdle(); // libhdf5 free until the next await (heavy.ts)
-      const plan = values.planRead(f, id, req, this.limits, this.pagePool);
+      const plan = await hdf5Turn(() => values.planRead(f, id, req, this.limits, this.pagePool));
       if (plan.prefetch) {
         try {
           await plan.prefetch();
@@ -1137,8 +1136,7 @@ export class Store {
     try {
       const leave = await this.enterReached(f, id, 'read', access);
       try {
-        while (hdf5Busy()) await whenIdle(); // libhdf5 free until the next await (heavy.ts)
-        return values.queryRows(f, id, query, opts, this.limits, this.pagePool);
+        return await hdf5Turn(() => values.queryRows(f, id, query, opts, this.limits, this.pagePool));
       } finally {
         await leave();
       }
@@ -1151,8 +1149,7 @@ export class Store {
     return this.write(domain, async (f) => {
       const leave = await this.enterReached(f, id, 'write', access);
       try {
-        while (hdf5Busy()) await whenIdle(); // libhdf5 free until the next await (heavy.ts)
-        return values.queryUpdate(f, id, query, update, opts, this.limits, this.pagePool);
+        return await hdf5Turn(() => values.queryUpdate(f, id, query, update, opts, this.limits, this.pagePool));
       } finally {
         await leave();
       }
@@ -1163,8 +1160,7 @@ export class Store {
     return this.write(domain, async (f) => {
       const leave = await this.enterReached(f, id, 'write', access);
       try {
-        while (hdf5Busy()) await whenIdle(); // libhdf5 free until the next await (heavy.ts)
-        return await values.writeValues(f, id, req, this.limits, this.pagePool);
+        return await hdf5Turn(() => values.writeValues(f, id, req, this.limits, this.pagePool));
       } finally {
         await leave();
       }
@@ -1205,8 +1201,7 @@ export class Store {
         }
         held.push({ entry, release: await this.lockReached(entry, d, handling) });
       }
-      while (hdf5Busy()) await whenIdle(); // libhdf5 free until the next await (heavy.ts)
-      const again = reachedDomains(f, values.reachFor(f, id));
+      const again = await hdf5Turn(() => reachedDomains(f, values.reachFor(f, id)));
       const locked = new Set(first.map((d) => d.domain));
       if (again.some((d) => !locked.has(d.domain))) {
         throw new H5StoreError('Unavailable', 'The files this dataset reaches changed meanwhile; try again', { 'Retry-After': '1' });

@@ -7,7 +7,7 @@ import type { TypeJson } from '../../codec/types.js';
 import { decodeElements, encodeElements, selectionValues } from '../../codec/values.js';
 import { badRequest, conflict, tooLarge } from '../../errors.js';
 import * as C from '../../hdf5/constants.js';
-import { hdf5Busy, whenIdle } from '../../hdf5/heavy.js';
+import { hdf5Turn } from '../../hdf5/heavy.js';
 import * as io from '../../hdf5/io.js';
 import type { SpaceSelection } from '../../hdf5/io.js';
 import { type Hid } from '../../hdf5/lib.js';
@@ -216,7 +216,7 @@ async function writeValuesOf(f: DomainFile, id: string, req: WriteRequest, limit
  */
 export async function nextTurn(): Promise<void> {
   await new Promise<void>((resolve) => setImmediate(resolve));
-  while (hdf5Busy()) await whenIdle();
+  await hdf5Turn(() => undefined);
 }
 
 /**
