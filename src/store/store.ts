@@ -1091,45 +1091,45 @@ export class Store {
   }
 
   /**
-   * Plan a dataset value read while holding the domain's read lock; the lock is held until the
-   * returned `release` is called (after the last page was sent). When the dataset's values live
-   * in other files (external raw storage, virtual dataset sources), each must be inside the data
-   * root (403 otherwise, before libhdf5 touches it) and readable by the user (`access`), and
-   * their domains stay read-locked as long as the plan.
+   * A read of dataset values in `format`, for `GET`/`POST .../value` and any route that sends
+   * values: a `ValueSource` (values/source.ts), an async iterator of buffers (the wire bytes, or
+   * the JSON text of the elements) with `close()`. The domain stays read-locked until the source
+   * has given its last page or is closed (a value of one page is read at once and the file let
+   * go). When the dataset's values live in other files (external raw storage, virtual dataset
+   * sources), each must be inside the data root (403 otherwise, before libhdf5 touches it) and
+   * readable by the user (`access`), and their domains stay read-locked as long as the file.
+   * @throws H5StoreError before anything is sent: BadRequest (selection, fields, points),
+   *   Forbidden, NotFound, PayloadTooLarge (limits, `format.maxBytes`), UnsupportedMediaType
+   *   (a filter this server cannot decode), Unavailable (locks)
    */
-  async openValueRead(domain: string, id: string, req: values.ReadRequest, access: Access = allowAll): Promise<{ plan: values.ReadPlan; release: () => void }> {
+  async readValues(domain: string, id: string, req: values.ReadRequest, format: values.ValueFormat, access: Access = allowAll): Promise<values.ValueSource> {
     const f = await this.fileFor(domain);
     const unlock = await this.files.acquireRead(f);
     let leave: (() => Promise<void>) | undefined;
+    let plan: values.ReadPlan | undefined;
+    let released = false;
+    const release = () => {
+      if (released) return;
+      released = true;
+      plan!.close();
+      void leave!();
+      unlock();
+    };
     try {
       leave = await this.enterReached(f, id, 'read', access);
-      const plan = await hdf5Turn(() => values.planRead(f, id, req, this.limits, this.pagePool));
-      if (plan.prefetch) {
-        try {
-          await plan.prefetch();
-        } catch (e) {
-          plan.close();
-          throw e;
-        }
-      }
-      let released = false;
-      return {
-        plan,
-        release: () => {
-          if (released) return;
-          released = true;
-          plan.close();
-          void leave!();
-          unlock();
-        },
-      };
+      plan = await hdf5Turn(() => values.planRead(f, id, req, this.limits));
+      return await values.openValueSource(plan, format, this.pagePool, release, this.opts.log);
     } catch (e) {
-      if (leave) await leave();
-      unlock();
+      if (!released) {
+        released = true;
+        plan?.close();
+        if (leave) await leave();
+        unlock();
+      }
       throw e;
     }
   }
-  /** GET .../value?query=: matching rows (values in other files: as `openValueRead`). */
+  /** GET .../value?query=: matching rows (values in other files: as `readValues`). */
   async queryValues(domain: string, id: string, query: string, opts: { select?: string; limit?: number; fields?: string }, access: Access = allowAll) {
     const f = await this.fileFor(domain);
     const unlock = await this.files.acquireRead(f);

@@ -1,9 +1,9 @@
 /**
- * Value reads straight from the file (issue #9 target 4; store/values/read.ts `filePages`,
+ * Value reads straight from the file (issue #9 target 4; store/values/read.ts `fileBytePages`,
  * store/fileBytes.ts `rangePages`): a selection that is one run of contiguously stored data whose
  * stored type is the wire type is read with plain `pread`s on the thread pool instead of
- * `H5Dread`. Which reads take that path, table-driven on files written by h5py, and that its bytes
- * are libhdf5's for every one that does; then over HTTP: streamed reads equal to h5py's, a client
+ * `H5Dread`. Which streamed binary reads take that path, table-driven on files written by h5py,
+ * and that every one's bytes are h5py's; then over HTTP: streamed reads equal to h5py's, a client
  * that goes away mid-read (the reads in flight end, the file is let go: a write follows at once,
  * no descriptor left open), and a read of a file shortened under the server.
  */
@@ -13,7 +13,6 @@ import http from 'node:http';
 import path from 'node:path';
 import { PagePool } from '../../src/store/pagepool.js';
 import { rangePages } from '../../src/store/fileBytes.js';
-import type { ValuePage } from '../../src/store/values/read.js';
 import { sleep } from '../helpers/apiExtra.js';
 import { python } from '../helpers/python.js';
 import { Client, type TestServer, startServer, tempRoot } from '../helpers/server.js';
@@ -46,7 +45,24 @@ describe('value reads from the file (contiguous runs, read on the thread pool)',
       fs.writeFileSync(path.join(root, 'ext.bin'), Buffer.alloc(4000));
       python(MAKE, [path.join(root, 'd.h5'), path.join(root, 'ub.h5')]);
       const { Store } = await import('../../src/store/store.js');
-      store = new Store({ root, idleCloseMs: 500, maxOpenFiles: 8, defaultOwner: 'admin', pageBytes: 1 << 20, maxPoints: 1000, fsync: 'never' });
+      // pages of 1 KiB: every case streams (binary values above a page), in pages of at most 1 KiB
+      store = new Store({ root, idleCloseMs: 500, maxOpenFiles: 8, defaultOwner: 'admin', pageBytes: PAGE, maxPoints: 1000, fsync: 'never' });
+      expected = JSON.parse(
+        python(
+          `
+import sys, json, h5py, numpy as np
+out = []
+for domain, name, select, fields in json.loads(sys.argv[1]):
+    with h5py.File(sys.argv[2] + domain, 'r') as f:
+        d = f[name]
+        if fields: d = d.fields(fields.split(':'))
+        v = eval('d' + select) if select else d[()]
+        out.append(np.ascontiguousarray(v).tobytes().hex())
+print(json.dumps(out))
+`,
+          [JSON.stringify(cases.map((c) => [c.domain, c.name, c.select ?? '', c.fields ?? ''])), root],
+        ),
+      ) as string[];
     });
     after(() => {
       store.close();
@@ -57,6 +73,8 @@ describe('value reads from the file (contiguous runs, read on the thread pool)',
       return (await store.lookupPath(domain, '/' + name)).json.id as string;
     };
 
+    const PAGE = 1024;
+    let expected: string[];
     const cases: { domain: string; name: string; select?: string; fields?: string; file: boolean; why: string }[] = [
       { domain: '/d.h5', name: 'f32', select: '[10:50,:]', file: true, why: 'whole rows' },
       { domain: '/d.h5', name: 'f32', file: true, why: 'the whole dataset' },
@@ -72,39 +90,28 @@ describe('value reads from the file (contiguous runs, read on the thread pool)',
       { domain: '/d.h5', name: 'unwritten', select: '[10:50,:]', file: false, why: 'no storage allocated (fill values)' },
       { domain: '/d.h5', name: 'external', file: false, why: 'external raw storage' },
     ];
-    for (const c of cases) {
+    cases.forEach((c, k) => {
       it(`${c.file ? 'reads from the file' : 'reads through libhdf5'}: ${c.name}${c.select ?? ''}${c.fields ? ` fields=${c.fields}` : ''} (${c.why})`, async () => {
         const id = await idOf(c.domain, c.name);
-        const pool = new PagePool(1 << 20);
-        const read = async (file: boolean): Promise<Buffer> => {
-          const { plan, release } = await store.openValueRead(c.domain, id, { select: c.select, fields: c.fields });
-          try {
-            const parts: Buffer[] = [];
-            if (file) {
-              const pages = plan.filePages?.(pool, 64 * 1024) as AsyncGenerator<ValuePage> | undefined;
-              expect(pages !== undefined, 'file pages').to.equal(c.file);
-              if (!pages) return Buffer.alloc(0);
-              for await (const p of pages) {
-                expect(p.wire.length).to.be.at.most(64 * 1024);
-                parts.push(Buffer.from(p.wire));
-                pool.give(p.pooled!);
-              }
-            } else {
-              for (const p of plan.pages()) parts.push(Buffer.from(p.wire));
+        const source = await store.readValues(c.domain, id, { select: c.select, fields: c.fields }, { kind: 'binary' });
+        const parts: Buffer[] = [];
+        try {
+          expect(source.whole, 'streamed').to.equal(false);
+          expect(source.readBy).to.equal(c.file ? 'fileBytePages' : 'libhdf5Pages');
+          for await (const page of source) {
+            for (const b of page) {
+              if (c.file) expect(b.length).to.be.at.most(PAGE);
+              parts.push(Buffer.from(b));
+              source.recycle(b);
             }
-            return Buffer.concat(parts);
-          } finally {
-            release();
           }
-        };
-        const viaFile = await read(true);
-        if (c.file) {
-          const viaLib = await read(false);
-          expect(viaFile.length).to.equal(viaLib.length);
-          expect(viaFile.equals(viaLib), 'same bytes as H5Dread').to.equal(true);
+        } finally {
+          await source.close();
         }
+        expect(Buffer.concat(parts).toString('hex') === expected[k], "h5py's bytes").to.equal(true);
+        expect(store.openIdCount()).to.equal(0);
       });
-    }
+    });
   });
 
   describe('rangePages', () => {

@@ -298,9 +298,9 @@ describe('store: the Access seam of value operations', function () {
 
   it('a read asks `read` access to each source file, before anything is read', async () => {
     const id = await idOf('/reach/vds_inside.h5');
-    const { plan, release } = await store.openValueRead('/reach/vds_inside.h5', id, {}, record);
-    release();
-    expect(plan.count).to.equal(20);
+    const source = await store.readValues('/reach/vds_inside.h5', id, {}, { kind: 'binary' }, record);
+    await source.close();
+    expect(source.count).to.equal(20);
     expect(calls.sort()).to.deep.equal([
       ['/reach/src_a.h5', 'read'],
       ['/reach/sub/src_b.h5', 'read'],
@@ -308,14 +308,12 @@ describe('store: the Access seam of value operations', function () {
   });
 
   it('nested sources are asked for too', async () => {
-    const { release } = await store.openValueRead('/reach/vds_nested_ok.h5', await idOf('/reach/vds_nested_ok.h5'), {}, record);
-    release();
+    await (await store.readValues('/reach/vds_nested_ok.h5', await idOf('/reach/vds_nested_ok.h5'), {}, { kind: 'binary' }, record)).close();
     expect(calls.map((c) => c[0]).sort()).to.deep.equal(['/reach/src_a.h5', '/reach/sub/src_b.h5', '/reach/vds_inside.h5']);
   });
 
   it('sources in the same file are asked for too (once for a file without object ACLs: its domain\'s ACL governs them all)', async () => {
-    const { release } = await store.openValueRead('/reach/vds_same.h5', await idOf('/reach/vds_same.h5'), {}, record);
-    release();
+    await (await store.readValues('/reach/vds_same.h5', await idOf('/reach/vds_same.h5'), {}, { kind: 'binary' }, record)).close();
     expect(calls).to.deep.equal([['/reach/vds_same.h5', 'read']]);
   });
 
@@ -331,7 +329,7 @@ describe('store: the Access seam of value operations', function () {
 
   it('a refused read reads nothing and leaves no lock behind', async () => {
     const id = await idOf('/reach/vds_inside.h5');
-    await store.openValueRead('/reach/vds_inside.h5', id, {}, refuse).then(
+    await store.readValues('/reach/vds_inside.h5', id, {}, { kind: 'binary' }, refuse).then(
       () => expect.fail('the read was allowed'),
       (e) => expect(e.code).to.equal('Forbidden'),
     );
@@ -344,7 +342,7 @@ describe('store: the Access seam of value operations', function () {
     // (vds_cwd_name.h5 leads outside only from the outside folder, where the API test runs it)
     for (const name of OUTSIDE.filter((n) => n !== 'vds_cwd_name.h5')) {
       const id = await idOf(`/reach/${name}`);
-      await store.openValueRead(`/reach/${name}`, id, {}, record).then(
+      await store.readValues(`/reach/${name}`, id, {}, { kind: 'binary' }, record).then(
         () => expect.fail(`${name} was read`),
         (e) => expect(e.code, name).to.equal('Forbidden'),
       );

@@ -17,12 +17,12 @@ for (let i = 0; i < 5; i++) {
 }
 const store = new Store({ root, idleCloseMs: 800, maxOpenFiles: 8, defaultOwner: 'admin', pageBytes: 1 << 20, maxPoints: 1000 });
 const { json } = await store.lookupPath(domain, dsetPath);
-const { plan, release } = await store.openValueRead(domain, json.id as string, {});
+const source = await store.readValues(domain, json.id as string, {}, { kind: 'binary' });
 let sum = 0;
 try {
-  for (const page of plan.pages()) for (let i = 0; i < page.count; i++) sum += page.wire.readInt32LE(4 * i);
+  for await (const parts of source) for (const b of parts) for (let i = 0; i + 4 <= b.length; i += 4) sum += b.readInt32LE(i);
 } finally {
-  release();
+  await source.close();
 }
 gc();
 console.log(JSON.stringify({ compressors: availableCompressors(), sum }));

@@ -3,10 +3,9 @@
  */
 import { Readable } from 'node:stream';
 import type { Context } from 'koa';
-import { ValueJsonWriter, WireValue, stringifyJson } from '../../codec/json.js';
-import { H5StoreError, badRequest, tooLarge } from '../../errors.js';
-import type { PagePool } from '../../store/pagepool.js';
-import { type ReadPlan, type ValuePage, hdf5Busy, valueJsonOnThreads, whenIdle } from '../../store/values.js';
+import { WireValue, stringifyJson } from '../../codec/json.js';
+import { badRequest } from '../../errors.js';
+import type { ValueFormat, ValueSource } from '../../store/values.js';
 import type { Deps } from '../deps.js';
 import { objectHrefs, ownedHrefs } from '../deps.js';
 import { type Href, Hrefs, sendJson, sendWithHrefs } from '../present.js';
@@ -107,8 +106,7 @@ export function datasetRoutes(d: Deps): Route[] {
       return;
     }
     const hrefs = await valueHrefs(ctx, ref, id);
-    const { plan, release } = await d.store.openValueRead(ref.domain, id, { select: param(ctx, 'select'), fields: param(ctx, 'fields') }, accessOf(ctx));
-    await sendValue(ctx, d, plan, release, hrefs);
+    await sendValue(ctx, d, await d.store.readValues(ref.domain, id, { select: param(ctx, 'select'), fields: param(ctx, 'fields') }, valueFormat(ctx, d), accessOf(ctx)), hrefs);
   }));
 
   // POST /datasets/:id/value: points (JSON or binary uint64) or a long selection
@@ -124,8 +122,7 @@ export function datasetRoutes(d: Deps): Route[] {
       const fields = param(ctx, 'fields') ?? (typeof body.fields === 'string' ? body.fields : undefined);
       req = { body, select: param(ctx, 'select'), fields };
     }
-    const { plan, release } = await d.store.openValueRead(ref.domain, id, req, accessOf(ctx));
-    await sendValue(ctx, d, plan, release, hrefs);
+    await sendValue(ctx, d, await d.store.readValues(ref.domain, id, req, valueFormat(ctx, d), accessOf(ctx)), hrefs);
   }));
 
   // PUT /datasets/:id/value: write (binary or JSON); query update
@@ -172,231 +169,98 @@ function sendBinary(ctx: Context, wire: Buffer): void {
   ctx.body = wire;
 }
 
-/**
- * Page size of streamed binary reads (bytes; at most the configured `pageBytes`). Binary values
- * larger than this are streamed in pages of about this size, so the first bytes leave after one
- * small read and the next page is read while the kernel sends the previous one (`streamPages`).
- */
-const STREAM_PAGE_BYTES = 1024 * 1024;
+/** The format a value is asked in: binary (`Accept: application/octet-stream`) or JSON (`ignore_nan`, `reduce_dim`, at most `maxJsonValueBytes`). */
+function valueFormat(ctx: Context, d: Deps): ValueFormat {
+  if (wantsBinary(ctx)) return { kind: 'binary' };
+  return { kind: 'json', ignoreNan: flag(ctx, 'ignore_nan'), reduceDim: flag(ctx, 'reduce_dim'), maxBytes: d.config.maxJsonValueBytes };
+}
 
 /**
- * Send a planned value read as binary (wire-reference 3.5) or JSON. A value larger than one page
- * is streamed: pages are read into pooled buffers one at a time, and the event loop runs between
- * pages so small requests are served while a large read streams. A JSON value of one page is
- * read, then formatted whole before the status line (on the value threads above
- * `JSON_THREAD_BYTES`: `JsonValueText`) and sent with a Content-Length. `releasePlan` is called exactly once: when
- * the last page was read, or the client went away, or the read failed.
- * @throws H5StoreError (PayloadTooLarge above `maxJsonValueBytes`; any error of the read or of
- *   the formatting of a one-page value)
+ * Send a value read (wire-reference 3.5): its wire bytes, or `{"value": ..., "hrefs": [...]}`.
+ * A value the store read whole (`source.whole`) is gathered before the status line (a value
+ * that cannot be shown is still a 4xx/501) and sent with a Content-Length, its buffers recycled
+ * once the response is written or the connection is gone; a larger one is streamed
+ * (`streamSource`), the status line first. The source is closed once done with.
+ * @throws H5StoreError any error of the read or of the formatting of a value read whole
  */
-async function sendValue(ctx: Context, d: Deps, plan: ReadPlan, releasePlan: () => void, hrefs: Href[]): Promise<void> {
-  let released = false;
-  const release = () => {
-    if (released) return;
-    released = true;
-    releasePlan();
-  };
-  const binary = wantsBinary(ctx);
-  const pool = d.store.pagePool;
+async function sendValue(ctx: Context, d: Deps, source: ValueSource, hrefs: Href[]): Promise<void> {
+  const binary = source.format.kind === 'binary';
+  let streaming = false;
   try {
-    if (!binary && plan.bytes > d.config.maxJsonValueBytes) {
-      throw tooLarge(
-        `The JSON value would hold ${plan.bytes} bytes of data, above the limit of ${d.config.maxJsonValueBytes}: ` +
-          'ask for binary (Accept: application/octet-stream) or a smaller selection',
-      );
-    }
-    const singlePage = plan.bytes <= d.config.pageBytes;
-    if (binary) {
-      const streamPage = Math.min(STREAM_PAGE_BYTES, d.config.pageBytes);
-      if (plan.bytes <= streamPage) {
-        // into a pooled buffer (no fresh memory to fault in), given back once the response is
-        // written or the connection is gone
-        const pages = [...plan.pages(pool)];
-        release();
-        const parts = pages.map((p) => p.wire);
-        ctx.status = 200;
-        ctx.type = 'application/octet-stream';
-        ctx.body = parts.length === 1 ? parts[0] : Buffer.concat(parts);
-        const pooled = pages.map((p) => p.pooled).filter((b): b is Buffer => b !== undefined);
-        if (pooled.length > 0) {
-          let given = false;
-          const giveBack = () => {
-            if (given) return;
-            given = true;
-            for (const b of pooled) pool.give(b);
-          };
-          ctx.res.once('finish', giveBack);
-          ctx.res.once('close', giveBack);
-        }
-        return;
-      }
+    const tail = binary ? undefined : Buffer.from(`,"hrefs":${stringifyJson(hrefs)}}`);
+    if (!source.whole) {
       ctx.respond = false;
-      const headers: Record<string, string | number> = { 'Content-Type': 'application/octet-stream' };
-      if (plan.itemSize !== undefined) headers['Content-Length'] = plan.count * plan.itemSize;
+      const headers: Record<string, string | number> = { 'Content-Type': binary ? 'application/octet-stream' : 'application/json' };
+      if (source.length !== undefined) headers['Content-Length'] = source.length;
       ctx.res.writeHead(200, headers);
-      const pages = plan.filePages?.(pool, streamPage) ?? plan.pages(pool, streamPage);
-      void streamPages(ctx, pages, pool, release, d.config.maxStreamBytesPerSec, (p) => p.wire);
+      if (!binary) ctx.res.write('{"value":');
+      streaming = true;
+      void streamSource(ctx, source, d.config.maxStreamBytesPerSec, tail);
       return;
     }
-    const shape = flag(ctx, 'reduce_dim') ? plan.shape.filter((x) => x !== 1) : plan.shape;
-    const json = new JsonValueText(d, plan, shape, { ignoreNan: flag(ctx, 'ignore_nan') });
-    const tail = `,"hrefs":${stringifyJson(hrefs)}}`;
-    if (singlePage) {
-      // the whole text before the status line (a malformed value is still a 4xx, and the answer
-      // has a Content-Length), as chunks of up to 1 MiB: no copy into one body buffer. The page
-      // is read and the file let go first; large values are then formatted on the value threads
-      // while this thread serves other requests.
-      const pages = [...plan.pages()];
-      release();
-      const parts: Buffer[] = [Buffer.from('{"value":')];
-      for (const page of pages) {
-        try {
-          for (const c of await json.part(page)) parts.push(c);
-        } finally {
-          if (page.pooled) pool.give(page.pooled); // its text is made (a chunked read assembled in the pool)
-        }
-        if (ctx.req.socket.destroyed) return; // the client went away: nothing to send
-      }
-      for (const c of json.end()) parts.push(c);
-      parts.push(Buffer.from(tail));
-      let length = 0;
-      for (const c of parts) length += c.length;
+    const parts: Buffer[] = binary ? [] : [Buffer.from('{"value":')];
+    for (let r = await source.next(); !r.done; r = await source.next()) {
+      for (const b of r.value) parts.push(b);
+      if (ctx.req.socket.destroyed) return; // the client went away: nothing to send
+    }
+    if (binary) {
       ctx.status = 200;
-      ctx.type = 'application/json';
-      ctx.body = Readable.from(parts);
-      ctx.length = length;
+      ctx.type = 'application/octet-stream';
+      ctx.body = parts.length === 1 ? parts[0] : Buffer.concat(parts);
+      let given = false;
+      const giveBack = () => {
+        if (given) return;
+        given = true;
+        for (const b of parts) source.recycle(b);
+      };
+      ctx.res.once('finish', giveBack);
+      ctx.res.once('close', giveBack);
       return;
     }
-    ctx.respond = false;
-    ctx.res.writeHead(200, { 'Content-Type': 'application/json' });
-    ctx.res.write('{"value":');
-    const text = async (p: ValuePage) => {
-      try {
-        return await json.part(p);
-      } finally {
-        if (p.pooled) pool.give(p.pooled);
-      }
-    };
-    void streamPages(ctx, plan.pages(pool), pool, release, d.config.maxStreamBytesPerSec, text, () => [...json.end(), Buffer.from(tail)]);
-  } catch (e) {
-    release();
-    throw e;
+    // as chunks of up to 1 MiB: no copy into one body buffer
+    parts.push(tail!);
+    let length = 0;
+    for (const c of parts) length += c.length;
+    ctx.status = 200;
+    ctx.type = 'application/json';
+    ctx.body = Readable.from(parts);
+    ctx.length = length;
+  } finally {
+    if (!streaming) await source.close();
   }
 }
 
 /**
- * JSON values of fixed-size types above this many bytes of data are formatted on the value
- * threads (store/values/threadPool.ts): formatting a 4 MiB page of float32 takes ~70-110 ms of
- * CPU, which on this thread held every other request that long (and on one core only).
- */
-const JSON_THREAD_BYTES = 256 * 1024;
-
-/**
- * The JSON text of a value's elements, page by page in element order (`part`), then the closing
- * brackets (`end`). Pages of values above JSON_THREAD_BYTES of a fixed-size type are formatted
- * on the value threads, a part per thread, each by a writer skipped to the page's first element
- * (`ValueJsonWriter.skipTo`); other values by one writer on this thread. Should a value thread
- * fail (not the value: the writer's own errors are thrown as they are), that page is formatted
- * here, in one go.
- */
-class JsonValueText {
-  /** The one writer of a value formatted on this thread; undefined for values on the value threads. */
-  private readonly writer: ValueJsonWriter | undefined;
-  /** Elements given to `part` so far. */
-  private next = 0;
-
-  constructor(
-    private readonly d: Deps,
-    private readonly plan: ReadPlan,
-    private readonly shape: number[],
-    private readonly opts: { ignoreNan: boolean },
-  ) {
-    const threaded = plan.itemSize !== undefined && plan.bytes > JSON_THREAD_BYTES;
-    this.writer = threaded ? undefined : new ValueJsonWriter(plan.type, shape, opts);
-  }
-
-  /** A writer on this thread that continues after the value's first `start` elements. */
-  private writerAt(start: number): ValueJsonWriter {
-    const w = new ValueJsonWriter(this.plan.type, this.shape, this.opts);
-    w.skipTo(start);
-    return w;
-  }
-
-  /**
-   * The text of the next page's elements, as chunks the caller owns.
-   * @throws H5StoreError when a value cannot be shown as JSON
-   */
-  async part(p: ValuePage): Promise<Buffer[]> {
-    if (this.writer) return this.writer.writeChunks(p.wire, p.count);
-    const start = this.next;
-    this.next += p.count;
-    try {
-      return await valueJsonOnThreads(this.plan.type, this.shape, this.opts, p.wire, start, p.count, this.plan.itemSize!);
-    } catch (e) {
-      if (e instanceof H5StoreError) throw e;
-      this.d.logger.warn({ err: (e as Error).message }, 'a value thread failed formatting JSON; formatting on the main thread');
-      return this.writerAt(start).writeChunks(p.wire, p.count);
-    }
-  }
-
-  /** The closing text, after all elements. @throws internal when elements are missing */
-  end(): Buffer[] {
-    return (this.writer ?? this.writerAt(this.next)).endChunks();
-  }
-}
-
-/**
- * Write pages to the response as the socket takes them: each page is read (libhdf5, this
- * thread) as soon as the previous one is written, while the kernel still sends the bytes it took
- * (the socket buffers hold megabytes on loopback), then the socket is waited for; pooled buffers
- * are returned once written, the event loop runs between pages, and the pace is kept at most
+ * Write a value's buffers to the response as the socket takes them: the next page is read
+ * (`source.next`) as soon as the previous one is written, while the kernel still sends the
+ * bytes it took (the socket buffers hold megabytes on loopback), then the socket is waited for;
+ * written buffers are recycled, the event loop runs between pages, and the pace is kept at most
  * `maxRate` bytes/s (0: unpaced). Mid-stream failures can only abort the connection (the status
- * line is gone). `release` is called once, at the end.
+ * line is gone). `tail` is written after the last; the source is closed at the end.
  */
-async function streamPages(
-  ctx: Context,
-  pages: Generator<ValuePage> | AsyncGenerator<ValuePage>,
-  pool: PagePool,
-  release: () => void,
-  maxRate: number,
-  bytesOf: (p: ValuePage) => Buffer | Buffer[] | Promise<Buffer[]>,
-  tail?: () => Buffer[],
-): Promise<void> {
+async function streamSource(ctx: Context, source: ValueSource, maxRate: number, tail?: Buffer): Promise<void> {
   const res = ctx.res;
   let pacedFrom = performance.now();
   let pacedSent = 0;
   let sent = 0;
   let closed = false;
   res.once('close', () => (closed = true));
-  // the next page, read while the kernel sends the bytes of the previous one
-  let next: IteratorResult<ValuePage> | undefined;
-  const ask = async (): Promise<IteratorResult<ValuePage>> => {
-    while (hdf5Busy()) await whenIdle(); // a long libhdf5 call runs on the worker thread
-    return pages.next();
-  };
+  // the next page's buffers, read while the kernel sends those of the previous one
+  let next: IteratorResult<Buffer[], undefined> | undefined;
   try {
     for (;;) {
       if (closed) break;
-      const r = await (next ?? ask());
+      const r = await (next ?? source.next());
       next = undefined;
       if (r.done) break;
-      const page = r.value;
-      const made = bytesOf(page);
-      const bytes = made instanceof Promise ? await made : made;
-      if (closed) break;
-      let ok: boolean;
-      if (Array.isArray(bytes)) {
-        ok = writeAll(res, bytes);
-        for (const b of bytes) sent += b.length;
-      } else {
-        const pooled = bytes === page.wire ? page.pooled : undefined;
-        ok = res.write(bytes, () => {
-          if (pooled) pool.give(pooled);
-        });
-        sent += bytes.length;
+      if (closed) {
+        next = r; // recycled below
+        break;
       }
+      const ok = writeAll(res, r.value, source);
+      for (const b of r.value) sent += b.length;
       if (closed) break;
-      next = await ask();
+      next = await source.next();
       // `drain` may have come while the next page was read (file pages are read on the thread pool)
       if (!ok && res.writableNeedDrain) {
         await new Promise<void>((resolve) => {
@@ -423,28 +287,31 @@ async function streamPages(
       else await new Promise<void>((resolve) => setImmediate(resolve));
     }
     if (!closed) {
-      if (tail) writeAll(res, tail());
+      if (tail) res.write(tail);
       res.end();
     }
   } catch (e) {
     d_log(ctx, e);
     res.destroy(e as Error);
   } finally {
-    if (next && !next.done && next.value.pooled) pool.give(next.value.pooled); // the client went away
+    if (next && !next.done) for (const b of next.value) source.recycle(b); // the client went away
     try {
-      await pages.return(undefined); // file pages: a read in flight ends first (it holds the read lease's file)
+      await source.close(); // a file read in flight ends first (it holds the read lease's file)
     } catch (e) {
       d_log(ctx, e);
     }
-    release();
   }
 }
 
-/** Write buffers to the response in one go (corked: one `writev`); false when it should drain first. */
-function writeAll(res: Context['res'], parts: Buffer[]): boolean {
+/** Write buffers to the response in one go (corked: one `writev`), each recycled once written; false when it should drain first. */
+function writeAll(res: Context['res'], parts: Buffer[], source: ValueSource): boolean {
+  if (parts.length === 1) {
+    const b = parts[0]!;
+    return res.write(b, () => source.recycle(b));
+  }
   let ok = true;
   res.cork();
-  for (const b of parts) ok = res.write(b);
+  for (const b of parts) ok = res.write(b, () => source.recycle(b));
   res.uncork();
   return ok;
 }
