@@ -8,7 +8,7 @@ import type { Logger } from 'pino';
 import { stringifyJson } from '../codec/json.js';
 import type { Config } from '../config.js';
 import { H5StoreError, STATUS } from '../errors.js';
-import type { LinkText } from '../store/links.js';
+import type { LinkTextPage } from '../store/links.js';
 import type { DomainRef } from './request.js';
 
 /** One hypermedia element (spec 2.4). */
@@ -150,78 +150,143 @@ export interface KeptBytes {
   bytesKey?: string;
 }
 
+/** Where the items of one `keptListBody` keep their bytes: item `i`'s in slot `i`. */
+interface KeptSlots {
+  key(i: number): string | undefined;
+  bytes(i: number): Buffer | undefined;
+  from(i: number): number;
+  to(i: number): number;
+  keep(i: number, bytes: Buffer, from: number, to: number, key: string): void;
+}
+
+/** Slots that are objects of their own, one per item (`KeptBytes`). */
+function objectSlots(slots: KeptBytes[]): KeptSlots {
+  return {
+    key: (i) => slots[i]!.bytesKey,
+    bytes: (i) => slots[i]!.bytes,
+    from: (i) => slots[i]!.bytesFrom!,
+    to: (i) => slots[i]!.bytesTo!,
+    keep(i, bytes, from, to, key) {
+      const s = slots[i]!;
+      s.bytes = bytes;
+      s.bytesFrom = from;
+      s.bytesTo = to;
+      s.bytesKey = key;
+    },
+  };
+}
+
 /**
  * `open` + the items' JSON texts joined by commas + `close`, as UTF-8 bytes. The items are
  * objects kept between requests (in the view of the file, store/fileState.ts, until its next
- * event); each keeps where its
- * bytes are under `key` (what else its text depends on: the request's hrefs, `ignore_nan`), and
- * a later list of items that all have their bytes under the same key is copied from them, a run
- * of items that follow each other in one earlier body in one copy (a page asked for again is
- * one copy). A list is otherwise written as one string and encoded once, and its items keep
- * their places in the result. Building and encoding a 250 KB string costs ~2 ms per request;
- * copying its kept bytes ~0.05 ms (issue #9 target 7: link listings, 1,000 attributes with values).
+ * event); each keeps where its bytes are (`slots`) under `key` (what else its text depends on:
+ * the request's hrefs, `ignore_nan`), and a later list of items that all have their bytes under
+ * the same key is copied from them, a run of items that follow each other in one earlier body in
+ * one copy (a page asked for again is one copy). A list is otherwise written as one string and
+ * encoded once, and its items keep their places in the result. Building and encoding a 250 KB
+ * string costs ~2 ms per request; copying its kept bytes ~0.05 ms (issue #9 target 7: link
+ * listings, 1,000 attributes with values).
  */
-function keptListBody<T>(open: string, items: readonly T[], key: string, slotOf: (item: T) => KeptBytes, textOf: (item: T) => string, close: string): Buffer {
-  const slots = items.map(slotOf);
-  if (slots.length > 0 && slots.every((s) => s.bytesKey === key)) {
-    let length = Buffer.byteLength(open) + Buffer.byteLength(close) + slots.length - 1;
-    for (const s of slots) length += s.bytesTo! - s.bytesFrom!;
+function keptListBody(open: string, n: number, key: string, slots: KeptSlots, textOf: (i: number) => string, close: string): Buffer {
+  let all = n > 0;
+  for (let i = 0; all && i < n; i++) all = slots.key(i) === key;
+  if (all) {
+    let length = Buffer.byteLength(open) + Buffer.byteLength(close) + n - 1;
+    for (let i = 0; i < n; i++) length += slots.to(i) - slots.from(i);
     const out = Buffer.allocUnsafe(length);
     let at = out.write(open, 0, 'utf8');
-    for (let i = 0; i < slots.length; ) {
+    for (let i = 0; i < n; ) {
       // the run of items i..j-1 that lie one after the other (with their commas) in one body
-      const first = slots[i]!;
+      const first = slots.bytes(i)!;
       let j = i + 1;
-      let to = first.bytesTo!;
-      while (j < slots.length && slots[j]!.bytes === first.bytes && slots[j]!.bytesFrom === to + 1) to = slots[j++]!.bytesTo!;
+      let to = slots.to(i);
+      while (j < n && slots.bytes(j) === first && slots.from(j) === to + 1) to = slots.to(j++);
       if (i) out[at++] = 44; // ','
-      at += first.bytes!.copy(out, at, first.bytesFrom!, to);
+      at += first.copy(out, at, slots.from(i), to);
       i = j;
     }
     out.write(close, at, 'utf8');
     return out;
   }
   let out = open;
-  const starts = new Array<number>(items.length + 1);
-  for (let i = 0; i < items.length; i++) {
+  const starts = new Array<number>(n + 1);
+  for (let i = 0; i < n; i++) {
     if (i) out += ',';
     starts[i] = out.length;
-    out += textOf(items[i]!);
+    out += textOf(i);
   }
-  starts[items.length] = out.length + 1; // past the comma that would follow
+  starts[n] = out.length + 1; // past the comma that would follow
   out += close;
   const body = Buffer.from(out);
   const ascii = body.length === out.length;
   // byte offsets: the character offsets when ASCII, else counted item by item
   let at = ascii ? 0 : Buffer.byteLength(open);
-  for (let i = 0; i < items.length; i++) {
+  for (let i = 0; i < n; i++) {
     const from = ascii ? starts[i]! : at;
     const to = ascii ? starts[i + 1]! - 1 : at + Buffer.byteLength(out.slice(starts[i]!, starts[i + 1]! - 1));
-    const slot = slots[i]!;
-    slot.bytes = body;
-    slot.bytesFrom = from;
-    slot.bytesTo = to;
-    slot.bytesKey = key;
+    slots.keep(i, body, from, to, key);
     at = to + 1;
   }
   return body;
 }
 
 /**
+ * The kept bytes of the links of one group's list (store/links.ts `LinkTextPage.list`), by
+ * each link's index in it: arrays beside the list, no object per link (the list lives in the
+ * file's view, and these with it).
+ */
+interface KeptLinks {
+  bytes: (Buffer | undefined)[];
+  key: (string | undefined)[];
+  from: Int32Array;
+  to: Int32Array;
+}
+const keptLinks = new WeakMap<object, KeptLinks>();
+
+/** The kept bytes of a group's list of `size` links (made empty when first asked for). */
+function keptLinksOf(list: object, size: number): KeptLinks {
+  let k = keptLinks.get(list);
+  if (!k) keptLinks.set(list, (k = { bytes: new Array<Buffer | undefined>(size).fill(undefined), key: new Array<string | undefined>(size).fill(undefined), from: new Int32Array(size), to: new Int32Array(size) }));
+  return k;
+}
+
+/** The slots of the links at indexes `at` of a group's list. */
+function linkSlots(k: KeptLinks, at: readonly number[]): KeptSlots {
+  return {
+    key: (i) => k.key[at[i]!],
+    bytes: (i) => k.bytes[at[i]!],
+    from: (i) => k.from[at[i]!]!,
+    to: (i) => k.to[at[i]!]!,
+    keep(i, bytes, from, to, key) {
+      const x = at[i]!;
+      k.bytes[x] = bytes;
+      k.from[x] = from;
+      k.to[x] = to;
+      k.key[x] = key;
+    },
+  };
+}
+
+/**
  * The body of `GET /groups/<id>/links` (wire-reference 2.2), `{"links": [...], "hrefs": [...]}`,
  * as UTF-8 bytes built from the links' cached pieces (store/links.ts `LinkText`): the same bytes
  * as `JSON.stringify` of each item followed by its `href` and, for a hard link, its `target`.
- * Each link keeps its bytes for the request's hrefs (origin, group, domain: `keptListBody`).
+ * Each link keeps its bytes for the request's hrefs (origin, group, domain: `keptListBody`), by
+ * its place in the group's list (`keptLinksOf`).
  * @param groupId the group id as the request gave it (hrefs repeat it)
  */
-export function linkListBody(texts: readonly LinkText[], h: Hrefs, groupId: string, hrefs: Href[]): Buffer {
+export function linkListBody(page: LinkTextPage, h: Hrefs, groupId: string, hrefs: Href[]): Buffer {
   const { base, tail, self, key } = linkHrefParts(h, groupId);
+  const texts = page.texts;
   return keptListBody(
     '{"links":[',
-    texts,
+    texts.length,
     key,
-    (t) => t,
-    (t) => (t.target ? t.head + self + t.title + tail + '","target":"' + base + t.target + tail + '"}' : t.head + self + t.title + tail + '"}'),
+    linkSlots(keptLinksOf(page.list, page.size), page.at),
+    (i) => {
+      const t = texts[i]!;
+      return t.target ? t.head + self + t.title + tail + '","target":"' + base + t.target + tail + '"}' : t.head + self + t.title + tail + '"}';
+    },
     '],"hrefs":' + JSON.stringify(hrefs) + '}',
   );
 }
@@ -238,12 +303,15 @@ function linkHrefParts(h: Hrefs, groupId: string): { base: string; tail: string;
 }
 
 /**
- * Whether every link of `texts` keeps its bytes for these hrefs already, so that `linkListBody`
- * would only copy them (the read-ahead of link pages, routes/groups.ts, skips such pages).
+ * Whether every link at indexes `at` of a group's list (`LinkTextPage.list`) keeps its bytes for
+ * these hrefs already, so that `linkListBody` would only copy them (the read-ahead of link pages,
+ * routes/groups.ts, skips such pages).
  */
-export function linkListKept(texts: readonly LinkText[], h: Hrefs, groupId: string): boolean {
+export function linkListKept(list: object, at: readonly number[], h: Hrefs, groupId: string): boolean {
+  const k = keptLinks.get(list);
+  if (!k) return false;
   const { key } = linkHrefParts(h, groupId);
-  return texts.every((t) => t.bytesKey === key);
+  return at.every((x) => k.key[x] === key);
 }
 
 /** Kept bytes of attribute list items (objects the store remembers until the file changes). */
@@ -258,16 +326,20 @@ const keptAttributes = new WeakMap<object, KeptBytes>();
  */
 export function attributeListBody(items: readonly { name: string }[], h: Hrefs, path: string, hrefs: Href[], ignoreNan: boolean): Buffer {
   const prefix = `${path}/attributes/`;
+  const slots = items.map((a) => {
+    let slot = keptAttributes.get(a);
+    if (!slot) keptAttributes.set(a, (slot = {}));
+    return slot;
+  });
   return keptListBody(
     '{"attributes":[',
-    items,
+    items.length,
     h.url(prefix) + '\n' + (ignoreNan ? 'null' : 'nan'),
-    (a) => {
-      let slot = keptAttributes.get(a);
-      if (!slot) keptAttributes.set(a, (slot = {}));
-      return slot;
+    objectSlots(slots),
+    (i) => {
+      const a = items[i]!;
+      return stringifyJson({ ...a, href: h.url(prefix + encodeURIComponent(a.name)) }, { ignoreNan });
     },
-    (a) => stringifyJson({ ...a, href: h.url(prefix + encodeURIComponent(a.name)) }, { ignoreNan }),
     '],"hrefs":' + JSON.stringify(hrefs) + '}',
   );
 }

@@ -120,12 +120,29 @@ export interface LinkListOptions {
 export interface LinkText {
   head: string;
   title: string;
-  target?: string;
-  /** Where the link's complete JSON bytes for the hrefs `bytesKey` names are (kept by http/present.ts `linkListBody`: bytes [bytesFrom, bytesTo) of `bytes`). */
-  bytes?: Buffer;
-  bytesFrom?: number;
-  bytesTo?: number;
-  bytesKey?: string;
+  target: string | undefined;
+}
+
+/**
+ * A page of a group's links as text pieces (`listLinksPage`), and where they are in the
+ * group's list of links: what the HTTP layer keeps per link (the bytes it wrote, http/present.ts
+ * `linkListBody`) it keeps by `list` and the link's index in it.
+ */
+export interface LinkTextPage {
+  texts: LinkText[];
+  /** The index of each link of `texts` in `list`. */
+  at: number[];
+  /**
+   * The group's list of links in this order: the same object for every page of it until the
+   * file's next event (it lives in the view, fileState.ts), a new one after.
+   */
+  list: object;
+  /** Links in `list`. */
+  size: number;
+  /** The marker of the following page when the page is full and links follow. */
+  next?: string;
+  /** With `next`: the index in `list` of the link after the page. */
+  after?: number;
 }
 
 /** Characters `JSON.stringify` writes other than as themselves (quote, backslash, controls, lone surrogates). */
@@ -179,13 +196,13 @@ function recordText(f: DomainFile, gid: Hid, rec: LinkRecord, times: Times): Lin
     if (rec.path !== undefined) head += ',"h5path":' + jsonString(rec.path);
   } else return linkText(linkJson(f, gid, rec, times));
   head += ',"created":' + jsonNumber(times.created) + ',"href":"';
-  return { head: flat(head), title: encodeURIComponent(rec.name), target: target && flat(target), bytes: undefined, bytesFrom: undefined, bytesTo: undefined, bytesKey: undefined };
+  return { head: flat(head), title: encodeURIComponent(rec.name), target: target && flat(target) };
 }
 
 function linkText(l: LinkJson): LinkText {
   const head = flat(jsonHead(l) + ',"href":"');
-  // one object shape for every link (the bytes are filled in by the first page sent)
-  return { head, title: encodeURIComponent(l.title), target: l.id && l.collection ? `/${l.collection}/${l.id}` : undefined, bytes: undefined, bytesFrom: undefined, bytesTo: undefined, bytesKey: undefined };
+  // one object shape for every link
+  return { head, title: encodeURIComponent(l.title), target: l.id && l.collection ? `/${l.collection}/${l.id}` : undefined };
 }
 
 /**
@@ -195,12 +212,12 @@ function linkText(l: LinkJson): LinkText {
  * learnt in one go (`DomainFile.learnKinds`); the pieces are kept per link in the view of the
  * file (fileState.ts, until its next event; only they: fewer long-lived objects per link for
  * the garbage collector).
- * @returns the page's pieces, and `next`: the marker of the following page when the page is full
- *   (`limit` links) and links follow (the name of its last link), with `after`: the pieces of the
- *   link after the page when they are cached already
+ * @returns the page's pieces and their places in the group's list (`LinkTextPage`), and `next`:
+ *   the marker of the following page when the page is full (`limit` links) and links follow (the
+ *   name of its last link), with `after`: the index of the link after the page
  * @throws H5StoreError NotFound when the marker is not a link of the group (wire-reference 0.9).
  */
-export function listLinksPage(f: DomainFile, groupId: string, opts: LinkListOptions): { texts: LinkText[]; next?: string; after?: LinkText } {
+export function listLinksPage(f: DomainFile, groupId: string, opts: LinkListOptions): LinkTextPage {
   return f.withId(groupId, 'group', (gid, gaddr) => {
     const list = f.links(gid, gaddr, opts.createOrder ? 'crt' : 'name');
     const cache = list.text as (LinkText | undefined)[];
@@ -217,7 +234,7 @@ export function listLinksPage(f: DomainFile, groupId: string, opts: LinkListOpti
         cache[i] = known ? linkText(known) : recordText(f, gid, list.links[i]!, times);
       }
     }
-    return { texts: page.map((i) => cache[i]!), next, after: next === undefined ? undefined : cache[last + 1] };
+    return { texts: page.map((i) => cache[i]!), at: page, list: cache, size: list.links.length, next, after: next === undefined ? undefined : last + 1 };
   });
 }
 

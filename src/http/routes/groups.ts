@@ -92,9 +92,9 @@ export function groupRoutes(d: Deps): Route[] {
     }
     const opts = { limit: limitParam(ctx), marker: markerParam(ctx), createOrder: flag(ctx, 'CreateOrder'), pattern: globParam(ctx) };
     const page = await d.store.listLinksPage(ref.domain, id, opts);
-    sendJsonText(ctx, 200, linkListBody(page.texts, h, id, ownedHrefs(h, `/groups/${id}/links`, `/groups/${id}`)));
+    sendJsonText(ctx, 200, linkListBody(page, h, id, ownedHrefs(h, `/groups/${id}/links`, `/groups/${id}`)));
     // the next page, unless its first link keeps its bytes for these hrefs already
-    if (page.next !== undefined && !(page.after && linkListKept([page.after], h, id))) readAheadLinks(d, ref.domain, id, { ...opts, marker: page.next }, h);
+    if (page.next !== undefined && !linkListKept(page.list, [page.after!], h, id)) readAheadLinks(d, ref.domain, id, { ...opts, marker: page.next }, h);
   }));
 
   // POST /groups/:id/links: links by title, of several groups (grp_ids), or of every group below (follow_links)
@@ -189,8 +189,8 @@ function readAheadLinks(d: Deps, domain: string, groupId: string, opts: LinkList
   setImmediate(() => {
     d.store.listLinksPage(domain, groupId, opts).then(
       (next) => {
-        if (linkListKept(next.texts, h, groupId)) return;
-        linkListBody(next.texts, h, groupId, []);
+        if (linkListKept(next.list, next.at, h, groupId)) return;
+        linkListBody(next, h, groupId, []);
         linkPagesReadAhead++;
       },
       () => undefined,
