@@ -344,7 +344,8 @@ function parseEnum(input: Record<string, unknown>, where: string, resolve: Commi
 /**
  * Bytes of one element in the binary wire format (wire-reference 3.5): numbers by their base,
  * fixed strings `length`, compounds packed (sum of fields), arrays product(dims) x base, enums their
- * base, opaque `size`, references 48.
+ * base, opaque `size`, object references 48. The one definition (codec, hdf5/memory.ts and the
+ * store's value reads and writes use it); the size in HDF5 memory is `memSize` (hdf5/memory.ts).
  * @throws internal if the type is variable-length (check `isVariableLength` first).
  */
 export function typeSize(t: TypeJson): number {
@@ -394,6 +395,7 @@ export function isVariableLength(t: TypeJson): boolean {
     case 'H5T_COMPOUND':
       return t.fields.some((f) => isVariableLength(f.type));
     case 'H5T_ARRAY':
+    case 'H5T_ENUM':
       return isVariableLength(t.base);
     default:
       return false;

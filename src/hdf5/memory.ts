@@ -10,7 +10,7 @@
  * - object references: 8-byte `hobj_ref_t` (the target's address) in memory, 48 NUL-padded ASCII
  *   bytes (`groups/g-...`) on the wire, mapped by a `RefCodec` that the store supplies.
  */
-import type { TypeJson } from '../codec/types.js';
+import { REFERENCE_SIZE, type TypeJson, isVariableLength, typeSize } from '../codec/types.js';
 import { badRequest, notImplemented } from '../errors.js';
 import { addressOf, cStringBytes, viewMemory } from './lib.js';
 
@@ -31,8 +31,6 @@ export interface RefCodec {
 /** Bytes of a region reference in memory (`hdset_reg_ref_t`: heap address and index). */
 export const REGION_REF_MEM_SIZE = 12;
 
-/** Size of the wire form of one reference (wire-reference 3.1). */
-export const REF_WIRE_SIZE = 48;
 
 const BASE_BYTES = /(8|16|32|64)(LE|BE)$/;
 function baseBytes(base: string): number {
@@ -107,50 +105,6 @@ export function hasIndirect(t: TypeJson): boolean {
   return r;
 }
 
-/** Wire bytes of one element of a type with no variable-length parts. */
-export function fixedWireSize(t: TypeJson): number {
-  switch (t.class) {
-    case 'H5T_REFERENCE':
-      if (t.base === 'H5T_STD_REF_DSETREG') throw new Error('region references have no fixed wire size');
-      return REF_WIRE_SIZE;
-    case 'H5T_STRING':
-      if (t.length === 'H5T_VARIABLE') throw new Error('variable-length type has no fixed size');
-      return t.length;
-    case 'H5T_VLEN':
-      throw new Error('variable-length type has no fixed size');
-    case 'H5T_ARRAY':
-      return t.dims.reduce((a, b) => a * b, 1) * fixedWireSize(t.base);
-    case 'H5T_ENUM':
-      return fixedWireSize(t.base);
-    case 'H5T_COMPOUND':
-      return t.fields.reduce((a, f) => a + fixedWireSize(f.type), 0);
-    default:
-      return memSize(t);
-  }
-}
-
-/**
- * True when the type contains a variable-length string or sequence, or a region reference (on
- * the wire a byte count and its JSON text, codec/values.ts).
- */
-export function isVariable(t: TypeJson): boolean {
-  switch (t.class) {
-    case 'H5T_STRING':
-      return t.length === 'H5T_VARIABLE';
-    case 'H5T_VLEN':
-      return true;
-    case 'H5T_REFERENCE':
-      return t.base === 'H5T_STD_REF_DSETREG';
-    case 'H5T_ARRAY':
-    case 'H5T_ENUM':
-      return isVariable(t.base);
-    case 'H5T_COMPOUND':
-      return t.fields.some((f) => isVariable(f.type));
-    default:
-      return false;
-  }
-}
-
 /** A byte buffer that grows by doubling. */
 class Sink {
   buf: Buffer;
@@ -194,10 +148,10 @@ function refToWire(mem: Buffer, off: number, t: TypeJson & { class: 'H5T_REFEREN
   }
   const addr = mem.readBigUInt64LE(off);
   const s = addr === 0n || addr === 0xffffffffffffffffn || !refs ? '' : refs.toWire(addr);
-  out.ensure(REF_WIRE_SIZE);
-  out.buf.fill(0, out.pos, out.pos + REF_WIRE_SIZE);
-  out.buf.write(s, out.pos, REF_WIRE_SIZE, 'latin1');
-  out.pos += REF_WIRE_SIZE;
+  out.ensure(REFERENCE_SIZE);
+  out.buf.fill(0, out.pos, out.pos + REFERENCE_SIZE);
+  out.buf.write(s, out.pos, REFERENCE_SIZE, 'latin1');
+  out.pos += REFERENCE_SIZE;
 }
 
 function elemToWire(mem: Buffer, off: number, t: TypeJson, refs: RefCodec | undefined, out: Sink): void {
@@ -226,8 +180,8 @@ function elemToWire(mem: Buffer, off: number, t: TypeJson, refs: RefCodec | unde
         out.put(data);
         return;
       }
-      if (isVariable(t.base)) throw notImplemented('vlen sequences of variable-length types have no wire encoding');
-      out.u32(len * fixedWireSize(t.base));
+      if (isVariableLength(t.base)) throw notImplemented('vlen sequences of variable-length types have no wire encoding');
+      out.u32(len * typeSize(t.base));
       for (let i = 0; i < len; i++) elemToWire(data, i * bsize, t.base, refs, out);
       return;
     }
@@ -262,7 +216,7 @@ function elemToWire(mem: Buffer, off: number, t: TypeJson, refs: RefCodec | unde
  */
 export function memToWire(mem: Buffer, t: TypeJson, count: number, refs?: RefCodec): Buffer {
   const size = memSize(t);
-  const out = new Sink(count * (isVariable(t) ? 16 : fixedWireSize(t)));
+  const out = new Sink(count * (isVariableLength(t) ? 16 : typeSize(t)));
   for (let i = 0; i < count; i++) elemToWire(mem, i * size, t, refs, out);
   return out.done();
 }
@@ -319,8 +273,8 @@ function elemFromWire(r: WireReader, mem: Buffer, off: number, t: TypeJson, refs
         mem.writeBigUInt64LE(0n, off + 8);
         return;
       }
-      if (isVariable(t.base)) throw notImplemented('vlen sequences of variable-length types have no wire encoding');
-      const wsize = fixedWireSize(t.base);
+      if (isVariableLength(t.base)) throw notImplemented('vlen sequences of variable-length types have no wire encoding');
+      const wsize = typeSize(t.base);
       if (nbytes % wsize !== 0) throw badRequest(`vlen element of ${nbytes} bytes is not a multiple of its base size ${wsize}`);
       const len = nbytes / wsize;
       const bsize = memSize(t.base);
@@ -340,9 +294,9 @@ function elemFromWire(r: WireReader, mem: Buffer, off: number, t: TypeJson, refs
         else refs.regionFromWire(text).copy(mem, off);
         return;
       }
-      const raw = r.take(REF_WIRE_SIZE);
+      const raw = r.take(REFERENCE_SIZE);
       const end = raw.indexOf(0);
-      const s = raw.toString('latin1', 0, end < 0 ? REF_WIRE_SIZE : end);
+      const s = raw.toString('latin1', 0, end < 0 ? REFERENCE_SIZE : end);
       const addr = s === '' ? 0n : refs ? refs.fromWire(s) : 0n;
       mem.writeBigUInt64LE(addr, off);
       return;

@@ -6,9 +6,8 @@
  */
 import { expect } from 'chai';
 import { ValueJsonWriter, valueToJson } from '../../src/codec/json.js';
-import { parseType } from '../../src/codec/types.js';
+import { parseType, typeSize } from '../../src/codec/types.js';
 import { encodeElements } from '../../src/codec/values.js';
-import { fixedWireSize } from '../../src/hdf5/memory.js';
 import os from 'node:os';
 import { idleValueThreads, jsonThreadParts, spareCores, startValueThreads, stopValueThreads, valueJsonOnThreads } from '../../src/store/values/threadPool.js';
 
@@ -16,7 +15,7 @@ import { idleValueThreads, jsonThreadParts, spareCores, startValueThreads, stopV
 async function onThreads(typeIn: unknown, values: unknown[], shape: number[], page: number, ignoreNan: boolean): Promise<string> {
   const t = parseType(typeIn);
   const wire = encodeElements(values, t);
-  const size = fixedWireSize(t);
+  const size = typeSize(t);
   const out: Buffer[] = [];
   for (let s = 0; s < values.length; s += page) {
     const n = Math.min(page, values.length - s);

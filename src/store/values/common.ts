@@ -3,7 +3,7 @@
  * reaches, `fields=` subsets, selections as libhdf5 dataspaces (points sorted and de-duplicated,
  * with the maps back to the order asked), and turning storage failures into clear errors.
  */
-import type { TypeJson } from '../../codec/types.js';
+import { type TypeJson, isVariableLength, typeSize } from '../../codec/types.js';
 import { decodeElements } from '../../codec/values.js';
 import { H5StoreError, badRequest, notFound, tooLarge } from '../../errors.js';
 import * as C from '../../hdf5/constants.js';
@@ -11,7 +11,6 @@ import { filterHint, filterSupport } from '../../hdf5/filters.js';
 import * as io from '../../hdf5/io.js';
 import type { SpaceSelection } from '../../hdf5/io.js';
 import { Hdf5Error } from '../../hdf5/lib.js';
-import { fixedWireSize, isVariable } from '../../hdf5/memory.js';
 import { type Selection, expandPoints, sortPoints } from '../../selection/select.js';
 import type { DomainFile } from '../domainFile.js';
 import { type Limits } from '../limits.js';
@@ -71,8 +70,8 @@ export function pointSelection(points: { coords: BigUint64Array; count: number }
  * last value of each point of a write.
  */
 export function pickElements(wire: Buffer, t: TypeJson, n: number, pick: Uint32Array): Buffer {
-  if (!isVariable(t)) {
-    const size = fixedWireSize(t);
+  if (!isVariableLength(t)) {
+    const size = typeSize(t);
     const out = Buffer.allocUnsafe(pick.length * size);
     for (let i = 0; i < pick.length; i++) wire.copy(out, i * size, pick[i]! * size, (pick[i]! + 1) * size);
     return out;

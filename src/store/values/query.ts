@@ -3,12 +3,12 @@
  * their indices, and `PUT .../value?query=` updating them.
  */
 import os from 'node:os';
-import type { TypeJson } from '../../codec/types.js';
+import { type TypeJson, isVariableLength, typeSize } from '../../codec/types.js';
 import { decodeElements, encodeElements } from '../../codec/values.js';
 import { badRequest } from '../../errors.js';
 import * as io from '../../hdf5/io.js';
 import { type Hid } from '../../hdf5/lib.js';
-import { fixedWireSize, hasIndirect, isVariable, memSize } from '../../hdf5/memory.js';
+import { hasIndirect, memSize } from '../../hdf5/memory.js';
 import { type Column, type EncodedStrings, parseQuery } from '../../selection/query.js';
 import { type Selection, pageHyperslab, parseSelect } from '../../selection/select.js';
 import type { DomainFile } from '../domainFile.js';
@@ -94,7 +94,7 @@ function fieldOffsets(t: TypeJson & { class: 'H5T_COMPOUND' }): number[] {
   let o = 0;
   for (const fld of t.fields) {
     out.push(o);
-    o += fixedWireSize(fld.type);
+    o += typeSize(fld.type);
   }
   return out;
 }
@@ -117,16 +117,16 @@ function scanByRows(
   pool: PagePool | undefined,
   scope: string | undefined,
 ): { hits: number[]; wire: Buffer } {
-  const rowSize = fixedWireSize(type);
+  const rowSize = typeSize(type);
   const offsets = fieldOffsets(type);
   const outFields = (outType as { fields: { name: string }[] }).fields.map((of) => type.fields.findIndex((x) => x.name === of.name));
-  const outSize = 8 + fixedWireSize(outType);
+  const outSize = 8 + typeSize(outType);
   // The output fields as runs of row bytes [offset, length, ...], adjacent fields merged (all
   // fields in order: one run of the whole row).
   const runs: number[] = [];
   for (const fi of outFields) {
     const off = offsets[fi];
-    const size = fixedWireSize(type.fields[fi].type);
+    const size = typeSize(type.fields[fi].type);
     const last = runs.length - 2;
     if (last >= 0 && runs[last] + runs[last + 1] === off) runs[last + 1] += size;
     else runs.push(off, size);
@@ -374,8 +374,8 @@ const F64: TypeJson = { class: 'H5T_FLOAT', base: 'H5T_IEEE_F64LE' };
 function readRows(f: DomainFile, did: Hid, t: TypeJson, memType: Hid, hits: number[], limits: ValueLimits): Buffer {
   const first = hits[0];
   const span = hits[hits.length - 1] - first + 1;
-  if (!isVariable(t) && span <= 4 * hits.length && span * memSize(t) <= limits.pageBytes) {
-    const size = fixedWireSize(t);
+  if (!isVariableLength(t) && span <= 4 * hits.length && span * memSize(t) <= limits.pageBytes) {
+    const size = typeSize(t);
     const block = io.readDataset(did, t, memType, { kind: 'hyperslab', start: [first], step: [1], count: [span] }, span, false, f.refs);
     if (span === hits.length) return block;
     const out = Buffer.allocUnsafe(hits.length * size);
@@ -388,8 +388,8 @@ function readRows(f: DomainFile, did: Hid, t: TypeJson, memType: Hid, hits: numb
 
 /** Wire rows with a uint64 LE index in front of each element. */
 function prependIndices(rows: Buffer, t: TypeJson, indices: number[]): Buffer {
-  if (!isVariable(t)) {
-    const size = fixedWireSize(t);
+  if (!isVariableLength(t)) {
+    const size = typeSize(t);
     const out = Buffer.allocUnsafe(indices.length * (size + 8));
     indices.forEach((idx, i) => {
       const o = i * (size + 8);
@@ -400,7 +400,7 @@ function prependIndices(rows: Buffer, t: TypeJson, indices: number[]): Buffer {
   }
   const parts: Buffer[] = [];
   let off = 0;
-  const fixed = isVariable(t) ? undefined : fixedWireSize(t);
+  const fixed = isVariableLength(t) ? undefined : typeSize(t);
   for (const idx of indices) {
     const end = fixed !== undefined ? off + fixed : decodeElements(rows, t, 1, off).end;
     const ix = Buffer.allocUnsafe(8);

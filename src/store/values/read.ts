@@ -11,13 +11,13 @@
  * - `decodedChunks`: deflate/shuffle/Fletcher-32 chunks decoded outside libhdf5 (chunked.ts).
  * The store hands the pages to HTTP as a `ValueSource` (source.ts), which holds the locks.
  */
-import type { TypeJson } from '../../codec/types.js';
+import { type TypeJson, isVariableLength, typeSize } from '../../codec/types.js';
 import { badRequest, tooLarge } from '../../errors.js';
 import * as C from '../../hdf5/constants.js';
 import * as io from '../../hdf5/io.js';
 import type { SpaceSelection } from '../../hdf5/io.js';
 import type { Hid } from '../../hdf5/lib.js';
-import { fixedWireSize, hasIndirect, isVariable, memSize } from '../../hdf5/memory.js';
+import { hasIndirect, memSize } from '../../hdf5/memory.js';
 import * as h5 from '../../hdf5/objects.js';
 import { contiguousRun, type Selection, pageHyperslab, pagesKeepChunksWhole, parsePoints, parseSelect, pointsFromBinary, selectionFromBody } from '../../selection/select.js';
 import type { DomainFile } from '../domainFile.js';
@@ -54,6 +54,18 @@ export interface PageSource {
   next(): ValuePage | undefined | Promise<ValuePage | undefined>;
   /** Stop before the last page: a read in flight ends first and its buffer goes back. */
   stop(): Promise<void>;
+}
+
+/** How the caller will use the pages (see `pagesFor`). */
+export interface PageUse {
+  /** Pool of page buffers; chunk decoding always assembles its result in it. */
+  pool: PagePool;
+  /** Read libhdf5 pages of fixed-size types into the pool's buffers too. */
+  pooled: boolean;
+  /** Page size of hyperslab reads (default and upper bound: the `pageBytes` limit; see `libhdf5Pages`). */
+  pageBytes?: number;
+  /** Whether the values may be read from the file's bytes (`fileBytePages`: streamed binary reads). */
+  fileBytes?: boolean;
 }
 
 /**
@@ -132,7 +144,7 @@ export function planRead(f: DomainFile, id: string, req: ReadRequest, limits: Va
     const { sel, points } = readSelection(req, space.dims, limits);
     const shape = points ? [points.count] : sel!.shape;
     const count = points ? points.count : sel!.count;
-    const itemSize = isVariable(type) ? undefined : fixedWireSize(type);
+    const itemSize = isVariableLength(type) ? undefined : typeSize(type);
     const msize = memSize(type);
     checkSelectionBytes(count, itemSize ?? msize, limits);
     const creation = io.describeCreationOf(did, fullType);
@@ -171,18 +183,6 @@ export function planRead(f: DomainFile, id: string, req: ReadRequest, limits: Va
     h5.closeObject(did);
     throw e;
   }
-}
-
-/** How the caller will use the pages (see `pagesFor`). */
-export interface PageUse {
-  /** Pool of page buffers; chunk decoding always assembles its result in it. */
-  pool: PagePool;
-  /** Read libhdf5 pages of fixed-size types into the pool's buffers too. */
-  pooled: boolean;
-  /** Page size of hyperslab reads (default and upper bound: the `pageBytes` limit; see `libhdf5Pages`). */
-  pageBytes?: number;
-  /** Whether the values may be read from the file's bytes (`fileBytePages`: streamed binary reads). */
-  fileBytes?: boolean;
 }
 
 /**

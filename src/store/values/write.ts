@@ -3,7 +3,7 @@
  * everything is validated before anything is written.
  */
 import fs from 'node:fs';
-import type { TypeJson } from '../../codec/types.js';
+import { type TypeJson, isVariableLength, typeSize } from '../../codec/types.js';
 import { decodeElements, encodeElements, selectionValues } from '../../codec/values.js';
 import { badRequest, conflict, tooLarge } from '../../errors.js';
 import * as C from '../../hdf5/constants.js';
@@ -11,7 +11,7 @@ import { hdf5Turn } from '../../hdf5/heavy.js';
 import * as io from '../../hdf5/io.js';
 import type { SpaceSelection } from '../../hdf5/io.js';
 import { type Hid } from '../../hdf5/lib.js';
-import { fixedWireSize, isVariable, memSize } from '../../hdf5/memory.js';
+import { memSize } from '../../hdf5/memory.js';
 import * as h5 from '../../hdf5/objects.js';
 import { type Selection, hyperslabSelection, pageHyperslab, parsePoints, parseSelect, selectionFromBody } from '../../selection/select.js';
 import type { DomainFile } from '../domainFile.js';
@@ -97,15 +97,15 @@ function planWrite(f: DomainFile, did: Hid, req: WriteRequest, limits: ValueLimi
   }
   const count = points ? points.count : sel!.count;
   if (count === 0) throw badRequest('Selection is empty');
-  checkSelectionBytes(count, isVariable(type) ? memSize(type) : fixedWireSize(type), limits);
+  checkSelectionBytes(count, isVariableLength(type) ? memSize(type) : typeSize(type), limits);
   const elementCount = req.elementCount ?? (body.element_count as number | undefined);
   if (req.spool) {
-    if (isVariable(type) || !sel || !sel.isHyperslab) {
+    if (isVariableLength(type) || !sel || !sel.isHyperslab) {
       throw tooLarge('Bodies this large can only be written to a hyperslab of a fixed-size type; send smaller requests');
     }
     if (elementCount !== undefined && elementCount !== count) throw badRequest('"element_count" broadcast needs a small body');
-    const need = count * fixedWireSize(type);
-    if (req.spool.size !== need) throw badRequest(`Binary data is ${req.spool.size} bytes, expected ${need} (${count} elements of ${fixedWireSize(type)} bytes)`);
+    const need = count * typeSize(type);
+    if (req.spool.size !== need) throw badRequest(`Binary data is ${req.spool.size} bytes, expected ${need} (${count} elements of ${typeSize(type)} bytes)`);
     return { type, sel, count, spool: req.spool, newDims, scalar, dims: space.dims, heavy };
   }
   let wire: Buffer;
@@ -135,9 +135,9 @@ function planWrite(f: DomainFile, did: Hid, req: WriteRequest, limits: ValueLimi
   return finish(wire);
 
   function finish(w: Buffer): WritePlan {
-    if (!isVariable(type)) {
-      const need = count * fixedWireSize(type);
-      if (w.length !== need) throw badRequest(`Binary data is ${w.length} bytes, expected ${need} (${count} elements of ${fixedWireSize(type)} bytes)`);
+    if (!isVariableLength(type)) {
+      const need = count * typeSize(type);
+      if (w.length !== need) throw badRequest(`Binary data is ${w.length} bytes, expected ${need} (${count} elements of ${typeSize(type)} bytes)`);
     } else {
       checkVariableWire(w, type, count);
     }
@@ -165,8 +165,8 @@ function broadcast(wire: Buffer, type: TypeJson, n: number, total: number, limit
   if (bytes > limits.maxBroadcastBytes) {
     throw tooLarge(`The element_count broadcast would build ${bytes} bytes, above the limit of ${limits.maxBroadcastBytes} (maxBroadcastBytes): write smaller selections`);
   }
-  if (!isVariable(type)) {
-    const size = fixedWireSize(type);
+  if (!isVariableLength(type)) {
+    const size = typeSize(type);
     if (wire.length !== n * size) throw badRequest(`Binary data is ${wire.length} bytes, expected ${n * size} for ${n} elements`);
     const out = Buffer.allocUnsafe(total * size);
     for (let o = 0; o < out.length; o += wire.length) wire.copy(out, o);
@@ -237,10 +237,10 @@ async function writePlanned(f: DomainFile, did: Hid, plan: WritePlan, limits: Va
         const ps = plan.points ? pointSelection(plan.points, plan.dims) : (toSpaceSelection(plan.sel!, limits) as ReturnType<typeof pointSelection>);
         const wire = ps.last ? pickElements(plan.wire!, plan.type, plan.count, ps.last) : plan.wire!;
         await put(ps, ps.count, false, wire);
-      } else if (plan.scalar || isVariable(plan.type)) {
+      } else if (plan.scalar || isVariableLength(plan.type)) {
         await put(toSpaceSelection(plan.sel!, limits), plan.count, plan.scalar, plan.wire!);
       } else {
-        const size = fixedWireSize(plan.type);
+        const size = typeSize(plan.type);
         const fd = plan.spool ? fs.openSync(plan.spool.path, 'r') : undefined;
         try {
           let off = 0;
