@@ -147,11 +147,19 @@ describe('web viewer on the files scientists have (Chromium)', function () {
 
   /** Distinct colours of the first visible canvas (1-2 for a blank one). */
   async function canvasColors(): Promise<number> {
-    const canvas = page.locator('.h5web-host canvas').first();
-    await canvas.waitFor({ state: 'visible' });
-    await page.waitForTimeout(400);
-    const png = await canvas.screenshot();
-    return page.evaluate(`(${COUNT_COLORS})(${JSON.stringify(png.toString('base64'))})`) as Promise<number>;
+    // a followed dataset reopens h5web on each new shape, so the canvas found may be replaced
+    // between finding it and taking its picture: find it again then (a few times at most)
+    for (let attempt = 1; ; attempt++) {
+      const canvas = page.locator('.h5web-host canvas').first();
+      await canvas.waitFor({ state: 'visible' });
+      await page.waitForTimeout(400);
+      try {
+        const png = await canvas.screenshot();
+        return (await page.evaluate(`(${COUNT_COLORS})(${JSON.stringify(png.toString('base64'))})`)) as number;
+      } catch (e) {
+        if (attempt >= 5 || !/not attached|detached/i.test(String(e))) throw e;
+      }
+    }
   }
 
   async function showVis(name: string): Promise<void> {
