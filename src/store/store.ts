@@ -35,6 +35,7 @@ import { type Access, type AccessMode, FLAG_FOR_MODE, allowAll } from './access.
 import { DEFAULT_LIMITS, type Limits } from './limits.js';
 import { type ReachedFile } from './reach.js';
 import * as values from './values.js';
+import { type FileSnapshot, openSnapshot } from './download.js';
 import { DOMAIN_OBJS_MAX, type DomainStats, computeDomainStats, domainObjects, objectJsonOf } from './domainObjects.js';
 import { type DomainQuery, rootAttributeRow } from './domainQuery.js';
 import { LRUCache } from 'lru-cache';
@@ -348,6 +349,21 @@ export class Store {
       created: (st.birthtimeMs > 0 ? st.birthtimeMs : st.ctimeMs) / 1000,
       lastModified: st.mtimeMs / 1000,
     };
+  }
+
+  /**
+   * A domain's file as bytes (GET /file, download.ts): a local file is opened while the domain's
+   * read lock is held (no write of this or another h5store process, nor of an HDF5 program that
+   * locks the file, is under way), then read by ranges without the lock, each block checked
+   * against the version opened; an object of a read-only mount is read from its store by ranges
+   * of the version its headers name. The caller closes the snapshot.
+   * @throws H5StoreError NotFound/Gone (missing), BadRequest (a folder, not an HDF5 file),
+   *   Unavailable (the file held by a writer longer than `lockWaitMs`)
+   */
+  async openFileBytes(domain: string): Promise<FileSnapshot> {
+    const m = this.mountOf(domain);
+    if (m) return m.snapshot(domain);
+    return this.read(domain, (f) => openSnapshot(f.handle.realPath, f.handle.dev, f.handle.ino, domain));
   }
 
   /** GET /: the domain (with its root id) or folder record. */
