@@ -24,12 +24,13 @@ import { datasetRoutes } from './http/routes/datasets.js';
 import { domainRoutes } from './http/routes/domains.js';
 import { downloadRoutes } from './http/routes/download.js';
 import { groupRoutes } from './http/routes/groups.js';
+import { groveRoutes } from './http/routes/grove.js';
 import { serviceRoutes } from './http/routes/service.js';
 import { viewerMiddleware } from './http/viewer.js';
 
 /** Every route of the API, declared once with the permission it needs (routeTable.ts). */
 export function routeTable(deps: Deps): Route[] {
-  return [...serviceRoutes(deps), ...domainRoutes(deps), ...groupRoutes(deps), ...datasetRoutes(deps), ...attributeRoutes(deps), ...aclRoutes(deps), ...downloadRoutes(deps)];
+  return [...serviceRoutes(deps), ...domainRoutes(deps), ...groupRoutes(deps), ...datasetRoutes(deps), ...attributeRoutes(deps), ...aclRoutes(deps), ...downloadRoutes(deps), ...groveRoutes(deps)];
 }
 
 /**

@@ -10,7 +10,7 @@ import * as C from './constants.js';
 import { datasetIoOnWorker } from './heavy.js';
 import { ACPL_UTF8, G, H5, H5Aiterate2, H5Dget_num_chunks, type Hid, LCPL_UTF8 } from './lib.js';
 import { type RefCodec, hasIndirect, memSize, memToWire, wireToMem } from './memory.js';
-import { MAX_ENCODED_TYPE, createType, describeType, encodedTypeSize } from './types.js';
+import { type H5pyType, MAX_ENCODED_TYPE, createType, describeH5pyType, describeType, encodedTypeSize } from './types.js';
 
 // ---------------------------------------------------------------------------------------------
 // Dataspaces
@@ -588,6 +588,34 @@ export function storageInfo(did: Hid): { numChunks: number; allocatedSize: numbe
   return { numChunks, allocatedSize };
 }
 
+/**
+ * A dataset's chunk dims and filter pipeline as h5py shows them (`dset.chunks`, and h5grove's
+ * `{id, name}` per filter): `null` when not chunked / without filters. Only the calls needed
+ * (a group's metadata in h5grove's API describes every dataset in it).
+ */
+export function datasetChunking(did: Hid): { chunks: number[] | null; filters: { id: number; name: string }[] | null } {
+  const dcpl = H5.H5Dget_create_plist(did);
+  try {
+    let chunks: number[] | null = null;
+    if ((H5.H5Pget_layout(dcpl) as number) === C.H5D_CHUNKED) {
+      const d = new BigUint64Array(32);
+      const n = H5.H5Pget_chunk(dcpl, 32, d) as number;
+      chunks = Array.from(d.slice(0, Math.max(n, 0)), Number);
+    }
+    const nf = H5.H5Pget_nfilters(dcpl) as number;
+    const filters: { id: number; name: string }[] = [];
+    for (let i = 0; i < nf; i++) {
+      const name = Buffer.alloc(256);
+      const id = H5.H5Pget_filter2(dcpl, i, [0], [0], null, 256, name, [0]) as number;
+      const end = name.indexOf(0);
+      filters.push({ id, name: name.toString('latin1', 0, end < 0 ? 256 : end) });
+    }
+    return { chunks, filters: filters.length ? filters : null };
+  } finally {
+    H5.H5Pclose(dcpl);
+  }
+}
+
 /** Open a dataset by name relative to `loc` (no external links). */
 export function openDataset(loc: Hid, name: string): Hid {
   return H5.H5Dopen2(loc, name, C.H5P_DEFAULT);
@@ -837,6 +865,30 @@ export function closeAttribute(aid: Hid): void {
 /** Name, type and dataspace of an open attribute. */
 export function describeAttribute(aid: Hid, name: string, committedId?: (tid: Hid) => string | undefined): AttributeMeta {
   return { name, ...typeAndSpace(H5.H5Aget_type(aid), H5.H5Aget_space(aid), committedId) };
+}
+
+/**
+ * The h5py view of a dataset's type and dataspace (h5grove metadata): the type as
+ * `describeH5pyType`, the shape as h5py's (`[]` scalar, `null` for H5S_NULL).
+ */
+export function datasetH5pyMeta(did: Hid): { type: H5pyType; shape: number[] | null } {
+  return h5pyMeta(H5.H5Dget_type(did), H5.H5Dget_space(did));
+}
+
+/** The same for an open attribute. */
+export function attributeH5pyMeta(aid: Hid): { type: H5pyType; shape: number[] | null } {
+  return h5pyMeta(H5.H5Aget_type(aid), H5.H5Aget_space(aid));
+}
+
+/** Describe, then close, a type and a dataspace id. */
+function h5pyMeta(tid: Hid, sid: Hid): { type: H5pyType; shape: number[] | null } {
+  try {
+    const space = describeSpace(sid);
+    return { type: describeH5pyType(tid), shape: space.cls === 'H5S_NULL' ? null : space.dims };
+  } finally {
+    H5.H5Sclose(sid);
+    H5.H5Tclose(tid);
+  }
 }
 
 /** Read a whole attribute value in the wire format (`n` elements; 0 for H5S_NULL). */

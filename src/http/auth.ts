@@ -58,7 +58,7 @@ export function makeGuard(deps: { store: Store; config: Config; auth: Authentica
       const need = typeof r.need === 'function' ? r.need(ctx) : r.need;
       if (need === 'public') return next();
 
-      const ref = domainRef(ctx, r.domain === 'optional' ? { required: false, allowRoot: true } : { required: true }) ?? { domain: '/', viaQuery: false };
+      const ref = domainRef(ctx, r.domain === 'optional' ? { required: false, allowRoot: true, param: r.domainParam } : { required: true, param: r.domainParam }) ?? { domain: '/', viaQuery: false };
       state.ref = ref;
       if (r.jsonBody) state.body = await jsonObject(ctx, deps.config);
       const { domain, target, what } = targetOf(ctx, r, need, ref.domain);

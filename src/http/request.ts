@@ -28,7 +28,8 @@ export interface DomainRef {
  * @returns undefined when none is given and `required` is false.
  * @throws BadRequest for a missing (when required) or invalid domain.
  */
-export function domainRef(ctx: Context, opts: { required?: boolean; allowRoot?: boolean } = {}): DomainRef | undefined {
+export function domainRef(ctx: Context, opts: { required?: boolean; allowRoot?: boolean; param?: 'domain' | 'file' } = {}): DomainRef | undefined {
+  if (opts.param === 'file') return fileRef(ctx, opts);
   const q = ctx.query.domain;
   let raw: string | undefined;
   let viaQuery = false;
@@ -46,6 +47,21 @@ export function domainRef(ctx: Context, opts: { required?: boolean; allowRoot?: 
     throw badRequest('Invalid domain: no domain given (use ?domain=/path/file.h5 or the X-Store-domain header)');
   }
   return { domain: normalizeDomain(raw, { allowRoot: opts.allowRoot }), viaQuery };
+}
+
+/**
+ * The domain h5grove's `file` query parameter names (its API has no headers for it): a path
+ * from the top folder, the leading `/` optional (`samples/tall.h5` is `/samples/tall.h5`).
+ * @throws BadRequest when missing (and required), repeated or invalid
+ */
+function fileRef(ctx: Context, opts: { required?: boolean; allowRoot?: boolean }): DomainRef | undefined {
+  const q = ctx.query.file;
+  if (Array.isArray(q)) throw badRequest('Give the file only once');
+  if (typeof q !== 'string' || q === '') {
+    if (opts.required === false) return undefined;
+    throw badRequest('Invalid file: no file given (use ?file=/folder/file.h5)');
+  }
+  return { domain: normalizeDomain(q.startsWith('/') ? q : `/${q}`, { allowRoot: opts.allowRoot }), viaQuery: false };
 }
 
 /** The domain of an object route (required). */

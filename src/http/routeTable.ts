@@ -41,6 +41,12 @@ export interface Route {
   need: Requirement | ((ctx: Context) => Requirement);
   /** The domain selector: `required` (default) or `optional` (absent means the top folder `/`). */
   domain?: 'required' | 'optional';
+  /**
+   * Where the domain is named: `domain` (default: the `domain` query parameter, else the
+   * X-Store-domain / X-Hdf-domain headers) or `file` (h5grove's `file` query parameter, a path
+   * that may leave out the leading `/`).
+   */
+  domainParam?: 'domain' | 'file';
   /** Read a JSON object body before the check (into `ctx.state.body`) because the target is in it. */
   jsonBody?: boolean;
   /**

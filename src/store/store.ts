@@ -23,6 +23,7 @@ import * as dsets from './datasets.js';
 import * as dtypes from './datatypes.js';
 import type { DomainFile } from './domainFile.js';
 import { FileCache, type FileLog, type StoreObserver } from './files.js';
+import * as grove from './grove.js';
 import * as groups from './groups.js';
 import * as links from './links.js';
 import { type Mount, isUnder, readOnly } from './mount.js';
@@ -40,6 +41,9 @@ import { DOMAIN_OBJS_MAX, type DomainStats, computeDomainStats, domainObjects, o
 import { type DomainQuery, rootAttributeRow } from './domainQuery.js';
 import { LRUCache } from 'lru-cache';
 import { pageLimit, startAfterOrdered } from './paging.js';
+
+/** Children of a group described per turn of the event loop (h5grove's `/meta/` of large groups). */
+const GROVE_SLICE = 500;
 
 /** How long a value operation waits for the locks of the other domains it reaches (ms). */
 const REACH_LOCK_WAIT_MS = 2000;
@@ -925,6 +929,208 @@ export class Store {
       return fs.statSync(this.paths.resolve(normalizeDomain(domain))).isFile();
     } catch {
       return false;
+    }
+  }
+
+  // -------------------------------------------------------------------------------------------
+  // h5grove's API (grove.ts; issue #28 item 7)
+
+  /**
+   * The domain an external link of `from` names (resolved beside it, `links.externalTarget`),
+   * once `access` allowed reading it.
+   * @throws H5StoreError NotFound (not a domain here), Forbidden/Unauthorized (from `access`)
+   */
+  private async externalDomain(from: string, file: string, access: DomainAccess): Promise<string> {
+    const target = links.externalTarget(from, file, (d) => this.isDomainFile(d));
+    let next: string;
+    try {
+      next = normalizeDomain(target);
+    } catch {
+      throw notFound(`The external link to ${JSON.stringify(file)} names no domain here`);
+    }
+    if (!this.isDomainFile(next) && !this.mountOf(next)) throw notFound(`The external link to ${JSON.stringify(file)} names no domain here`);
+    await access(next, 'read');
+    return next;
+  }
+
+  /**
+   * The object at `path` of a domain with every link on the way followed, external links into
+   * other domains (`access`-checked, at most 8), and `fn` run on it under the read lock of the
+   * domain it is in (h5grove's `/attr/`, `/data/`, `/stats/`).
+   * @throws H5StoreError NotFound (path, domain, a dangling link: "Cannot resolve"), BadRequest
+   *   (a user-defined link), Forbidden/Unauthorized (from `access`)
+   */
+  async groveObject<T>(domain: string, path: string, access: DomainAccess, fn: (f: DomainFile, domain: string, addr: bigint, kind: ObjectKind) => T): Promise<T> {
+    let dom = domain;
+    let p = path;
+    for (let hops = 0; ; hops++) {
+      const r = await this.read(dom, (f): { hop: grove.ExternalHop } | { done: T } => {
+        const hit = grove.locate(f, dom, p, 'all');
+        if (hit.kind === 'hop') return { hop: hit.hop };
+        if (hit.kind === 'link') {
+          if (hit.cls === 'external') return { hop: { file: hit.file, path: hit.target } };
+          throw notFound(`Cannot resolve soft link at ${path}`);
+        }
+        if (hit.kind === 'other') throw badRequest(`${path} is a user-defined link: h5store cannot resolve it`);
+        return { done: fn(f, dom, hit.addr, hit.objKind) };
+      });
+      if ('done' in r) return r.done;
+      if (hops >= 8) throw badRequest(`Path ${path} crosses too many external links`);
+      dom = await this.externalDomain(dom, r.hop.file, access);
+      p = r.hop.path;
+    }
+  }
+
+  /**
+   * h5grove's `/meta/` of the entity at `path` (grove.ts): resolved as `resolve` says, across
+   * external links (`access`-checked); a group with its children, each resolved when it can be
+   * (external ones in their domain; an access refused or a target missing leaves the link).
+   * `readable` (when given) decides whether a child object of the same domain may be described:
+   * one that may not is listed as `{name, kind: "other"}`.
+   * @throws H5StoreError NotFound (path or domain; with `all`, a link that does not resolve),
+   *   Forbidden/Unauthorized (an intermediate external link the user may not follow)
+   */
+  async groveMeta(
+    domain: string,
+    path: string,
+    resolve: grove.LinkResolution,
+    access: DomainAccess,
+    readable?: (domain: string, id: string) => Promise<boolean>,
+  ): Promise<grove.EntityMeta> {
+    const name = grove.entityName(grove.normalizePath(path));
+    let dom = domain;
+    let p = path;
+    /** The metadata of the last link when it is an external link being followed (only_valid falls back to it). */
+    let fallback: grove.EntityMeta | undefined;
+    for (let hops = 0; ; hops++) {
+      type Step = { hop: grove.ExternalHop; last: boolean; link?: grove.EntityMeta } | { meta: grove.EntityMeta; children?: grove.ChildEntry[] };
+      let r: Step;
+      try {
+        r = await this.readInSteps(dom, async (f, pause): Promise<Step> => {
+          const hit = grove.locate(f, dom, p, fallback ? 'all' : resolve);
+          if (hit.kind === 'hop') return { hop: hit.hop, last: false };
+          if (hit.kind === 'link' && hit.cls === 'external' && resolve !== 'none') return { hop: { file: hit.file, path: hit.target }, last: true, link: grove.linkMeta(name, hit) };
+          if (hit.kind === 'link') return { meta: grove.linkMeta(name, hit) };
+          if (hit.kind === 'other') return { meta: { name, kind: 'other' } };
+          if (hit.objKind !== 'group') return { meta: grove.objectMeta(f, hit.addr, hit.objKind, name) };
+          // a group's children, GROVE_SLICE at a time with the event loop running in between
+          const list = grove.groupLinks(f, hit.addr);
+          const children: grove.ChildEntry[] = [];
+          for (let i = 0; i < list.length; i += GROVE_SLICE) {
+            if (i > 0) await pause();
+            children.push(...grove.childrenOf(f, hit.addr, list.slice(i, i + GROVE_SLICE)));
+          }
+          return { meta: grove.objectMeta(f, hit.addr, 'group', name, []), children };
+        });
+        if ('hop' in r) {
+          if (hops >= 8) throw badRequest(`Path ${path} crosses too many external links`);
+          if (r.last) fallback ??= r.link;
+          const next = await this.externalDomain(dom, r.hop.file, access);
+          dom = next;
+          p = r.hop.path;
+          continue;
+        }
+      } catch (e) {
+        if (!fallback || !(e instanceof H5StoreError) || e.status >= 500) throw e;
+        if (resolve === 'all') throw notFound(`Cannot resolve external link at ${path}: ${e.message}`);
+        return fallback;
+      }
+      if (!r.children) return r.meta;
+      const children: grove.EntityMeta[] = [];
+      for (const c of r.children) {
+        let meta = c.meta;
+        if (c.pending) {
+          try {
+            meta = await this.groveChild(dom, c.pending.file, c.pending.path, meta.name as string, access);
+          } catch (e) {
+            if (!(e instanceof H5StoreError) || e.status >= 500) throw e;
+          }
+        } else if (readable && c.id !== undefined && !(await readable(dom, c.id))) {
+          meta = { name: meta.name, kind: 'other' };
+        }
+        children.push(meta);
+      }
+      r.meta.children = children;
+      return r.meta;
+    }
+  }
+
+  /**
+   * Run `fn` on a domain file with its read lock held across `fn`'s awaits (long reads that let
+   * other requests run: `pause()` yields to the event loop, then waits until libhdf5 is free,
+   * heavy.ts). Writers of this process wait meanwhile, as for a streamed value read.
+   */
+  private async readInSteps<T>(domain: string, fn: (f: DomainFile, pause: () => Promise<void>) => Promise<T>): Promise<T> {
+    const f = await this.fileFor(domain);
+    const unlock = await this.files.acquireRead(f);
+    try {
+      while (hdf5Busy()) await whenIdle(); // libhdf5 free until the next await (heavy.ts)
+      return await fn(f, async () => {
+        await new Promise((resolve) => setImmediate(resolve));
+        while (hdf5Busy()) await whenIdle();
+      });
+    } finally {
+      unlock();
+    }
+  }
+
+  /** A child's metadata reached by an external link (h5grove resolves children `only_valid`). */
+  private async groveChild(from: string, file: string, target: string, name: string, access: DomainAccess): Promise<grove.EntityMeta> {
+    let dom = await this.externalDomain(from, file, access);
+    let p = target;
+    for (let hops = 1; ; hops++) {
+      const r = await this.read(dom, (f): { hop: grove.ExternalHop } | { meta: grove.EntityMeta } => {
+        const hit = grove.locate(f, dom, p, 'all');
+        if (hit.kind === 'hop') return { hop: hit.hop };
+        if (hit.kind === 'link' && hit.cls === 'external') return { hop: { file: hit.file, path: hit.target } };
+        if (hit.kind !== 'object') throw notFound(`Cannot resolve ${target} in ${dom}`);
+        return { meta: grove.objectMeta(f, hit.addr, hit.objKind, name) };
+      });
+      if ('meta' in r) return r.meta;
+      if (hops >= 8) throw badRequest(`${target} crosses too many external links`);
+      dom = await this.externalDomain(dom, r.hop.file, access);
+      p = r.hop.path;
+    }
+  }
+
+  /**
+   * h5grove's `/paths/`: the group at `path` and every path below it (grove.ts `pathsBelow`),
+   * the group found across external links. With `resolve` `all`, a dangling soft link or an
+   * external link that does not resolve is a 404. `readable` (when given) leaves out the links
+   * of groups the user may not read.
+   * @throws H5StoreError NotFound, BadRequest (the path is not a group)
+   */
+  async grovePaths(domain: string, path: string, resolve: grove.LinkResolution, access: DomainAccess, readable?: (domain: string, id: string) => Promise<boolean>): Promise<string[]> {
+    const base = grove.normalizePath(path);
+    let dom = domain;
+    let p = path;
+    for (let hops = 0; ; hops++) {
+      const r = await this.read(dom, (f): { hop: grove.ExternalHop } | { found: ReturnType<typeof grove.pathsBelow> } => {
+        const hit = grove.locate(f, dom, p, resolve);
+        if (hit.kind === 'hop') return { hop: hit.hop };
+        if (hit.kind === 'link' && hit.cls === 'external' && resolve !== 'none') return { hop: { file: hit.file, path: hit.target } };
+        if (hit.kind !== 'object' || hit.objKind !== 'group') throw badRequest(`${path} is not a group`);
+        return { found: grove.pathsBelow(f, dom, hit.addr, base, resolve) };
+      });
+      if ('hop' in r) {
+        if (hops >= 8) throw badRequest(`Path ${path} crosses too many external links`);
+        dom = await this.externalDomain(dom, r.hop.file, access);
+        p = r.hop.path;
+        continue;
+      }
+      const { paths, groups: entered, externals } = r.found;
+      for (const x of externals) {
+        try {
+          await this.groveChild(dom, x.file, x.target, '', access);
+        } catch (e) {
+          if (!(e instanceof H5StoreError) || e.status >= 500) throw e;
+          throw notFound(`Cannot resolve external link at ${x.path}: ${e.message}`);
+        }
+      }
+      if (!readable) return paths;
+      const keep = paths.map(() => true);
+      for (const g of entered) if (!(await readable(dom, g.id))) for (let i = g.from; i < g.to; i++) keep[i] = false;
+      return paths.filter((_, i) => keep[i]);
     }
   }
 

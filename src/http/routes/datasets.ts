@@ -177,7 +177,7 @@ function sendBinary(ctx: Context, wire: Buffer): void {
  * larger than this are streamed in pages of about this size, so the first bytes leave after one
  * small read and the next page is read while the kernel sends the previous one (`streamPages`).
  */
-const STREAM_PAGE_BYTES = 1024 * 1024;
+export const STREAM_PAGE_BYTES = 1024 * 1024;
 
 /**
  * Send a planned value read as binary (wire-reference 3.5) or JSON. A value larger than one page
@@ -299,7 +299,7 @@ const JSON_THREAD_BYTES = 256 * 1024;
  * fail (not the value: the writer's own errors are thrown as they are), that page is formatted
  * here, in one go.
  */
-class JsonValueText {
+export class JsonValueText {
   /** The one writer of a value formatted on this thread; undefined for values on the value threads. */
   private readonly writer: ValueJsonWriter | undefined;
   /** Elements given to `part` so far. */
@@ -353,13 +353,13 @@ class JsonValueText {
  * `maxRate` bytes/s (0: unpaced). Mid-stream failures can only abort the connection (the status
  * line is gone). `release` is called once, at the end.
  */
-async function streamPages(
+export async function streamPages(
   ctx: Context,
   pages: Generator<ValuePage> | AsyncGenerator<ValuePage>,
   pool: PagePool,
   release: () => void,
   maxRate: number,
-  bytesOf: (p: ValuePage) => Buffer | Buffer[] | Promise<Buffer[]>,
+  bytesOf: (p: ValuePage) => Buffer | Buffer[] | Promise<Buffer | Buffer[]>,
   tail?: () => Buffer[],
 ): Promise<void> {
   const res = ctx.res;
