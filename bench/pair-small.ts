@@ -3,10 +3,12 @@
  * session"): this build and, with `--base DIR`, another checkout's build (`DIR/dist/cli.js`, e.g.
  * the commit before a change); without it, this build against itself (the method's own spread).
  *
- *   npm run build && npm run bench:pair -- [--base DIR] [--kinds group,link] [--rounds 6] [--seconds 4]
+ *   npm run build && npm run bench:pair -- [--base DIR] [--kinds group,link] [--rounds 6] [--seconds 4] [--accept-encoding 'gzip, deflate']
  *
  * Kinds: group, attribute, link, dataset, domain (the default: all five), and post (`POST
  * /datasets` of a small unlinked dataset over one connection: the write path, fsyncs included).
+ * `--accept-encoding` sends that header with every request (h5pyd's requests send
+ * `gzip, deflate`: the compression middleware's cost on small answers).
  *
  * Single `wrk` runs of one server after the other differ by up to 30% on a VM whose speed drifts
  * over seconds, more than most changes. Here both servers run at the same time, pinned together
@@ -36,6 +38,7 @@ const BASE = path.resolve(args.includes('--base') ? opt('base', '') : path.join(
 const KINDS = opt('kinds', 'group,attribute,link,dataset,domain').split(',');
 const ROUNDS = Number(opt('rounds', '6'));
 const SECONDS = Number(opt('seconds', '4'));
+const ACCEPT_ENCODING = opt('accept-encoding', '');
 
 /**
  * `post`: `POST /datasets` of a small unlinked dataset (held in the reserved group), one
@@ -50,7 +53,8 @@ wrk.headers["Content-Type"] = "application/json"
 function wrk(url: string, cpus: string, script?: string): Promise<number> {
   return new Promise((resolve, reject) => {
     const load = script ? ['-c1', '-s', script] : ['-c16'];
-    const p = spawn('taskset', ['-c', cpus, 'wrk', '-t1', ...load, `-d${SECONDS}s`, url], { stdio: ['ignore', 'pipe', 'inherit'] });
+    const header = ACCEPT_ENCODING ? ['-H', `Accept-Encoding: ${ACCEPT_ENCODING}`] : [];
+    const p = spawn('taskset', ['-c', cpus, 'wrk', '-t1', ...load, ...header, `-d${SECONDS}s`, url], { stdio: ['ignore', 'pipe', 'inherit'] });
     let out = '';
     p.stdout.on('data', (b) => (out += b));
     p.on('error', reject);
@@ -68,7 +72,7 @@ async function main() {
   const serverCpu = String(cpus - 1);
   const loadCpus = cpus === 2 ? '0' : `0-${cpus - 2}`;
   for (const f of ['big.h5', 'attrs1k.h5']) {
-    if (!fs.existsSync(path.join(here, 'data', f))) execFileSync('/usr/bin/python3', [path.join(here, 'make_data.py')], { stdio: 'inherit' });
+    if (!fs.existsSync(path.join(here, 'data', f))) execFileSync('/usr/bin/python3', [path.join(here, 'make_data.py'), path.join(here, 'data')], { stdio: 'inherit' });
   }
   const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'h5store-bench-pair-'));
   const servers: { name: string; stop: () => Promise<void>; urls: Record<string, string> }[] = [];

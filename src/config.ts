@@ -56,6 +56,12 @@ export const ConfigSchema = z
     pageBytes: z.coerce.number().int().min(4096).default(4 * MiB),
     /** Largest JSON value response, counted in binary bytes of the selection (413 above). */
     maxJsonValueBytes: z.coerce.number().int().min(1024).default(64 * MiB),
+    /**
+     * Answers of at least this many bytes are compressed (brotli or gzip) for clients that accept
+     * it (`Accept-Encoding`), JSON and other text; smaller ones never (0: never compress). Binary
+     * values and file downloads are never compressed.
+     */
+    compressMinBytes: z.coerce.number().int().min(0).default(8 * 1024),
     /** Largest JSON request body. */
     maxJsonBodyBytes: z.coerce.number().int().min(1024).default(100 * MiB),
     /** Largest binary request body (dataset value writes). */
