@@ -14,7 +14,7 @@ export interface FileStatus {
   hdf5: boolean;
   /**
    * Another program holds the file open for writing, as far as can be told at once: libhdf5's
-   * exclusive `flock` is held (h5py with file locking on), or a version 2/3 superblock has its
+   * exclusive `flock` is held (h5py with file locking on), or a version 3 superblock has its
    * write-access or SWMR-write flag set (`libver="latest"` writers; also a crashed one's leftover).
    * A writer with locking off and an old superblock cannot be told apart from no writer.
    */
@@ -39,12 +39,15 @@ export function fileStatus(p: string): FileStatus {
     for (let at = 0; at + 8 <= size; at = at === 0 ? 512 : at * 2) {
       const n = fs.readSync(fd, b, 0, 12, at);
       if (n >= 8 && b.subarray(0, 8).equals(SIGNATURE)) {
-        flags = n >= 12 && b[8] >= 2 ? b[11] : 0;
+        // libhdf5 1.10 sets and clears these flags only in version 3 superblocks: a version 2 one
+        // keeps the write-access bit it was created with after the file is closed (files h5store
+        // or h5py with libver="v108" wrote were all "being written")
+        flags = n >= 12 && b[8] >= 3 ? b[11] : 0;
         break;
       }
     }
     if (flags < 0) return { hdf5: false, beingWritten: false };
-    // bit 0: open for write access, bit 2: open for SWMR writing (superblock versions 2 and 3)
+    // bit 0: open for write access, bit 2: open for SWMR writing (superblock version 3)
     if (flags & 0b101) return { hdf5: true, beingWritten: true };
     const free = tryFlock(fd, false);
     if (free) unflock(fd);
