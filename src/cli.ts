@@ -2,7 +2,7 @@
 /**
  * The `h5store` command.
  *
- *   h5store serve [--root DIR] [--port N] [--host ADDR] [--config FILE] [--users-file FILE] ...
+ *   h5store serve [DIR] [--root DIR] [--port N] [--host ADDR] [--config FILE] [--users-file FILE] ...
  *                 [--mount /archive=s3://bucket/prefix ...] [--s3-endpoint URL]
  *                 [--metrics-access public|user|off] [--metrics-port N] [--workers N]
  *   h5store samples [--root DIR]          write the sample domains and exit
@@ -33,7 +33,7 @@ function common(cmd: Command): Command {
 
 const program = new Command('h5store').description('Serve HDF5 files over the HDF REST API').showHelpAfterError();
 
-common(program.command('serve').description('start the server'))
+common(program.command('serve').argument('[root]', 'data directory (the same as --root)').description('start the server'))
   .option('-p, --port <port>', 'TCP port (0 picks a free one)')
   .option('-H, --host <addr>', 'address to bind (default 127.0.0.1; 0.0.0.0 for every interface)')
   .option('--endpoint <url>', 'base URL used in hrefs')
@@ -49,8 +49,9 @@ common(program.command('serve').description('start the server'))
   .option('--metrics-port <port>', 'serve /metrics (and /healthz, /readyz) on this port instead')
   .option('-w, --workers <n>', 'processes serving the port: reads on all of them, writes to a domain in one (default: one per core; 1: a single process)')
   .option('--exit-with-stdin', 'exit when standard input closes (for test harnesses)')
-  .action(async (opts) => {
-    const config = load(opts);
+  .action(async (rootArg: string | undefined, opts) => {
+    if (rootArg !== undefined && opts.root !== undefined && opts.root !== rootArg) fail(`two data directories given: ${rootArg} and --root ${opts.root}`);
+    const config = load({ ...opts, root: opts.root ?? rootArg });
     if (cluster.isWorker) {
       await (await import('./cluster.js')).runWorker(config);
       return;

@@ -2,6 +2,7 @@
  * Start the server: load the store, write samples when asked, listen; close every file on
  * SIGTERM/SIGINT.
  */
+import fs from 'node:fs';
 import http, { type RequestListener, type Server } from 'node:http';
 import type Koa from 'koa';
 import type { Route } from './http/routeTable.js';
@@ -104,6 +105,13 @@ export async function startServer(config: Config, logger: Logger = pino({ level:
     if (written.length) logger.info({ domains: written }, 'wrote sample domains');
   }
   const auth = new Authenticator(authOptions(config));
+  if (config.usersFile && !fs.existsSync(config.usersFile)) {
+    // not fatal (the file is read again when it appears), but nobody can sign in until it exists
+    logger.warn(
+      { usersFile: config.usersFile },
+      `the users file ${config.usersFile} does not exist: no user can sign in until it does. Add the first user with: h5store user add admin --users-file ${config.usersFile}`,
+    );
+  }
   if (!hasUsers(config)) {
     if (isLoopbackHost(config.host)) {
       logger.info(`no users file: single-user mode, every request may do everything (only from this machine: ${config.host}); serve other machines with --host 0.0.0.0 and --users-file FILE`);

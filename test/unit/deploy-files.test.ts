@@ -86,7 +86,8 @@ describe('Dockerfile', () => {
     expect(JSON.parse(read('tsconfig.json')).compilerOptions.outDir).to.equal('dist');
     const scripts = JSON.parse(read('package.json')).scripts;
     expect(scripts.build).to.equal('npm run build:server && npm run build:viewer');
-    expect(scripts['build:server']).to.equal('tsc -p tsconfig.json');
+    expect(scripts['build:server']).to.equal('node scripts/build-server.mjs');
+    expect(read('scripts/build-server.mjs')).to.include("'-p', path.join(root, 'tsconfig.json')");
     expect(runs, 'the viewer sources are in the build stage').to.match(/npm run build/);
     expect(instructions).to.include.members(['COPY scripts ./scripts', 'COPY viewer ./viewer']);
   });
