@@ -9,7 +9,7 @@
  */
 import { expect } from 'chai';
 import * as esbuild from 'esbuild';
-import { execFileSync } from 'node:child_process';
+import { execFileSync, spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import type { Page, Request } from 'playwright-core';
@@ -182,6 +182,38 @@ describe('h5web H5GroveProvider in Chromium against /h5grove/ (issue #28 item 7)
     expect(cells.get('2,2')).to.equal('CHARLIE');
     expect(num(cells.get('1,1'))).to.equal(13.25);
     await shot('05-table.png');
+    await noErrorPanel();
+    watch.expectClean();
+  });
+
+  it('the viewer test\'s files written by xarray, PyTables and NeXus writers (make_science_files.py) open through H5GroveProvider', async function () {
+    const sci = path.join(root, 'sci');
+    const made = spawnSync(PYTHON, [path.join(REPO, 'test/tools/make_science_files.py'), sci], { encoding: 'utf8' });
+    if (made.status === 3) {
+      console.warn(`      (skipped: ${made.stderr.trim()})`);
+      this.skip();
+    }
+    expect(made.status, made.stderr).to.equal(0);
+    const info = JSON.parse(made.stdout);
+    // xarray gives every float variable, coordinates too, a NaN _FillValue: h5web 17 cannot plot
+    // them through any h5grove server (see the xarray test above); the values come through
+    await open('sci/xarray_nan.nc', '/lat');
+    await page.getByText('Expected number').waitFor();
+    await page.waitForTimeout(300);
+    expect(watch.take().every((x) => x.includes('Expected number'))).to.equal(true);
+    const lat = await fetch(`${srv.url}/h5grove/data/?file=sci/xarray_nan.nc&path=/lat`);
+    expect(await lat.json()).to.deep.equal(info.xarray.lat);
+    await open('sci/cf_packed.nc', '/sst');
+    await showVis(page, 'Heatmap');
+    expect(await canvasColors(page)).to.be.greaterThan(10);
+    await open('sci/nexus.nxs', '/entry/ext_data'); // its signal: an external link into the same folder
+    await page.locator('[role="tab"][aria-selected="true"]', { hasText: 'NX Heatmap' }).waitFor();
+    expect(await canvasColors(page)).to.be.greaterThan(10);
+    await shot('07-sci-nexus-external.png');
+    await open('sci/nexus.nxs', '/');
+    await page.locator('[role="tab"][aria-selected="true"]', { hasText: /^NX/ }).waitFor();
+    await open('sci/pandas_table.h5', '/weather/table');
+    await page.getByText('"alpha"').first().waitFor(); // h5web shows PyTables' array fields as raw rows
     await noErrorPanel();
     watch.expectClean();
   });
