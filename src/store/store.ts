@@ -940,7 +940,7 @@ export class Store {
    * once `access` allowed reading it.
    * @throws H5StoreError NotFound (not a domain here), Forbidden/Unauthorized (from `access`)
    */
-  private async externalDomain(from: string, file: string, access: DomainAccess): Promise<string> {
+  private async externalDomain(from: string, file: string, access: Access): Promise<string> {
     const target = links.externalTarget(from, file, (d) => this.isDomainFile(d));
     let next: string;
     try {
@@ -949,7 +949,7 @@ export class Store {
       throw notFound(`The external link to ${JSON.stringify(file)} names no domain here`);
     }
     if (!this.isDomainFile(next) && !this.mountOf(next)) throw notFound(`The external link to ${JSON.stringify(file)} names no domain here`);
-    await access(next, 'read');
+    if (!access.all) access.check(await this.aclView(next), 'read', { domain: next, what: `${next} (reached through an external link of ${from})` });
     return next;
   }
 
@@ -960,7 +960,7 @@ export class Store {
    * @throws H5StoreError NotFound (path, domain, a dangling link: "Cannot resolve"), BadRequest
    *   (a user-defined link), Forbidden/Unauthorized (from `access`)
    */
-  async groveObject<T>(domain: string, path: string, access: DomainAccess, fn: (f: DomainFile, domain: string, addr: bigint, kind: ObjectKind) => T): Promise<T> {
+  async groveObject<T>(domain: string, path: string, access: Access, fn: (f: DomainFile, domain: string, addr: bigint, kind: ObjectKind) => T): Promise<T> {
     let dom = domain;
     let p = path;
     for (let hops = 0; ; hops++) {
@@ -994,7 +994,7 @@ export class Store {
     domain: string,
     path: string,
     resolve: grove.LinkResolution,
-    access: DomainAccess,
+    access: Access,
     readable?: (domain: string, id: string) => Promise<boolean>,
   ): Promise<grove.EntityMeta> {
     const name = grove.entityName(grove.normalizePath(path));
@@ -1075,7 +1075,7 @@ export class Store {
   }
 
   /** A child's metadata reached by an external link (h5grove resolves children `only_valid`). */
-  private async groveChild(from: string, file: string, target: string, name: string, access: DomainAccess): Promise<grove.EntityMeta> {
+  private async groveChild(from: string, file: string, target: string, name: string, access: Access): Promise<grove.EntityMeta> {
     let dom = await this.externalDomain(from, file, access);
     let p = target;
     for (let hops = 1; ; hops++) {
@@ -1100,7 +1100,7 @@ export class Store {
    * of groups the user may not read.
    * @throws H5StoreError NotFound, BadRequest (the path is not a group)
    */
-  async grovePaths(domain: string, path: string, resolve: grove.LinkResolution, access: DomainAccess, readable?: (domain: string, id: string) => Promise<boolean>): Promise<string[]> {
+  async grovePaths(domain: string, path: string, resolve: grove.LinkResolution, access: Access, readable?: (domain: string, id: string) => Promise<boolean>): Promise<string[]> {
     const base = grove.normalizePath(path);
     let dom = domain;
     let p = path;

@@ -24,14 +24,13 @@ import { stringifyJson } from '../../codec/json.js';
 import { CsvWriter, type NumpyNumeric, StatsAccumulator, npyHeader, numpyDescr, numpyNumeric, safeNumeric } from '../../codec/numpy.js';
 import { type TypeJson } from '../../codec/types.js';
 import { H5StoreError, notImplemented, tooLarge } from '../../errors.js';
-import type { DomainAccess } from '../../store/access.js';
 import { type LinkResolution, datasetFacts, normalizePath } from '../../store/grove.js';
 import * as grove from '../../store/grove.js';
 import type { Store } from '../../store/store.js';
 import { type ReadPlan, type ValuePage, hdf5Busy, whenIdle } from '../../store/values.js';
 import { parseNumpySelection } from '../../selection/numpy.js';
 import type { Deps } from '../deps.js';
-import { param, refOf } from '../request.js';
+import { accessOf, param, refOf } from '../request.js';
 import { type AuthState, type Route, route } from '../routeTable.js';
 import { JsonValueText, STREAM_PAGE_BYTES, streamPages } from './datasets.js';
 
@@ -67,11 +66,6 @@ function boolParam(ctx: Context, name: string): boolean {
   if (['true', '1', 'yes', 'on'].includes(l)) return true;
   if (['false', '0', 'no', 'off', ''].includes(l)) return false;
   throw unprocessable(`${name}=${v.slice(0, 40)} is not a boolean (true or false)`);
-}
-
-/** The access check for other domains the request reaches (external links). */
-function accessOf(ctx: Context): DomainAccess {
-  return (ctx.state as AuthState).domainAccess;
 }
 
 /**
