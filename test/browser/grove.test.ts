@@ -195,12 +195,8 @@ describe('h5web H5GroveProvider in Chromium against /h5grove/ (issue #28 item 7)
     }
     expect(made.status, made.stderr).to.equal(0);
     const info = JSON.parse(made.stdout);
-    // xarray gives every float variable, coordinates too, a NaN _FillValue: h5web 17 cannot plot
-    // them through any h5grove server (see the xarray test above); the values come through
-    await open('sci/xarray_nan.nc', '/lat');
-    await page.getByText('Expected number').waitFor();
-    await page.waitForTimeout(300);
-    expect(watch.take().every((x) => x.includes('Expected number'))).to.equal(true);
+    // xarray's NaN _FillValue attributes are what h5web 17 cannot take through any h5grove
+    // server (see the xarray test above); the values come through
     const lat = await fetch(`${srv.url}/h5grove/data/?file=sci/xarray_nan.nc&path=/lat`);
     expect(await lat.json()).to.deep.equal(info.xarray.lat);
     await open('sci/cf_packed.nc', '/sst');
