@@ -954,6 +954,17 @@ export class Store {
   }
 
   /**
+   * Check that `access` may read the object at `addr` of an open domain file (its own ACL, then
+   * the domain's; issue #24 item 4): h5grove's lookups cross soft and external links the route's
+   * guard did not, so the object they end at is checked where it is found. The caller holds the
+   * file's lock; no libhdf5 call.
+   * @throws H5StoreError Forbidden/Unauthorized (from `access`)
+   */
+  private checkFound(f: DomainFile, addr: bigint, access: Access, path: string): void {
+    if (!access.all) access.check(this.viewInFile(f, addr), 'read', { domain: f.domain, what: `${path} in ${f.domain}` });
+  }
+
+  /**
    * The object at `path` of a domain with every link on the way followed, external links into
    * other domains (`access`-checked, at most 8), and `fn` run on it under the read lock of the
    * domain it is in (h5grove's `/attr/`, `/data/`, `/stats/`).
@@ -972,6 +983,7 @@ export class Store {
           throw notFound(`Cannot resolve soft link at ${path}`);
         }
         if (hit.kind === 'other') throw badRequest(`${path} is a user-defined link: h5store cannot resolve it`);
+        this.checkFound(f, hit.addr, access, path);
         return { done: fn(f, dom, hit.addr, hit.objKind) };
       });
       if ('done' in r) return r.done;
@@ -1012,6 +1024,7 @@ export class Store {
           if (hit.kind === 'link' && hit.cls === 'external' && resolve !== 'none') return { hop: { file: hit.file, path: hit.target }, last: true, link: grove.linkMeta(name, hit) };
           if (hit.kind === 'link') return { meta: grove.linkMeta(name, hit) };
           if (hit.kind === 'other') return { meta: { name, kind: 'other' } };
+          this.checkFound(f, hit.addr, access, path);
           if (hit.objKind !== 'group') return { meta: grove.objectMeta(f, hit.addr, hit.objKind, name) };
           // a group's children, GROVE_SLICE at a time with the event loop running in between
           const list = grove.groupLinks(f, hit.addr);
@@ -1084,6 +1097,7 @@ export class Store {
         if (hit.kind === 'hop') return { hop: hit.hop };
         if (hit.kind === 'link' && hit.cls === 'external') return { hop: { file: hit.file, path: hit.target } };
         if (hit.kind !== 'object') throw notFound(`Cannot resolve ${target} in ${dom}`);
+        this.checkFound(f, hit.addr, access, target);
         return { meta: grove.objectMeta(f, hit.addr, hit.objKind, name) };
       });
       if ('meta' in r) return r.meta;
@@ -1110,6 +1124,7 @@ export class Store {
         if (hit.kind === 'hop') return { hop: hit.hop };
         if (hit.kind === 'link' && hit.cls === 'external' && resolve !== 'none') return { hop: { file: hit.file, path: hit.target } };
         if (hit.kind !== 'object' || hit.objKind !== 'group') throw badRequest(`${path} is not a group`);
+        this.checkFound(f, hit.addr, access, path);
         return { found: grove.pathsBelow(f, dom, hit.addr, base, resolve) };
       });
       if ('hop' in r) {
