@@ -361,13 +361,27 @@ export class Store {
    * locks the file, is under way), then read by ranges without the lock, each block checked
    * against the version opened; an object of a read-only mount is read from its store by ranges
    * of the version its headers name. The caller closes the snapshot.
+   *
+   * The bytes hold every object of the file, so `access` must allow reading each object that
+   * has an ACL of its own (issue #24 items 3-4: whatever its id would refuse, the file's bytes
+   * must not give); the route's guard checked the domain. (The bytes also hold the file's ACL
+   * state, the reserved group, which whoever may read every object therefore sees.)
    * @throws H5StoreError NotFound/Gone (missing), BadRequest (a folder, not an HDF5 file),
-   *   Unavailable (the file held by a writer longer than `lockWaitMs`)
+   *   Unavailable (the file held by a writer longer than `lockWaitMs`), Forbidden/Unauthorized
+   *   (an object of the file the requester may not read)
    */
-  async openFileBytes(domain: string): Promise<FileSnapshot> {
+  async openFileBytes(domain: string, access: Access = allowAll): Promise<FileSnapshot> {
     const m = this.mountOf(domain);
     if (m) return m.snapshot(domain);
-    return this.read(domain, (f) => openSnapshot(f.handle.realPath, f.handle.dev, f.handle.ino, domain));
+    return this.read(domain, (f) => {
+      if (!access.all) {
+        const root = this.viewInFile(f);
+        for (const [key, acl] of Object.entries(readFileAcl(f)?.objects ?? {})) {
+          access.check({ ...root, object: acl }, 'read', { domain, what: `${domain} as a file (object ${key} in it has an ACL of its own)` });
+        }
+      }
+      return openSnapshot(f.handle.realPath, f.handle.dev, f.handle.ino, domain);
+    });
   }
 
   /** GET /: the domain (with its root id) or folder record. */

@@ -405,6 +405,18 @@ with h5py.File(os.path.join(d, 'ext.h5'), 'w') as f:
       }
     });
 
+    it('the attack: bob downloads the file holding the hidden objects (GET /file, ranges too): 403; alice gets its bytes', async () => {
+      for (const headers of [{}, { Range: 'bytes=0-1023' }]) {
+        const r = await as('bob', dom).request('GET', '/file', { headers });
+        expect(r.status, JSON.stringify(headers)).to.equal(403);
+        expect(r.text).to.include('ACL of its own');
+      }
+      expect((await as('bob', other).request('HEAD', '/file')).status).to.equal(403);
+      const a = await as('alice', dom).request('GET', '/file');
+      expect(a.status).to.equal(200);
+      expect(a.body.subarray(0, 8).toString('latin1')).to.equal('\x89HDF\r\n\x1a\n');
+    });
+
     it('what bob may read is found; alice finds everything', async () => {
       for (const [p, follow] of [['/open', {}], ['/ext2', { follow_external_links: 1 }]] as const) {
         for (const [route, status] of Object.entries(await lookups('bob', p, follow))) expect([0, 200], `${route} ${p}`).to.include(status);

@@ -3,7 +3,8 @@
  * download from the viewer and for clients that read HDF5 by byte ranges (h5wasm's lazy files,
  * fsspec's HTTP files under h5py, `curl -r`). Issue #28 item 8.
  *
- * - `read` on the domain (the route table's guard), as every other read of it.
+ * - `read` on the domain (the route table's guard), as every other read of it, and on every
+ *   object of the file that has an ACL of its own (`Store.openFileBytes`): the bytes hold them all.
  * - Ranges (RFC 9110 section 14): one range answers 206 with `Content-Range`; several answer
  *   206 `multipart/byteranges` (overlapping and adjacent ones merged); an unsatisfiable one 416
  *   with `Content-Range: bytes *\/size`; a malformed `Range`, or one of another unit, is ignored
@@ -25,7 +26,7 @@ import parseRange from 'range-parser';
 import { H5StoreError } from '../../errors.js';
 import type { FileSnapshot } from '../../store/download.js';
 import type { Deps } from '../deps.js';
-import { refOf } from '../request.js';
+import { accessOf, refOf } from '../request.js';
 import { type Route, route } from '../routeTable.js';
 
 /** Content type of HDF5 files (the one in common use; HDF5 has no IANA registration). */
@@ -103,7 +104,7 @@ export function downloadRoutes(d: Deps): Route[] {
   return [
     route('GET', DOWNLOAD_PATH, { flag: 'read', on: 'domain' }, async (ctx) => {
       const ref = refOf(ctx);
-      const snap = await d.store.openFileBytes(ref.domain);
+      const snap = await d.store.openFileBytes(ref.domain, accessOf(ctx));
       let handedOver = false;
       try {
         const name = ref.domain.slice(ref.domain.lastIndexOf('/') + 1);
