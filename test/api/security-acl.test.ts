@@ -406,7 +406,7 @@ with h5py.File(os.path.join(d, 'ext.h5'), 'w') as f:
     });
 
     it('the attack: bob downloads the file holding the hidden objects (GET /file, ranges too): 403; alice gets its bytes', async () => {
-      for (const headers of [{}, { Range: 'bytes=0-1023' }]) {
+      for (const headers of [{}, { Range: 'bytes=0-1023' }] as Record<string, string>[]) {
         const r = await as('bob', dom).request('GET', '/file', { headers });
         expect(r.status, JSON.stringify(headers)).to.equal(403);
         expect(r.text).to.include('ACL of its own');
