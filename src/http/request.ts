@@ -74,6 +74,11 @@ export function bodyOf(ctx: Context): Record<string, unknown> {
   return (ctx.state as { body?: Record<string, unknown> }).body ?? {};
 }
 
+/** The JSON list body the auth middleware read (routes declared with `jsonList`), if the body was a list. */
+export function bodyListOf(ctx: Context): unknown[] | undefined {
+  return (ctx.state as { bodyList?: unknown[] }).bodyList;
+}
+
 /** The request's domain as the auth middleware resolved it (routes with a requirement). */
 export function refOf(ctx: Context): DomainRef {
   return (ctx.state as { ref?: DomainRef }).ref ?? requireDomain(ctx);
@@ -249,10 +254,21 @@ export async function jsonBody(ctx: Context, config: Config, opts: { required?: 
   return parseJsonBody(text, { maxDepth: config.maxJsonDepth });
 }
 
-/** A JSON body that must be an object. */
+/**
+ * A JSON body that must be an object. A JSON `null` is no body (`{}`, or 400 when `required`):
+ * h5pyd sends `null` when it has nothing to say (`PUT /?flush=1`, issue #25).
+ */
 export async function jsonObject(ctx: Context, config: Config, opts: { required?: boolean } = {}): Promise<Record<string, unknown>> {
-  const b = await jsonBody(ctx, config, opts);
-  if (b === null || typeof b !== 'object' || Array.isArray(b)) throw badRequest('The JSON body must be an object');
+  return asBodyObject(await jsonBody(ctx, config, opts), opts);
+}
+
+/** A parsed JSON body as an object (`null`: `{}`, or 400 when `required`). @throws BadRequest for anything else */
+export function asBodyObject(b: unknown, opts: { required?: boolean } = {}): Record<string, unknown> {
+  if (b === null) {
+    if (opts.required) throw badRequest('A JSON body is required');
+    return {};
+  }
+  if (typeof b !== 'object' || Array.isArray(b)) throw badRequest('The JSON body must be an object');
   return b as Record<string, unknown>;
 }
 

@@ -21,6 +21,7 @@ import { DEFAULT_LIMITS, type Limits, bytesOf, checkChunkBytes, checkDatasetByte
 import { typeAndSpaceOf } from './reach.js';
 import { type GivenCreation, givenOf, updateGiven } from './given.js';
 import { type Initializer, parseInitializer, runInitializer } from './initializer.js';
+import { givenId } from './clientIds.js';
 
 /** A dataset as GET /datasets/<id> shows it (without hrefs). */
 export interface DatasetJson {
@@ -656,6 +657,7 @@ export function parseDatasetBody(f: DomainFile, body: Record<string, unknown>, l
 /** POST /datasets (an initializer fills the new dataset page by page, letting others run between pages). */
 export async function createDataset(f: DomainFile, body: Record<string, unknown>, implicit: boolean, limits: Limits = DEFAULT_LIMITS): Promise<DatasetJson> {
   const spec = parseDatasetBody(f, body, limits);
+  const clientId = givenId(f, body, 'dataset');
   const place = planObjectPlace(f, body, implicit);
   const ft = fileTypeFor(f, spec.type);
   let did: Hid;
@@ -672,7 +674,7 @@ export async function createDataset(f: DomainFile, body: Record<string, unknown>
   }
   try {
     if (place) linkNewObject(f, did, place);
-    const { addr } = f.registerNew(did, 'dataset', !!place);
+    const { addr } = f.registerNew(did, 'dataset', !!place, clientId);
     if (spec.initializer) await runInitializer(did, spec.space, spec.initializer, limits.pageBytes);
     if (spec.given) updateGiven(f, addr, (e) => (e.creation = spec.given));
     return datasetJsonOf(f, did, addr);

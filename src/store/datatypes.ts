@@ -10,6 +10,7 @@ import * as h5 from '../hdf5/objects.js';
 import { attributesDict, committedType } from './attributes.js';
 import type { DomainFile } from './domainFile.js';
 import { linkNewObject, planObjectPlace } from './links.js';
+import { givenId } from './clientIds.js';
 
 /** A committed datatype as GET /datatypes/<id> shows it (without hrefs). */
 export interface DatatypeJson {
@@ -50,6 +51,7 @@ export function getDatatype(f: DomainFile, id: string, opts: { includeAttrs?: bo
 /** POST /datatypes: commit a type, anonymous or linked. */
 export function createDatatype(f: DomainFile, body: Record<string, unknown>, implicit: boolean): DatatypeJson {
   if (body.type === undefined) throw badRequest('POST Datatype has no type key in body');
+  const clientId = givenId(f, body, 'datatype');
   // Committing a copy of a committed type makes a new type: drop the source's id.
   const type: TypeJson = { ...parseType(body.type, (id) => committedType(f, id)) };
   delete type.id;
@@ -57,7 +59,7 @@ export function createDatatype(f: DomainFile, body: Record<string, unknown>, imp
   const tid: Hid = io.commitType(f.h, undefined, type);
   try {
     if (place) linkNewObject(f, tid, place);
-    const { addr } = f.registerNew(tid, 'datatype', !!place);
+    const { addr } = f.registerNew(tid, 'datatype', !!place, clientId);
     return datatypeJsonOf(f, tid, addr);
   } finally {
     io.closeType(tid);

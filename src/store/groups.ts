@@ -11,6 +11,7 @@ import type { DomainFile } from './domainFile.js';
 import { RESERVED } from './domainFile.js';
 import { type LinkJson, linkJson, linkNewObject, planObjectPlace, refuseRoot, settleFreed } from './links.js';
 import { pageLimit, startAfterOrdered } from './paging.js';
+import { givenId } from './clientIds.js';
 
 /** A group as GET /groups/<id> shows it (without hrefs). */
 export interface GroupJson {
@@ -75,9 +76,10 @@ export function getGroup(f: DomainFile, id: string, opts: GroupJsonOptions): Gro
  */
 export function createGroup(
   f: DomainFile,
-  body: { link?: unknown; h5path?: unknown; parent_id?: unknown; creationProperties?: unknown },
+  body: { id?: unknown; link?: unknown; h5path?: unknown; parent_id?: unknown; creationProperties?: unknown },
   implicit: boolean,
 ): GroupJson {
+  const clientId = givenId(f, body, 'group');
   const cp = body.creationProperties;
   if (cp !== undefined && (typeof cp !== 'object' || cp === null || Array.isArray(cp))) {
     throw badRequest('"creationProperties" must be an object');
@@ -88,7 +90,7 @@ export function createGroup(
   const gid = h5.createGroup(f.h, undefined, { trackOrder });
   try {
     if (place) linkNewObject(f, gid, place);
-    const { addr } = f.registerNew(gid, 'group', !!place);
+    const { addr } = f.registerNew(gid, 'group', !!place, clientId);
     if (extra) storeCreationProperties(f, addr, extra);
     return groupJsonOf(f, gid, addr);
   } finally {

@@ -13,6 +13,7 @@ import { Hrefs, attributeListBody, sendJson, sendJsonText, sendWithHrefs } from 
 import { onlyReadable } from '../visible.js';
 import { accessOf, bodyIsBinary, bodyOf, flag, globParam, jsonObject, limitParam, markerParam, param, rawBody, refOf, wantsBinary } from '../request.js';
 import { type Route, createOpts, route } from '../routeTable.js';
+import { createdObjects } from '../creates.js';
 
 /** `replace` flag: absent means replace (service spec 2.1/4.1); `replace=0` asks HSDS's 409. */
 function replaceFlag(ctx: Context): boolean {
@@ -164,6 +165,7 @@ export function attributeRoutes(d: Deps): Route[] {
 
   // POST /datatypes: commit a datatype
   routes.push(route('POST', '/datatypes', { flag: 'create', on: 'object' }, async (ctx) => {
+    if (await createdObjects(ctx, d, 'datatype')) return;
     const ref = refOf(ctx);
     const body = bodyOf(ctx);
     const t = await d.store.createDatatype(ref.domain, body, flag(ctx, 'implicit'), accessOf(ctx));

@@ -156,11 +156,18 @@ export function domainRoutes(d: Deps): Route[] {
         ? initialAcl({ owner, parent: st.acl?.root ?? {}, admin: d.config.adminUser, folder, defaultPublic: d.config.defaultPublic })
         : undefined;
       const group = body.group as { creationProperties?: { CreateOrder?: unknown } } | undefined;
+      if (group !== undefined && group !== null && (typeof group !== 'object' || Array.isArray(group))) throw badRequest('"group" must be an object');
+      if (body.root_id !== undefined && body.root_id !== null && typeof body.root_id !== 'string') throw badRequest('"root_id" must be a group id');
+      if (body.linked_domain !== undefined && body.linked_domain !== null) {
+        throw new H5StoreError('NotImplemented', '"linked_domain" (a domain sharing the root group of another) is not supported: each domain here is one HDF5 file');
+      }
       const dom = await d.store.createDomain(ref.domain, {
         folder,
         trackOrder: !!group?.creationProperties?.CreateOrder,
         owner: acl ? owner : undefined,
         acl,
+        rootId: (body.root_id as string | null | undefined) ?? undefined,
+        rootCreation: group?.creationProperties,
       });
       const h = new Hrefs(ctx, d.config, ref);
       const out: Record<string, unknown> = {

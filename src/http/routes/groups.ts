@@ -13,6 +13,7 @@ import { objectHrefs, ownedHrefs } from '../deps.js';
 import { type Href, Hrefs, linkListBody, linkListKept, sendJson, sendJsonText, sendWithHrefs } from '../present.js';
 import { accessOf, bodyOf, flag, globParam, jsonObject, limitParam, markerParam, param, pathOptions, refOf } from '../request.js';
 import { type Route, createOpts, route } from '../routeTable.js';
+import { createdObjects } from '../creates.js';
 
 export function groupRoutes(d: Deps): Route[] {
   const routes: Route[] = [];
@@ -41,6 +42,7 @@ export function groupRoutes(d: Deps): Route[] {
 
   // POST /groups: create a group (anonymous, or linked with link/h5path)
   routes.push(route('POST', '/groups', { flag: 'create', on: 'object' }, async (ctx) => {
+    if (await createdObjects(ctx, d, 'group')) return;
     const ref = refOf(ctx);
     const body = bodyOf(ctx);
     const g = await d.store.createGroup(ref.domain, body, flag(ctx, 'implicit'), accessOf(ctx));
