@@ -105,9 +105,12 @@ with h5py.File(os.path.join(r, 'sub', 'rel.h5'), 'w') as f:
     it('a path that does not exist is 404 on every lookup route', async () => {
       for (const p of ['/nope', '/g1/nope', '/g1/g2/d/below', 'g2/zzz']) {
         expectError(await c.get('/', { h5path: p }), 404, p);
-        expectError(await c.get('/groups/', { h5path: p }), 404, p);
-        expectError(await c.get('/datasets/', { h5path: p }), 404, p);
-        expectError(await c.get('/datatypes/', { h5path: p }), 404, p);
+        // a relative path needs the group it starts from on the collection routes (HSDS: 400, issue #25)
+        const status = p.startsWith('/') ? 404 : 400;
+        expectError(await c.get('/groups/', { h5path: p }), status, p);
+        expectError(await c.get('/datasets/', { h5path: p }), status, p);
+        expectError(await c.get('/datatypes/', { h5path: p }), status, p);
+        if (!p.startsWith('/')) expectError(await c.get('/groups/', { h5path: p, parent_id: ids['/g1'] }), 404, p);
       }
       expectError(await c.post('/', { h5paths: ['/g1', '/nope'] }), 404);
     });
@@ -178,12 +181,12 @@ with h5py.File(os.path.join(r, 'sub', 'rel.h5'), 'w') as f:
 
     it('external links report h5domain exactly as stored (written by h5py or through the API)', async () => {
       const e = await c.get(`/groups/${ids.root}/links/ext`);
-      expect(e.json.link).to.deep.equal({ title: 'ext', class: 'H5L_TYPE_EXTERNAL', h5path: '/x', h5domain: 'other.h5' });
+      expect(e.json.link).to.deep.equal({ title: 'ext', class: 'H5L_TYPE_EXTERNAL', h5path: '/x', h5domain: 'other.h5', file: 'other.h5' });
       const abs = await c.get(`/groups/${ids.root}/links/extabs`);
       expect(abs.json.link.h5domain).to.equal('/sub/deep.h5');
       expect((await c.put(`/groups/${L}/links/e1`, { h5path: 'somewhere', h5domain: 'somefile' })).status).to.equal(201);
       expect((await c.put(`/groups/${L}/links/e2`, { h5path: '/x', h5domain: '/home/u/other.h5' })).status).to.equal(201);
-      expect((await c.get(`/groups/${L}/links/e1`)).json.link).to.deep.equal({ title: 'e1', class: 'H5L_TYPE_EXTERNAL', h5path: 'somewhere', h5domain: 'somefile' });
+      expect((await c.get(`/groups/${L}/links/e1`)).json.link).to.deep.equal({ title: 'e1', class: 'H5L_TYPE_EXTERNAL', h5path: 'somewhere', h5domain: 'somefile', file: 'somefile' });
       expect((await c.get(`/groups/${L}/links/e2`)).json.link.h5domain).to.equal('/home/u/other.h5');
       const listed = (await c.get(`/groups/${L}/links`)).json.links as LinkItem[];
       expect(listed.find((l) => l.title === 'e1')!.h5domain).to.equal('somefile');

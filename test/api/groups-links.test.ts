@@ -479,7 +479,7 @@ describe('groups and links', function () {
       expect((await c.put(`/groups/${lg}/links/el`, { h5path: '/some/obj', h5domain: '/elsewhere/file.h5' })).status).to.equal(201);
       const r = await c.get(`/groups/${lg}/links/el`);
       expect(r.status).to.equal(200);
-      expect(r.json.link).to.deep.equal({ title: 'el', class: 'H5L_TYPE_EXTERNAL', h5path: '/some/obj', h5domain: '/elsewhere/file.h5' });
+      expect(r.json.link).to.deep.equal({ title: 'el', class: 'H5L_TYPE_EXTERNAL', h5path: '/some/obj', h5domain: '/elsewhere/file.h5', file: '/elsewhere/file.h5' });
       expect(rels(r)).to.not.include('target');
     });
 
@@ -512,7 +512,7 @@ describe('groups and links', function () {
       expectError(await c.put(`/groups/${lg}/links/e1`, { h5path: '/y', h5domain: '/f/g.h5' }), 409);
       expectError(await c.put(`/groups/${lg}/links/e1`, { h5path: '/x' }), 409);
       const r = await c.get(`/groups/${lg}/links/e1`);
-      expect(r.json.link).to.deep.equal({ title: 'e1', class: 'H5L_TYPE_EXTERNAL', h5path: '/x', h5domain: '/f/g.h5' });
+      expect(r.json.link).to.deep.equal({ title: 'e1', class: 'H5L_TYPE_EXTERNAL', h5path: '/x', h5domain: '/f/g.h5', file: '/f/g.h5' });
     });
 
     it('PUT link errors: bad bodies 400, unknown hard target 404, unknown group 404', async () => {
