@@ -415,7 +415,7 @@ export function parseCreationProperties(cp: unknown, type: TypeJson, space: Spac
           throw badRequest(`Chunk dimension ${i} (${d}) is larger than the fixed extent ${space.dims[i]}`);
         }
       });
-      checkChunkBytes(dims, itemSize, limits);
+      checkChunkBytes(dims, itemSize);
       opts.layout = 'H5D_CHUNKED';
       opts.chunks = dims;
     } else if (cls === 'H5D_CONTIGUOUS') {
