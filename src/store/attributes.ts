@@ -272,11 +272,13 @@ function attrNames(f: DomainFile, oid: Hid, addr: bigint, createOrder: boolean):
   const cached = cache.get(key);
   if (cached) return cached;
   let names: string[] | undefined;
-  if (createOrder) {
+  // Creation order only where the object tracks it: otherwise libhdf5 gives the order its
+  // storage happens to have (a hash order for more than 8 attributes): name order then.
+  if (createOrder && h5.tracksAttributeOrder(oid)) {
     try {
       names = io.listAttributeNames(oid, 'crt');
     } catch {
-      /* creation order not tracked: fall back to names */
+      /* creation order not readable: fall back to names */
     }
   }
   names ??= io.listAttributeNames(oid, 'name');

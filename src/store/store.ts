@@ -42,6 +42,7 @@ import { type DomainQuery, rootAttributeRow } from './domainQuery.js';
 import { LRUCache } from 'lru-cache';
 import { pageLimit, startAfterOrdered } from './paging.js';
 import { checkClientId, isClientIdForm } from './clientIds.js';
+import { entriesInCreatedOrder } from './createdTimes.js';
 import { extraCreationProperties, storeCreationProperties } from './cprops.js';
 
 /** Most objects one batch create (POST /groups etc. with a list) makes (h5pyd 1.0 sends at most 300). */
@@ -1375,7 +1376,7 @@ export class Store {
     return this.write(domain, (f) => {
       const parsed = targets.map((t) => ({
         id: t.id,
-        items: Object.entries(t.items).map(([n, b]) => [attrs.checkAttrName(n), attrs.parseAttributeBody(f, b)] as [string, attrs.AttributeSpec]),
+        items: entriesInCreatedOrder(t.items, 'attribute').map(([n, b]) => [attrs.checkAttrName(n), attrs.parseAttributeBody(f, b)] as [string, attrs.AttributeSpec]),
       }));
       return attrs.putAttributesMany(f, parsed, replace);
     });
@@ -1387,7 +1388,7 @@ export class Store {
   /** PUT several attributes: all validated first, then written (201 if any changed). */
   putAttributes(domain: string, kind: ObjectKind, id: string, items: Record<string, unknown>, replace: boolean) {
     return this.write(domain, (f) => {
-      const specs = Object.entries(items).map(([n, b]) => [attrs.checkAttrName(n), attrs.parseAttributeBody(f, b, this.limits)] as [string, attrs.AttributeSpec]);
+      const specs = entriesInCreatedOrder(items, 'attribute').map(([n, b]) => [attrs.checkAttrName(n), attrs.parseAttributeBody(f, b, this.limits)] as [string, attrs.AttributeSpec]);
       return attrs.putAttributes(f, kind, id, specs, replace);
     });
   }
