@@ -15,6 +15,7 @@ import { H5StoreError, badRequest } from '../errors.js';
 import type { Access } from '../store/access.js';
 import type { BufferPool } from '../store/pagepool.js';
 import { normalizeDomain } from '../store/paths.js';
+import type { ObjectJsonOptions } from '../store/domainObjects.js';
 
 /** The domain a request names and how it named it (hrefs repeat a query-param domain). */
 export interface DomainRef {
@@ -321,12 +322,16 @@ export function accessOf(ctx: Context): Access {
   return (ctx.state as { access: Access }).access;
 }
 
-/** Which links a path lookup may cross: `follow_soft_links=1`, `follow_external_links=1`, and the access check of what it finds. */
-export function pathOptions(ctx: Context): { followSoft: boolean; followExternal: boolean; access: Access } {
+/**
+ * Which links a path lookup may cross (`follow_soft_links=1`, `follow_external_links=1`), the
+ * access check of what it finds, and what the object's JSON holds (`objectJsonOptions`).
+ */
+export function pathOptions(ctx: Context, body: Record<string, unknown> = {}): { followSoft: boolean; followExternal: boolean; access: Access; object: ObjectJsonOptions } {
   return {
     followSoft: flag(ctx, 'follow_soft_links'),
     followExternal: flag(ctx, 'follow_external_links'),
     access: accessOf(ctx),
+    object: objectJsonOptions(ctx, body),
   };
 }
 
@@ -343,4 +348,28 @@ export function selfQuery(ctx: Context, names: string[], extra?: string): string
     if (v !== undefined) parts.push(`${n}=${encodeURIComponent(v)}`);
   }
   return parts.length ? parts.join('&') : undefined;
+}
+
+/**
+ * What an object's JSON holds in path lookups (`GET /?h5path=`, `POST /` with `h5paths`: h5web's
+ * batch requests, issue #25): `include_links` (groups), `include_attrs` with `IncludeData`
+ * (default 1) and `max_data_size`, `CreateOrder`; from the query, or from `body` keys of the same
+ * names (a query parameter wins).
+ * @throws BadRequest for a `max_data_size` that is not a non-negative integer
+ */
+export function objectJsonOptions(ctx: Context, body: Record<string, unknown> = {}): ObjectJsonOptions {
+  const get = (name: string): boolean | undefined => {
+    if (param(ctx, name) !== undefined) return flag(ctx, name);
+    const v = body[name];
+    if (v === undefined || v === null) return undefined;
+    return typeof v === 'string' ? !['', '0', 'false', 'f', 'no', 'n'].includes(v.toLowerCase()) : !!v;
+  };
+  const m = param(ctx, 'max_data_size') ?? body.max_data_size;
+  if (m !== undefined && m !== null && m !== '' && !/^\d+$/.test(String(m))) throw badRequest('expected int for max_data_size');
+  return {
+    includeLinks: get('include_links') ?? false,
+    includeAttrs: get('include_attrs') ?? false,
+    createOrder: get('CreateOrder') ?? false,
+    attrValues: { includeData: get('IncludeData') ?? true, maxDataSize: m === undefined || m === null || m === '' ? undefined : Number(m) },
+  };
 }

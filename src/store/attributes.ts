@@ -257,6 +257,12 @@ export function getAttribute(f: DomainFile, kind: ObjectKind, ownerId: string, n
   });
 }
 
+/** The values of the `attributes` dict of an object's JSON (`IncludeData`, default true; `max_data_size`). */
+export interface AttrValueOptions {
+  includeData?: boolean;
+  maxDataSize?: number;
+}
+
 /** Options of attribute listings (wire-reference 2.6). */
 export interface AttributeListOptions extends ValueOptions {
   limit?: number;
@@ -413,9 +419,9 @@ function openAttrCheck(f: DomainFile, oid: Hid, ownerId: string, name: string): 
  * The `attributes` dict of `include_attrs` (storage form keyed by name, wire-reference 2.1), in
  * name order, or creation order with `createOrder` when the object tracks it.
  */
-export function attributesDict(f: DomainFile, oid: Hid, addr: bigint, createOrder = false): Record<string, Omit<AttributeJson, 'name'>> {
+export function attributesDict(f: DomainFile, oid: Hid, addr: bigint, createOrder = false, values: AttrValueOptions = {}): Record<string, Omit<AttributeJson, 'name'>> {
   const out: Record<string, Omit<AttributeJson, 'name'>> = {};
-  for (const a of attributesOf(f, oid, addr, { includeData: true, createOrder })) {
+  for (const a of attributesOf(f, oid, addr, { includeData: values.includeData ?? true, maxDataSize: values.maxDataSize, createOrder })) {
     const { name, ...rest } = a;
     out[name] = rest;
   }

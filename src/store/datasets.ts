@@ -14,7 +14,7 @@ import type { DatasetCreateOptions, DatasetCreation, SpaceInfo } from '../hdf5/i
 import { bitshuffleCodecName, filterSupport } from '../hdf5/filters.js';
 import { Hdf5Error, type Hid } from '../hdf5/lib.js';
 import * as h5 from '../hdf5/objects.js';
-import { attributesDict, committedType, fileTypeFor, shapeJson, spaceOf } from './attributes.js';
+import { type AttrValueOptions, attributesDict, committedType, fileTypeFor, shapeJson, spaceOf } from './attributes.js';
 import type { DomainFile } from './domainFile.js';
 import { linkNewObject, planObjectPlace } from './links.js';
 import { DEFAULT_LIMITS, type Limits, bytesOf, checkChunkBytes, checkDatasetBytes, checkInitializerBytes } from './limits.js';
@@ -152,7 +152,7 @@ export function datasetJsonOf(f: DomainFile, did: Hid, addr: bigint, opts: Datas
     domain: f.domain,
   };
   if (meta.space.cls !== 'H5S_NULL') out.layout = cp.layout as Record<string, unknown>;
-  if (opts.includeAttrs) out.attributes = attributesDict(f, did, addr, !!opts.createOrder);
+  if (opts.includeAttrs) out.attributes = attributesDict(f, did, addr, !!opts.createOrder, opts.attrValues);
   if (opts.alias) out.alias = f.aliasOf(addr);
   if (opts.verbose) {
     const s = io.storageInfo(did);
@@ -170,6 +170,8 @@ export interface DatasetOptions {
   verbose?: boolean;
   /** The `attributes` dict in creation order (for datasets that track it). */
   createOrder?: boolean;
+  /** Values in the `attributes` dict (`IncludeData`, `max_data_size`). */
+  attrValues?: AttrValueOptions;
 }
 
 /** GET /datasets/<id>. */

@@ -7,7 +7,7 @@ import { badRequest } from '../errors.js';
 import * as io from '../hdf5/io.js';
 import type { Hid } from '../hdf5/lib.js';
 import * as h5 from '../hdf5/objects.js';
-import { attributesDict, committedType } from './attributes.js';
+import { type AttrValueOptions, attributesDict, committedType } from './attributes.js';
 import type { DomainFile } from './domainFile.js';
 import { linkNewObject, planObjectPlace } from './links.js';
 import { givenId } from './clientIds.js';
@@ -26,7 +26,12 @@ export interface DatatypeJson {
 }
 
 /** JSON of an open committed datatype. */
-export function datatypeJsonOf(f: DomainFile, tid: Hid, addr: bigint, opts: { includeAttrs?: boolean; alias?: boolean; createOrder?: boolean } = {}): DatatypeJson {
+export function datatypeJsonOf(
+  f: DomainFile,
+  tid: Hid,
+  addr: bigint,
+  opts: { includeAttrs?: boolean; alias?: boolean; createOrder?: boolean; attrValues?: AttrValueOptions } = {},
+): DatatypeJson {
   const info = h5.objectInfo(tid);
   const t = f.objectTimes(info);
   const out: DatatypeJson = {
@@ -38,7 +43,7 @@ export function datatypeJsonOf(f: DomainFile, tid: Hid, addr: bigint, opts: { in
     lastModified: t.lastModified,
     domain: f.domain,
   };
-  if (opts.includeAttrs) out.attributes = attributesDict(f, tid, addr, !!opts.createOrder);
+  if (opts.includeAttrs) out.attributes = attributesDict(f, tid, addr, !!opts.createOrder, opts.attrValues);
   if (opts.alias) out.alias = f.aliasOf(addr);
   return out;
 }

@@ -12,6 +12,7 @@ import * as dsets from './datasets.js';
 import * as dtypes from './datatypes.js';
 import type { DomainFile } from './domainFile.js';
 import * as groups from './groups.js';
+import type { AttrValueOptions } from './attributes.js';
 import { WireValue } from '../codec/json.js';
 import type { TypeJson } from '../codec/types.js';
 import { H5StoreError } from '../errors.js';
@@ -20,12 +21,15 @@ import { Hdf5Error } from '../hdf5/lib.js';
 import { fixedWireSize, isVariable } from '../hdf5/memory.js';
 import { bytesOf } from './limits.js';
 import { storageKindOf } from './reach.js';
+import { filterSupport } from '../hdf5/filters.js';
 
 /** Options of an object's JSON in whole-domain views and path lookups. */
 export interface ObjectJsonOptions {
   includeLinks?: boolean;
   includeAttrs?: boolean;
   createOrder?: boolean;
+  /** Values in the `attributes` dict (`IncludeData`, `max_data_size`). */
+  attrValues?: AttrValueOptions;
 }
 
 /** The JSON of an open object of any kind, as GET /groups|datasets|datatypes/<id> shows it (without hrefs). */
@@ -69,7 +73,7 @@ function smallDatasetValue(f: DomainFile, did: Hid, addr: bigint, type: TypeJson
   if (variable ? n > DOMAIN_OBJS_VALUE_ELEMENTS : n * fixedWireSize(type) > DOMAIN_OBJS_VALUE_BYTES) return undefined;
   const creation = io.describeCreationOf(did, type);
   if (creation.layout === C.H5D_CHUNKED && bytesOf(creation.chunks ?? [], io.fixedOrPointerSize(type)) > DOMAIN_OBJS_CHUNK_BYTES) return undefined;
-  if (creation.filters.some((fi) => !io.filterDecodable(fi.id))) return undefined;
+  if (creation.filters.some((fi) => !filterSupport(fi.id, fi.cdValues).read)) return undefined;
   try {
     const mt = io.createType(type);
     try {

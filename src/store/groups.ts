@@ -5,7 +5,7 @@ import { badRequest } from '../errors.js';
 import type { Hid } from '../hdf5/lib.js';
 import * as h5 from '../hdf5/objects.js';
 import type { ObjectKind } from '../hdf5/objects.js';
-import { attributesDict } from './attributes.js';
+import { type AttrValueOptions, attributesDict } from './attributes.js';
 import { extraCreationProperties, groupCreationProperties, storeCreationProperties } from './cprops.js';
 import type { DomainFile } from './domainFile.js';
 import { RESERVED } from './domainFile.js';
@@ -35,6 +35,8 @@ export interface GroupJsonOptions {
   alias?: boolean;
   /** `links` and `attributes` dicts in creation order (for objects that track it). */
   createOrder?: boolean;
+  /** Values in the `attributes` dict (`IncludeData`, `max_data_size`). */
+  attrValues?: AttrValueOptions;
 }
 
 /** JSON of an open group. */
@@ -60,7 +62,7 @@ export function groupJsonOf(f: DomainFile, gid: Hid, gaddr: bigint, opts: GroupJ
     }
     out.links = links;
   }
-  if (opts.includeAttrs) out.attributes = attributesDict(f, gid, gaddr, !!opts.createOrder);
+  if (opts.includeAttrs) out.attributes = attributesDict(f, gid, gaddr, !!opts.createOrder, opts.attrValues);
   if (opts.alias) out.alias = f.aliasOf(gaddr);
   return out;
 }

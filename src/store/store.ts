@@ -37,7 +37,7 @@ import { DEFAULT_LIMITS, type Limits } from './limits.js';
 import { type ReachedFile } from './reach.js';
 import * as values from './values.js';
 import { type FileSnapshot, openSnapshot } from './download.js';
-import { DOMAIN_OBJS_MAX, type DomainStats, computeDomainStats, domainObjects, objectJsonOf } from './domainObjects.js';
+import { DOMAIN_OBJS_MAX, type DomainStats, type ObjectJsonOptions, computeDomainStats, domainObjects, objectJsonOf } from './domainObjects.js';
 import { type DomainQuery, rootAttributeRow } from './domainQuery.js';
 import { LRUCache } from 'lru-cache';
 import { pageLimit, startAfterOrdered } from './paging.js';
@@ -915,7 +915,9 @@ export class Store {
    * in the domain the link names (`links.externalTarget`), after `access` allowed reading that
    * domain (an external link never opens a domain the requester could not read directly). The
    * object found must be readable by its own ACL (issue #24 item 4: a path never shows what the
-   * object's id would not).
+   * object's id would not). `object`: what the object's JSON holds (`include_links` for groups,
+   * `include_attrs` with `IncludeData` and `max_data_size`, `CreateOrder`: h5web's batch
+   * requests, issue #25).
    * @returns the object's kind, its JSON, and the domain it was found in.
    * @throws H5StoreError BadRequest (a link crossed without its flag, a malformed id), NotFound
    *   (path, domain), Forbidden/Unauthorized (from `access`).
@@ -924,7 +926,7 @@ export class Store {
     domain: string,
     h5path: string,
     parentId?: string,
-    opts: links.PathOptions & { access?: Access } = {},
+    opts: links.PathOptions & { access?: Access; object?: ObjectJsonOptions } = {},
   ): Promise<{ kind: ObjectKind; json: Record<string, unknown>; domain: string }> {
     const access = opts.access ?? allowAll;
     let dom = domain;
@@ -935,7 +937,7 @@ export class Store {
         const start = parent ? f.resolve(parent, 'group') : undefined;
         const hit = links.walkPath(f, p, start, opts);
         if ('external' in hit) return hit;
-        return h5.withObject(f.h, hit.addr, (oid) => ({ kind: hit.kind, addr: hit.addr, json: objectJsonOf(f, hit.kind, oid, hit.addr) }));
+        return h5.withObject(f.h, hit.addr, (oid) => ({ kind: hit.kind, addr: hit.addr, json: objectJsonOf(f, hit.kind, oid, hit.addr, { ...opts.object, includeLinks: hit.kind === 'group' && !!opts.object?.includeLinks }) }));
       });
       if (!('external' in r)) {
         if (!access.all) access.check(await this.aclView(dom, { addr: r.addr }), 'read', { domain: dom, what: `${h5path}${dom === domain ? '' : ` (${p} of ${dom})`} in ${domain}` });

@@ -98,7 +98,7 @@ export function domainRoutes(d: Deps): Route[] {
         const found = await d.store.lookupPath(ref.domain, h5path, param(ctx, 'parent_id'), pathOptions(ctx));
         const h = new Hrefs(ctx, d.config, { ...ref, domain: found.domain });
         const col = COLLECTION[found.kind];
-        sendJson(ctx, 200, { ...found.json, domain: found.domain, class: found.kind, hrefs: objectHrefs(h, col, found.json.id as string, found.json.root as string) });
+        sendJson(ctx, 200, { ...found.json, domain: found.domain, class: found.kind, hrefs: objectHrefs(h, col, found.json.id as string, found.json.root as string) }, { ignoreNan: flag(ctx, 'ignore_nan') });
         return;
       }
       if (ref.domain === '/') return listing(ctx, '/', ref);
@@ -200,16 +200,17 @@ export function domainRoutes(d: Deps): Route[] {
       // ignore_missing=1 (an h5store extension, used by the viewer): a path that leads nowhere (a
       // dangling soft or external link, a deleted object) is left out instead of failing the batch
       const skipMissing = flag(ctx, 'ignore_missing');
+      const opts = pathOptions(ctx, body);
       for (const p of body.h5paths as string[]) {
         try {
-          const found = await d.store.lookupPath(ref.domain, p, param(ctx, 'parent_id'), pathOptions(ctx));
+          const found = await d.store.lookupPath(ref.domain, p, param(ctx, 'parent_id'), opts);
           out[p] = { ...found.json, domain: found.domain, class: found.kind };
         } catch (e) {
           if (skipMissing && e instanceof H5StoreError && (e.code === 'NotFound' || e.code === 'Gone')) continue;
           throw e;
         }
       }
-      sendJson(ctx, 200, { h5paths: out, hrefs: [] });
+      sendJson(ctx, 200, { h5paths: out, hrefs: [] }, { ignoreNan: flag(ctx, 'ignore_nan') });
     }, { jsonBody: true, targets: (ctx) => pathsIn(bodyOf(ctx)).map((h5path) => ({ h5path, parentId: param(ctx, 'parent_id') })) }),
 
     // GET /domains: list a folder (only what the requester may read)

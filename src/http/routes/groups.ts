@@ -26,6 +26,8 @@ export function groupRoutes(d: Deps): Route[] {
       const h5path = param(ctx, 'h5path');
       if (h5path !== undefined) {
         const parent = param(ctx, 'parent_id') ?? param(ctx, 'grpid');
+        // as HSDS: a relative path names nothing without the group it starts from
+        if (parent === undefined && !h5path.startsWith('/')) throw badRequest('h5path must be absolute when no parent_id is given');
         const found = await d.store.lookupPath(ref.domain, h5path, parent, pathOptions(ctx));
         if (found.kind !== kind) throw badRequest(`${h5path} is a ${found.kind}, not a ${kind}: look it up in /${COLLECTION[found.kind]}/`);
         const hf = new Hrefs(ctx, d.config, { ...ref, domain: found.domain });
