@@ -949,6 +949,23 @@ export function selectionValues(value: unknown, shape: readonly number[], count:
 }
 
 /**
+ * A JSON value for a compound of one field (a write of one named field, `fields=x`) with plain
+ * values where its elements should be: each such value becomes the one-field element `[v]`
+ * (HSDS takes `[1, 2, 3]` for field `x` as well as `[[1], [2], [3]]`; issue #25). Values of other
+ * types, and elements already given as lists or objects, are returned as they are.
+ */
+export function wrapSingleFieldValues(value: unknown, t: TypeJson): unknown {
+  if (t.class !== 'H5T_COMPOUND' || t.fields.length !== 1) return value;
+  const field = t.fields[0]!.type;
+  const wrap = (v: unknown): unknown => {
+    if (looksLikeElement(v, t)) return v;
+    if (looksLikeElement(v, field) && !Array.isArray(v)) return [v];
+    return Array.isArray(v) ? v.map(wrap) : v;
+  };
+  return wrap(value);
+}
+
+/**
  * Nest a flat C-order element list into lists shaped like `shape` (the inverse of `flattenValue`).
  * Shape `[]` returns the bare element; rank 1 returns `flat` itself.
  * @throws internal if `flat` has the wrong length.

@@ -14,7 +14,7 @@ import type { Config } from '../config.js';
 import { H5StoreError, badRequest } from '../errors.js';
 import type { Access } from '../store/access.js';
 import type { BufferPool } from '../store/pagepool.js';
-import { normalizeDomain } from '../store/paths.js';
+import { isValidBucketName, normalizeDomain } from '../store/paths.js';
 import type { ObjectJsonOptions } from '../store/domainObjects.js';
 
 /** The domain a request names and how it named it (hrefs repeat a query-param domain). */
@@ -305,14 +305,7 @@ export function checkBucket(ctx: Context): void {
   if (!isValidBucketName(b)) throw badRequest(`Invalid bucket name ${JSON.stringify(b.length > 80 ? b.slice(0, 80) + '...' : b)}`);
 }
 
-/** S3 bucket naming rules (see `checkBucket`). */
-export function isValidBucketName(b: string): boolean {
-  if (b.length < 3 || b.length > 63) return false;
-  if (!/^[a-z0-9][a-z0-9.-]*[a-z0-9]$/.test(b)) return false;
-  if (b.includes('..') || /^\d+\.\d+\.\d+\.\d+$/.test(b)) return false;
-  if (b.startsWith('xn--') || b.startsWith('sthree-') || b.endsWith('-s3alias') || b.endsWith('--ol-s3')) return false;
-  return true;
-}
+export { isValidBucketName };
 
 /**
  * The requester's permissions for what the store finds an operation reaches (set by the guard,
@@ -372,4 +365,15 @@ export function objectJsonOptions(ctx: Context, body: Record<string, unknown> = 
     createOrder: get('CreateOrder') ?? false,
     attrValues: { includeData: get('IncludeData') ?? true, maxDataSize: m === undefined || m === null || m === '' ? undefined : Number(m) },
   };
+}
+
+/**
+ * 404 for a single-item route reached with an empty name (`.../links/`, `.../attributes/`): the
+ * router lets the trailing slash reach the list route, but a client that asked for a link or
+ * attribute whose name was lost (h5pyd's requests drops a name made only of `#...#` as a URL
+ * fragment) must not get the list (issue #25; HSDS: 404).
+ * @throws H5StoreError NotFound when the request path ends with `/`
+ */
+export function emptyNameIs404(ctx: Context, what: 'link' | 'attribute'): void {
+  if (ctx.path.endsWith('/')) throw new H5StoreError('NotFound', `No ${what} name given (the path ends with "/")`);
 }

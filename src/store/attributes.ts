@@ -390,21 +390,29 @@ export function attributesOfObjects(
 /**
  * GET /groups/<id>/attributes?follow_links=1 (wire-reference 2.6): the attributes of the group
  * and of every object below it reachable by hard links (each once), keyed by id, in traversal
- * order. `Marker` does not apply; the reserved group and objects held only by it are left out.
+ * order. `Marker` does not apply; `Limit` caps the total (as for links); the reserved group and
+ * objects held only by it are left out.
  */
 export function attributesBelow(f: DomainFile, groupId: string, opts: AttributeListOptions): Record<string, AttributeJson[]> {
   return f.withId(groupId, 'group', (gid, gaddr) => {
     const out: Record<string, AttributeJson[]> = {};
     const paths = h5.objectPaths(gid);
     const fromRoot = gaddr === f.rootAddr;
-    const each = { ...opts, marker: undefined };
-    out[f.idOf(gaddr, 'group')] = attributesOf(f, gid, gaddr, each);
+    // `Limit` caps the total number of attributes, as for links (issue #25)
+    let left = opts.limit && opts.limit > 0 ? opts.limit : Infinity;
+    const take = (oid: Hid, addr: bigint): AttributeJson[] => {
+      if (left <= 0) return [];
+      const items = attributesOf(f, oid, addr, { ...opts, marker: undefined, limit: left === Infinity ? undefined : left });
+      left -= items.length;
+      return items;
+    };
+    out[f.idOf(gaddr, 'group')] = take(gid, gaddr);
     for (const [addr, p] of paths) {
       if (addr === gaddr || f.reserved.isInternal(addr)) continue;
       if (fromRoot && (p === RESERVED || p.startsWith(RESERVED + '/'))) continue;
       h5.withObject(f.h, addr, (o) => {
         const kind = h5.objectInfo(o).kind;
-        if (kind) out[f.idOf(addr, kind)] = attributesOf(f, o, addr, each);
+        if (kind) out[f.idOf(addr, kind)] = take(o, addr);
       });
     }
     return out;

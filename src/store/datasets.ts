@@ -5,8 +5,8 @@ import { parseShape } from '../codec/shapes.js';
 import type { ShapeJson } from '../codec/shapes.js';
 import type { TypeJson } from '../codec/types.js';
 import { parseType } from '../codec/types.js';
-import { WireValue, showJson } from '../codec/json.js';
-import { encodeElements, flattenValue } from '../codec/values.js';
+import { RawJson, WireValue, showJson, stringifyJson } from '../codec/json.js';
+import { decodeElements, encodeElements, flattenValue } from '../codec/values.js';
 import { badRequest, conflict } from '../errors.js';
 import * as C from '../hdf5/constants.js';
 import * as io from '../hdf5/io.js';
@@ -120,12 +120,39 @@ export function layoutJson(cr: DatasetCreation): Record<string, unknown> {
   return { class: C.LAYOUT_NAMES[cr.layout] };
 }
 
+/** A JS value with its non-finite numbers as the words HSDS uses for fill values. */
+function nanWords(v: unknown): unknown {
+  if (typeof v === 'number') return v === v ? (v === Infinity ? 'inf' : v === -Infinity ? '-inf' : v) : 'nan';
+  if (Array.isArray(v)) return v.map(nanWords);
+  if (v && typeof v === 'object') return Object.fromEntries(Object.entries(v).map(([k, x]) => [k, nanWords(x)]));
+  return v;
+}
+
+/**
+ * The `fillValue` of `creationProperties`: the element as JSON, with NaN and ±Infinity as the
+ * words `"nan"`, `"inf"`, `"-inf"` under `ignore_nan=1` (not `null`: a fill value of null would
+ * read as "no fill value"; HSDS writes the words; issue #25) and as JSON literals otherwise.
+ */
+export function fillValueJson(fill: Buffer, type: TypeJson): WireValue | RawJson {
+  const wv = new WireValue(fill, type, []);
+  let value: unknown;
+  try {
+    value = decodeElements(fill, type, 1).values[0];
+  } catch {
+    return wv;
+  }
+  const nonFinite = (v: unknown): boolean =>
+    typeof v === 'number' ? !Number.isFinite(v) : Array.isArray(v) ? v.some(nonFinite) : !!v && typeof v === 'object' && Object.values(v).some(nonFinite);
+  if (!nonFinite(value)) return wv;
+  return new RawJson(stringifyJson(wv), stringifyJson(nanWords(value)));
+}
+
 /** `creationProperties` of a dataset as the file has them (wire-reference 3.3, 3.4). */
 export function creationJson(cr: DatasetCreation, type: TypeJson): Record<string, unknown> {
   const out: Record<string, unknown> = {};
   out.layout = layoutJson(cr);
   if (cr.filters.length) out.filters = cr.filters.map(filterJson);
-  if (cr.fillValue) out.fillValue = new WireValue(cr.fillValue, type, []);
+  if (cr.fillValue) out.fillValue = fillValueJson(cr.fillValue, type);
   out.fillTime = C.FILL_TIME_NAMES[cr.fillTime];
   out.allocTime = C.ALLOC_TIME_NAMES[cr.allocTime];
   if (cr.trackAttrOrder) out.CreateOrder = 1;

@@ -14,7 +14,7 @@ import * as h5 from '../hdf5/objects.js';
 import type { LinkRecord, ObjectKind } from '../hdf5/objects.js';
 import type { DomainFile, LinkList, Times } from './domainFile.js';
 import { RESERVED as RESERVED_NAME } from './domainFile.js';
-import { COLLECTION, flat } from './ids.js';
+import { COLLECTION, flat, parseId } from './ids.js';
 import { pageLimit, startAfterExact, takePage } from './paging.js';
 import { givenCreated, inCreatedOrder } from './createdTimes.js';
 
@@ -324,13 +324,16 @@ export function linksOfGroups(f: DomainFile, groups: { id: string; titles?: stri
   return out;
 }
 
-/** One link of a group: `{link, created, lastModified}` (spec 2.2). */
+/**
+ * One link of a group: `{link, created, lastModified}` (spec 2.2). A link is never modified, only
+ * replaced: its `lastModified` is its `created` (HSDS; issue #25).
+ */
 export function getLink(f: DomainFile, groupId: string, name: string): { link: LinkJson; created: number; lastModified: number } {
   checkLinkName(name);
   return f.withId(groupId, 'group', (gid, gaddr) => {
     const rec = findLink(f, gid, gaddr, name, groupId);
     const times = groupTimes(f, gid);
-    return { link: linkJson(f, gid, rec), created: times.created, lastModified: times.lastModified };
+    return { link: linkJson(f, gid, rec), created: times.created, lastModified: times.created };
   });
 }
 
@@ -497,7 +500,10 @@ function makeLink(f: DomainFile, gid: Hid, groupId: string, p: LinkPlan): void {
     } finally {
       h5.closeObject(oid);
     }
-    f.reserved.release(spec.id);
+    // held under the id it answers to (its alias, clientIds.ts), whatever form the client gave
+    const held = f.idOf(p.targetAddr!, parseId(spec.id).kind);
+    f.reserved.release(held);
+    if (held !== spec.id) f.reserved.release(spec.id);
   } else if ('h5domain' in spec) {
     h5.createExternalLink(gid, name, spec.h5domain, spec.h5path);
   } else {
@@ -544,8 +550,10 @@ export function deleteLinks(f: DomainFile, groupId: string, names: string[]): vo
 }
 
 /**
- * Delete one link. When it was the last hard link to an object, libhdf5 frees the object (and,
- * for a group, whatever only it held): those ids then answer 410.
+ * Delete one link. When it was the last hard link to an object, the object is not freed: it
+ * becomes anonymous, held in the reserved group under its id as objects created without a link
+ * are (issue #25: `g = f["a"]; del f["a"]; f["b"] = g` works in h5py and HSDS), reachable by id
+ * and linked again by a PUT of a hard link, until it is deleted by id (`DELETE /groups/<id>`).
  * @throws H5StoreError NotFound when there is no such link.
  */
 export function deleteLink(f: DomainFile, groupId: string, name: string): void {
@@ -554,14 +562,20 @@ export function deleteLink(f: DomainFile, groupId: string, name: string): void {
     // Deleting an already-deleted link succeeds (wire-reference 2.2, HSDS behaviour).
     if (f.isDeleted(`${groupId}/links/${name}`) && !h5.linkExists(gid, name)) return;
     const rec = findLink(f, gid, gaddr, name, groupId);
-    let freedCandidates: Map<bigint, ObjectKind | undefined> | undefined;
     if (rec.cls === 'H5L_TYPE_HARD' && rec.addr !== undefined) {
       const info = h5.objectInfoByName(gid, name);
-      if (info.rc <= 1) freedCandidates = subtree(f, gid, name, info);
+      if (info.rc <= 1 && info.kind !== undefined) {
+        const oid = h5.openByName(gid, name);
+        try {
+          f.noteObject(info.addr, info.kind);
+          f.reserved.hold(oid, f.idOf(info.addr, info.kind));
+        } finally {
+          h5.closeObject(oid);
+        }
+      }
     }
     h5.deleteLink(gid, name);
     f.noteDeleted(`${groupId}/links/${name}`);
-    if (freedCandidates) settleFreed(f, freedCandidates);
   });
 }
 
@@ -610,17 +624,6 @@ export function putLinksBulk(f: DomainFile, items: LinkPut[]): 'created' | 'exis
     made += g.todo.length;
   }
   return made ? 'created' : 'exists';
-}
-
-/** The object named `name` in `gid` and, for a group, everything reachable from it. */
-export function subtree(f: DomainFile, gid: Hid, name: string, info: h5.ObjectInfo): Map<bigint, ObjectKind | undefined> {
-  if (info.kind !== 'group') return new Map([[info.addr, info.kind]]);
-  const oid = h5.openByName(gid, name);
-  try {
-    return h5.visitObjects(oid);
-  } finally {
-    h5.closeObject(oid);
-  }
 }
 
 /** After deletes: of the candidate objects, those no longer reachable were freed. */

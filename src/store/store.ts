@@ -725,7 +725,8 @@ export class Store {
   /**
    * GET /domains: entries of a folder in name order, after `marker` (a full domain path),
    * at most `limit`, only those `visible` accepts (the requester may read them; each is judged
-   * by its own ACL view). Hidden service files are skipped.
+   * by its own ACL view). Hidden service files are skipped. A domain file holds no domains: none
+   * (HSDS lists no keys below it; h5pyd's `Folder` on a file).
    */
   async listFolder(
     folder: string,
@@ -748,7 +749,8 @@ export class Store {
     } catch {
       throw notFound(`Folder ${folder} not found`);
     }
-    if (!st.isDirectory()) throw badRequest(`${folder} is a domain, not a folder`);
+    // a domain holds no domains (h5pyd's Folder on a file; HSDS lists no keys below it)
+    if (!st.isDirectory()) return [];
     const names = [
       ...new Set([
         ...fs.readdirSync(p).filter((n) => !isServiceName(n)),

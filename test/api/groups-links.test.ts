@@ -560,12 +560,24 @@ describe('groups and links', function () {
       expect((await c.get(`/groups/${lg}/links/tmp`)).json.link.h5path).to.equal('/again');
     });
 
-    it('deleting the last link to a group frees it: its id then answers 410 or 404', async () => {
+    it('deleting the last link to a group leaves it anonymous, reachable by id and linked again, until deleted by id (issue #25)', async () => {
       const g = await newGroup(rootId, 'last-link');
+      expect((await c.put(`/groups/${g}/links/child`, { h5path: '/x' })).status).to.equal(201);
       expect((await c.delete(`/groups/${rootId}/links/last-link`)).status).to.equal(200);
-      const r = await c.get(`/groups/${g}`);
-      expect(r.status).to.be.oneOf([404, 410]);
-      expectError(r, r.status);
+      const r = await c.get(`/groups/${g}`, { getalias: 1 });
+      expect(r.status, r.text).to.equal(200);
+      expect(r.json.alias).to.deep.equal([]);
+      expect((await c.get('/groups')).json.groups).to.not.include(g);
+      // linked again under another name, with what it held
+      expect((await c.put(`/groups/${rootId}/links/relinked`, { id: g })).status).to.equal(201);
+      expect((await c.get(`/groups/${g}`, { getalias: 1 })).json.alias).to.deep.equal(['/relinked']);
+      expect((await c.get(`/groups/${g}/links/child`)).json.link.h5path).to.equal('/x');
+      // deleted by id: gone
+      expect((await c.delete(`/groups/${rootId}/links/relinked`)).status).to.equal(200);
+      expect((await c.delete(`/groups/${g}`)).status).to.equal(200);
+      const gone = await c.get(`/groups/${g}`);
+      expect(gone.status).to.be.oneOf([404, 410]);
+      expectError(gone, gone.status);
     });
   });
 

@@ -89,7 +89,8 @@ export function datasetRoutes(d: Deps): Route[] {
     const r = await d.store.getDatasetTypeAndShape(ref.domain, id);
     const h = new Hrefs(ctx, d.config, ref);
     const root = await d.store.rootId(ref.domain);
-    sendJson(ctx, 200, { type: r.type, hrefs: ownedHrefs(h, `/datasets/${id}/type`, `/datasets/${id}`, root) });
+    // self, owner, root: HSDS's hrefs of a type (no home; issue #25)
+    sendJson(ctx, 200, { type: r.type, hrefs: [h.rel('self', `/datasets/${id}/type`), h.rel('owner', `/datasets/${id}`), h.rel('root', `/groups/${root}`)] });
   }));
 
   const valueHrefs = async (ctx: Context, ref: ReturnType<typeof refOf>, id: string): Promise<Href[]> => {
