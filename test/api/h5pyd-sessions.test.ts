@@ -35,12 +35,12 @@ describe('a whole session with each h5pyd line (issue #25 item 10)', function ()
   after(async () => srv?.stop());
 
   const session = (line: ClientLine, args: string[]): string => h5pydPython(line, srv.url).file(SESSION, args);
-  const summaryBy = (line: ClientLine, domain: string): Summary => parseJsonBody(session(line, ['summary', domain]));
+  const summaryBy = (line: ClientLine, domain: string): Summary => parseJsonBody(session(line, ['summary', domain])) as Summary;
   /** What h5py reads from the file itself (the server may keep it open: no HDF5 file locking). */
   const summaryByH5py = (file: string): Summary =>
-    parseJsonBody(execFileSync(PYTHON, [SESSION, 'h5py', file], { encoding: 'utf8', maxBuffer: 64 << 20, env: { ...process.env, HDF5_USE_FILE_LOCKING: 'FALSE' } }));
+    parseJsonBody(execFileSync(PYTHON, [SESSION, 'h5py', file], { encoding: 'utf8', maxBuffer: 64 << 20, env: { ...process.env, HDF5_USE_FILE_LOCKING: 'FALSE' } })) as Summary;
   const expected = (appended: boolean): Record<string, { dtype: unknown; shape: number[]; value: unknown }> =>
-    parseJsonBody(execFileSync(PYTHON, [SESSION, 'expected', appended ? 'appended' : 'first'], { encoding: 'utf8' }));
+    parseJsonBody(execFileSync(PYTHON, [SESSION, 'expected', appended ? 'appended' : 'first'], { encoding: 'utf8' })) as Record<string, { dtype: unknown; shape: number[]; value: unknown }>;
 
   /** Every dataset holds what the session wrote (dtype, shape, values). */
   function checkWritten(s: Summary, appended: boolean, who: string): void {
