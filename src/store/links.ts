@@ -443,13 +443,13 @@ export function parseLinksPut(body: Record<string, unknown>, pathGroupId: string
   if (g === undefined || Array.isArray(g)) {
     const map = linkMap(body.links, '"links"');
     const ids = g === undefined ? [pathGroupId] : stringList(g, '"grp_ids"');
-    for (const groupId of ids) for (const [title, spec, created] of map) out.push({ groupId, title, spec, created });
+    for (const groupId of ids) for (const [title, spec, created] of map) out.push({ groupId, title, spec, ...(created === undefined ? {} : { created }) });
     return out;
   }
   if (!g || typeof g !== 'object') throw badRequest('"grp_ids" must be a list of group ids or a dict {group id: {"links": {...}}}');
   for (const [groupId, v] of Object.entries(g as Record<string, unknown>)) {
     const inner = v && typeof v === 'object' && !Array.isArray(v) && Object.keys(v).length === 1 && 'links' in v ? (v as { links: unknown }).links : v;
-    for (const [title, spec, created] of linkMap(inner ?? body.links, `the links of ${groupId}`)) out.push({ groupId, title, spec, created });
+    for (const [title, spec, created] of linkMap(inner ?? body.links, `the links of ${groupId}`)) out.push({ groupId, title, spec, ...(created === undefined ? {} : { created }) });
   }
   return out;
 }
