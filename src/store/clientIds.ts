@@ -9,11 +9,14 @@
  * address, generation << 8 | kind)`, written by the same request (the same journaled
  * transaction) that creates the object.
  *
- * An object with an alias answers to it everywhere (`ObjectIndex.idOf` gives the alias); rows of
- * freed objects are dropped (`ObjectIndex.markFreed`), rows whose generation no longer matches
- * the address are ignored. The map is an `index` slot of the object index (objectIndex.ts,
- * fileState.ts: replaced whole with it), which asks it in `resolve`, `idOf`, `registerNew` and
- * `markFreed` only.
+ * An object with an alias answers to it everywhere (`ObjectIndex.idOf` gives the alias). The
+ * aliases of freed objects are forgotten (`ObjectIndex.markFreed`); their rows stay until the
+ * table is compacted, and are ignored meanwhile: a freed address gets a new generation, so a row
+ * whose generation is not the address's current one names nothing. New rows are written by
+ * `save` (the creating request calls it once, before its transaction commits: one append for a
+ * batch of 300 objects, not 300). The map is an `index` slot of the object index
+ * (objectIndex.ts, fileState.ts: replaced whole with it), which asks it in `resolve`, `idOf`,
+ * `registerNew` and `markFreed` only.
  */
 import { badRequest, conflict } from '../errors.js';
 import type { ObjectKind } from '../hdf5/objects.js';
@@ -91,6 +94,8 @@ export class ClientIds {
   private readonly byAddr = new AddrMap<string>();
   /** Rows in the stored table (appends start there); undefined until loaded. */
   private stored: number | undefined;
+  /** Rows of aliases added by the running write, not stored yet (`save`). */
+  private pending: bigint[][] = [];
 
   /** Number of aliases. */
   get size(): number {
@@ -127,19 +132,30 @@ export class ClientIds {
     return this.byId.size === 0 ? undefined : this.byAddr.get(addr);
   }
 
-  /** Give the object at `addr` the alias `id` and store it (in the running write). */
-  add(tables: AliasTables, id: string, alias: Alias): void {
-    const hex = hexOf(id);
-    const row = [BigInt('0x' + hex.slice(0, 16)), BigInt('0x' + hex.slice(16)), alias.addr, (BigInt(alias.gen) << 8n) | KIND_CODE[alias.kind]];
-    tables.writeTable(CLIENT_IDS, [row], WIDTH, this.stored ?? 0);
-    this.stored = (this.stored ?? 0) + 1;
+  /**
+   * Give the object at `addr` the alias `id`: known at once; stored by `save`, which the write
+   * that creates the object calls before it commits.
+   */
+  add(id: string, alias: Alias): void {
+    this.pending.push(rowOf(id, alias));
     this.byId.set(id, alias);
     this.byAddr.set(alias.addr, id);
   }
 
+  /** Store the aliases added since the last `save` (one append to the table; nothing when none). */
+  save(tables: AliasTables): void {
+    if (this.pending.length === 0) return;
+    tables.writeTable(CLIENT_IDS, this.pending, WIDTH, this.stored ?? 0);
+    this.stored = (this.stored ?? 0) + this.pending.length;
+    this.pending = [];
+  }
+
   /**
-   * Drop the aliases of freed objects (by address) and rewrite the table without them.
-   * @returns the aliases dropped
+   * Forget the aliases of freed objects (by address). Their rows stay, ignored (their generation
+   * is no longer the address's), until they outnumber the live ones: then the table is
+   * rewritten with the live rows only (amortized: deleting objects one by one does not rewrite
+   * the whole table each time).
+   * @returns the aliases forgotten
    */
   drop(tables: AliasTables, addrs: Iterable<bigint>): string[] {
     const dropped: string[] = [];
@@ -152,14 +168,26 @@ export class ClientIds {
       dropped.push(id);
     }
     if (dropped.length === 0) return dropped;
-    const rows = [...this.byId].map(([id, al]) => {
-      const hex = hexOf(id);
-      return [BigInt('0x' + hex.slice(0, 16)), BigInt('0x' + hex.slice(16)), al.addr, (BigInt(al.gen) << 8n) | KIND_CODE[al.kind]];
-    });
-    tables.writeTable(CLIENT_IDS, rows, WIDTH, 0);
-    this.stored = rows.length;
+    const gone = new Set(dropped);
+    this.pending = this.pending.filter((r) => !gone.has(idOfRow(r[0]!, r[1]!, KINDS[Number(r[3]! & 0xffn)]!)));
+    const stale = (this.stored ?? 0) - (this.byId.size - this.pending.length);
+    if (stale > Math.max(COMPACT_MIN_STALE, this.byId.size)) {
+      const rows = [...this.byId].map(([id, al]) => rowOf(id, al));
+      tables.writeTable(CLIENT_IDS, rows, WIDTH, 0);
+      this.stored = rows.length;
+      this.pending = [];
+    }
     return dropped;
   }
+}
+
+/** Stale rows (of freed objects) tolerated before the table is compacted. */
+const COMPACT_MIN_STALE = 64;
+
+/** The table row of an alias. */
+function rowOf(id: string, alias: Alias): bigint[] {
+  const hex = hexOf(id);
+  return [BigInt('0x' + hex.slice(0, 16)), BigInt('0x' + hex.slice(16)), alias.addr, (BigInt(alias.gen) << 8n) | KIND_CODE[alias.kind]];
 }
 
 /** What `givenId` needs of the file (DomainFile). */

@@ -203,13 +203,14 @@ export class ObjectIndex {
   /**
    * Register an object just created: remember its address, give it an id, and hold it in the
    * reserved group when it was created without a link (DESIGN.md section 4). `clientId`: the id
-   * the client gave it (checked to be free), stored as its alias (clientIds.ts).
+   * the client gave it (checked to be free), its alias (clientIds.ts; the creating write stores
+   * the aliases it made with `clientIds.save` before it commits).
    */
   registerNew(oid: Hid, kind: ObjectKind, linked: boolean, clientId?: string): { addr: bigint; id: string } {
     const addr = h5.objectAddr(oid);
     this.noteObject(addr, kind);
     if (clientId !== undefined) {
-      this.clientIds.add(this.reserved, clientId, { addr, gen: this.gens.get(addr) ?? 0, kind });
+      this.clientIds.add(clientId, { addr, gen: this.gens.get(addr) ?? 0, kind }); // stored by clientIds.save
       this.deleted.delete(clientId);
     }
     const id = this.idOf(addr, kind);

@@ -689,7 +689,10 @@ export class Store {
     if ((opts.owner !== undefined && opts.acl) || opts.rootId !== undefined || extra) {
       await this.write(domain, (f) => {
         if (opts.owner !== undefined && opts.acl) writeFileAcl(f, { owner: opts.owner, root: opts.acl, objects: {} });
-        if (opts.rootId !== undefined) f.clientIds.add(f.reserved, opts.rootId, { addr: f.rootAddr, gen: 0, kind: 'group' });
+        if (opts.rootId !== undefined) {
+          f.clientIds.add(opts.rootId, { addr: f.rootAddr, gen: 0, kind: 'group' });
+          f.clientIds.save(f.reserved);
+        }
         if (extra) storeCreationProperties(f, f.rootAddr, extra);
       });
     }
@@ -1196,9 +1199,14 @@ export class Store {
   }
   /** POST /groups: `create` is checked on the group the new link goes into (`mayPlace`). */
   createGroup(domain: string, body: Record<string, unknown>, implicit: boolean, access: Access = allowAll) {
-    return this.write(domain, (f) => {
-      this.mayPlace(f, body, implicit, access);
-      return groups.createGroup(f, body, implicit);
+    return this.createWrite(domain, (f) => this.createIn(f, 'group', body, implicit, access) as Promise<groups.GroupJson>);
+  }
+  /** A write that creates objects: the ids clients gave them are stored before it commits (clientIds.ts `save`). */
+  private createWrite<T>(domain: string, fn: (f: DomainFile) => T | Promise<T>): Promise<T> {
+    return this.write(domain, async (f) => {
+      const out = await fn(f);
+      f.clientIds.save(f.reserved);
+      return out;
     });
   }
 
@@ -1256,7 +1264,7 @@ export class Store {
       if (seen.has(b.id)) throw conflict(`id ${b.id} is given twice`);
       seen.add(b.id);
     }
-    return this.write(domain, async (f) => {
+    return this.createWrite(domain, async (f) => {
       for (const b of bodies) if (b.id !== undefined && b.id !== null) checkClientId(b.id, kind, f.rootId);
       const out: Record<string, unknown>[] = [];
       for (const b of bodies) out.push((await this.createIn(f, kind, b, implicit, access)) as unknown as Record<string, unknown>);
@@ -1334,7 +1342,7 @@ export class Store {
   }
   /** POST /datasets (with an initial `value` when given): `create` is checked on the group the new link goes into (`mayPlace`). */
   createDataset(domain: string, body: Record<string, unknown>, implicit: boolean, access: Access = allowAll) {
-    return this.write(domain, (f) => this.createIn(f, 'dataset', body, implicit, access) as Promise<dsets.DatasetJson>);
+    return this.createWrite(domain, (f) => this.createIn(f, 'dataset', body, implicit, access) as Promise<dsets.DatasetJson>);
   }
   resizeDataset(domain: string, id: string, body: Record<string, unknown>) {
     return this.write(domain, (f) => dsets.resizeDataset(f, id, body, this.limits));
@@ -1345,10 +1353,7 @@ export class Store {
   }
   /** POST /datatypes: `create` is checked on the group the new link goes into (`mayPlace`). */
   createDatatype(domain: string, body: Record<string, unknown>, implicit: boolean, access: Access = allowAll) {
-    return this.write(domain, (f) => {
-      this.mayPlace(f, body, implicit, access);
-      return dtypes.createDatatype(f, body, implicit);
-    });
+    return this.createWrite(domain, (f) => this.createIn(f, 'datatype', body, implicit, access) as Promise<dtypes.DatatypeJson>);
   }
 
   listAttributes(domain: string, kind: ObjectKind, id: string, opts: attrs.AttributeListOptions) {
