@@ -86,16 +86,24 @@ def append(mod, domain):
     f.close()
 
 
-def jsonable(v):
-    """A value as JSON can hold it: bytes as text, numpy scalars and arrays as lists."""
+def jsonable(v, f=None):
+    """A value as JSON can hold it: bytes as text, numpy scalars and arrays as lists, object
+    references as the path of their target, an empty (H5S_NULL) value as None."""
+    if type(v).__name__ in ("Reference", "RegionReference"):
+        try:
+            return "ref:" + f[v].name
+        except Exception:
+            return "ref"
+    if type(v).__name__ == "Empty":
+        return None
     if isinstance(v, bytes):
         return v.decode("utf-8", "replace")
     if isinstance(v, np.ndarray):
-        return [jsonable(x) for x in v.tolist()] if v.dtype.kind != "O" else [jsonable(x) for x in v.tolist()]
+        return [jsonable(x, f) for x in v.tolist()]
     if isinstance(v, (list, tuple)):
-        return [jsonable(x) for x in v]
+        return [jsonable(x, f) for x in v]
     if isinstance(v, np.generic):
-        return jsonable(v.item())
+        return jsonable(v.item(), f)
     if isinstance(v, float) and v != v:
         return "nan"
     return v
@@ -115,7 +123,7 @@ def summary(f, mod_name):
     out = {}
 
     def attrs_of(o):
-        return {k: jsonable(o.attrs[k]) for k in sorted(o.attrs)}
+        return {k: jsonable(o.attrs[k], f) for k in sorted(o.attrs)}
 
     def visit(path, o):
         if path.split("/")[0] == RESERVED:
@@ -126,14 +134,18 @@ def summary(f, mod_name):
                 flat = value.reshape(-1)  # large values as a digest: count, sum, first and last elements
                 shown = {"n": int(flat.size), "sum": float(np.sum(flat, dtype="f8")), "head": jsonable(flat[:3]), "tail": jsonable(flat[-3:])}
             else:
-                shown = jsonable(value)
+                shown = jsonable(value, f)
             out["/" + path] = {"kind": "dataset", "dtype": dtype_name(o.dtype), "shape": list(o.shape) if o.shape is not None else None, "value": shown, "attrs": attrs_of(o)}
         elif hasattr(o, "keys"):
             links = {}
             for k in o.keys():
                 if o is f and k == RESERVED:
                     continue
-                ln = o.get(k, getlink=True)
+                try:
+                    ln = o.get(k, getlink=True)
+                except (TypeError, ValueError):  # a user-defined link: neither client nor h5py names it
+                    links[k] = {"class": "UserDefined"}
+                    continue
                 cls = type(ln).__name__
                 item = {"class": cls}
                 if cls == "SoftLink":
@@ -158,7 +170,8 @@ def summary(f, mod_name):
             continue
         visit(n, o)
     # the order of the attributes of the group made with track_order (creation order)
-    out["/g1/g2"]["attr_order"] = list(f["g1/g2"].attrs)
+    if "/g1/g2" in out:
+        out["/g1/g2"]["attr_order"] = list(f["g1/g2"].attrs)
     return out
 
 
