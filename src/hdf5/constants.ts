@@ -165,3 +165,13 @@ export const FILTERS: { id: number; cls: string; name: string }[] = [
   { id: 32013, cls: 'H5Z_FILTER_ZFP', name: 'zfp' },
   { id: 32015, cls: 'H5Z_FILTER_ZSTD', name: 'zstd' },
 ];
+
+/**
+ * The creation-order flags of objects h5store creates (issue #25): creation order is always
+ * tracked (H5P_CRT_ORDER_TRACKED, as HSDS stamps every link and attribute with its time), and
+ * also indexed when the client asked for it (`CreateOrder`, h5py's `track_order=True`:
+ * H5P_CRT_ORDER_TRACKED | H5P_CRT_ORDER_INDEXED). Only the asked-for form reports `CreateOrder`.
+ */
+export function creationOrderFlags(asked: boolean | undefined): number {
+  return asked ? 3 : 1;
+}

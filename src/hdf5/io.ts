@@ -158,7 +158,7 @@ export interface DatasetCreation {
   fillValue?: Buffer;
   fillTime: number;
   allocTime: number;
-  /** Attribute creation order tracked (h5py track_order). */
+  /** Attribute creation order tracked and indexed (h5py `track_order`: `CreateOrder: 1`; C.creationOrderFlags). */
   trackAttrOrder: boolean;
 }
 
@@ -210,7 +210,7 @@ export function describeCreation(dcpl: Hid, type: TypeJson, refs?: RefCodec): Da
     fillValue,
     fillTime: ft[0],
     allocTime: at[0],
-    trackAttrOrder: (ao[0] & 1) !== 0,
+    trackAttrOrder: (ao[0] & 3) === 3,
   };
 }
 
@@ -640,6 +640,7 @@ export interface DatasetCreateOptions {
   fillValue?: Buffer;
   fillTime?: number;
   allocTime?: number;
+  /** Index attribute creation order too (`CreateOrder`); it is tracked in any case (C.creationOrderFlags). */
   trackAttrOrder?: boolean;
 }
 
@@ -689,7 +690,7 @@ export function createDataset(
     }
     if (opts.fillTime !== undefined) H5.H5Pset_fill_time(dcpl, opts.fillTime);
     if (opts.allocTime !== undefined) H5.H5Pset_alloc_time(dcpl, opts.allocTime);
-    if (opts.trackAttrOrder) H5.H5Pset_attr_creation_order(dcpl, 3);
+    H5.H5Pset_attr_creation_order(dcpl, C.creationOrderFlags(opts.trackAttrOrder));
     return name === undefined
       ? H5.H5Dcreate_anon(loc, fileType, sid, dcpl, C.H5P_DEFAULT)
       : H5.H5Dcreate2(loc, name, fileType, sid, LCPL_UTF8, dcpl, C.H5P_DEFAULT);
@@ -807,13 +808,17 @@ function datatypeMessageV3(t: TypeJson): number {
 /** Commit a datatype, anonymous when `name` is undefined. Returns the open datatype id. */
 export function commitType(loc: Hid, name: string | undefined, type: TypeJson): Hid {
   const tid = createStorableType(type, loc);
+  const tcpl = H5.H5Pcreate(G.P_DATATYPE_CREATE);
   try {
-    if (name === undefined) H5.H5Tcommit_anon(loc, tid, C.H5P_DEFAULT, C.H5P_DEFAULT);
-    else H5.H5Tcommit2(loc, name, tid, LCPL_UTF8, C.H5P_DEFAULT, C.H5P_DEFAULT);
+    H5.H5Pset_attr_creation_order(tcpl, C.creationOrderFlags(false)); // tracked (objects.ts creationOrderFlags)
+    if (name === undefined) H5.H5Tcommit_anon(loc, tid, tcpl, C.H5P_DEFAULT);
+    else H5.H5Tcommit2(loc, name, tid, LCPL_UTF8, tcpl, C.H5P_DEFAULT);
     return tid;
   } catch (e) {
     H5.H5Tclose(tid);
     throw e;
+  } finally {
+    H5.H5Pclose(tcpl);
   }
 }
 

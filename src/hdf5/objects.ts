@@ -175,15 +175,14 @@ function createFapl(): Hid {
 
 /**
  * Create a new, empty HDF5 file (fails if the path exists) in the HDF5 1.8 format (see
- * `createFapl`). Root group options as h5py's `File(..., 'w', track_order=...)`.
+ * `createFapl`). Root group options as h5py's `File(..., 'w', track_order=...)`; the root group
+ * tracks creation order in any case (`creationOrderFlags`).
  */
 export function createFile(path: string, opts: { trackOrder?: boolean } = {}): Hid {
   const fcpl = H5.H5Pcreate(G.P_FILE_CREATE);
   try {
-    if (opts.trackOrder) {
-      H5.H5Pset_link_creation_order(fcpl, 3); // H5P_CRT_ORDER_TRACKED | H5P_CRT_ORDER_INDEXED
-      H5.H5Pset_attr_creation_order(fcpl, 3);
-    }
+    H5.H5Pset_link_creation_order(fcpl, C.creationOrderFlags(opts.trackOrder));
+    H5.H5Pset_attr_creation_order(fcpl, C.creationOrderFlags(opts.trackOrder));
     return H5.H5Fcreate(path, C.H5F_ACC_EXCL, fcpl, createFapl());
   } catch (e) {
     throw openFailure(path, e, true);
@@ -381,13 +380,17 @@ export function linkCount(gid: Hid): number {
   return Number(groupInfoBuf.readBigUInt64LE(8));
 }
 
-/** Whether a group tracks link creation order. */
+/**
+ * Whether a group was made to track link creation order as h5py's `track_order=True` makes it
+ * (tracked and indexed: `CreateOrder: 1`). Groups h5store creates track it without the index
+ * unless asked (`creationOrderFlags`); their links still list in creation order.
+ */
 export function groupTracksOrder(gid: Hid): boolean {
   const gcpl = H5.H5Gget_create_plist(gid);
   try {
     const flags = [0];
     H5.H5Pget_link_creation_order(gcpl, flags);
-    return (flags[0] & 1) !== 0;
+    return (flags[0] & 3) === 3;
   } finally {
     H5.H5Pclose(gcpl);
   }
@@ -395,15 +398,14 @@ export function groupTracksOrder(gid: Hid): boolean {
 
 /**
  * Create a group: anonymous when `name` is undefined (then the caller links it), else linked as
- * `name` in `loc`. `trackOrder` tracks and indexes link and attribute creation order.
+ * `name` in `loc`. Link and attribute creation order are tracked, and indexed with `trackOrder`
+ * (`creationOrderFlags`).
  */
 export function createGroup(loc: Hid, name: string | undefined, opts: { trackOrder?: boolean } = {}): Hid {
   const gcpl = H5.H5Pcreate(G.P_GROUP_CREATE);
   try {
-    if (opts.trackOrder) {
-      H5.H5Pset_link_creation_order(gcpl, 3);
-      H5.H5Pset_attr_creation_order(gcpl, 3);
-    }
+    H5.H5Pset_link_creation_order(gcpl, C.creationOrderFlags(opts.trackOrder));
+    H5.H5Pset_attr_creation_order(gcpl, C.creationOrderFlags(opts.trackOrder));
     return name === undefined
       ? H5.H5Gcreate_anon(loc, gcpl, C.H5P_DEFAULT)
       : H5.H5Gcreate2(loc, name, LCPL_UTF8, gcpl, C.H5P_DEFAULT);

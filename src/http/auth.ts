@@ -13,7 +13,7 @@ import { H5StoreError } from '../errors.js';
 import type { Access } from '../store/access.js';
 import { parentDomain } from '../store/paths.js';
 import type { AclTarget, AclView, Store } from '../store/store.js';
-import { jsonObject, domainRef } from './request.js';
+import { asBodyObject, domainRef, jsonBody } from './request.js';
 import type { AuthState, Need, Route } from './routeTable.js';
 
 /** The `default_acl` in effect (spec 5 step 5): configured, else `all` in single-user mode, else `read`. */
@@ -60,7 +60,13 @@ export function makeGuard(deps: { store: Store; config: Config; auth: Authentica
 
       const ref = domainRef(ctx, r.domain === 'optional' ? { required: false, allowRoot: true, param: r.domainParam } : { required: true, param: r.domainParam }) ?? { domain: '/', viaQuery: false };
       state.ref = ref;
-      if (r.jsonBody) state.body = await jsonObject(ctx, deps.config);
+      if (r.jsonBody) {
+        const b = await jsonBody(ctx, deps.config);
+        if (r.jsonList && Array.isArray(b)) {
+          state.bodyList = b;
+          state.body = {};
+        } else state.body = asBodyObject(b);
+      }
       const { domain, target, what } = targetOf(ctx, r, need, ref.domain);
       const view = await deps.store.aclView(domain, target);
       state.acl = view;

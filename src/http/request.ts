@@ -14,7 +14,8 @@ import type { Config } from '../config.js';
 import { H5StoreError, badRequest } from '../errors.js';
 import type { Access } from '../store/access.js';
 import type { BufferPool } from '../store/pagepool.js';
-import { normalizeDomain } from '../store/paths.js';
+import { isValidBucketName, normalizeDomain } from '../store/paths.js';
+import type { ObjectJsonOptions } from '../store/domainObjects.js';
 
 /** The domain a request names and how it named it (hrefs repeat a query-param domain). */
 export interface DomainRef {
@@ -72,6 +73,11 @@ export function requireDomain(ctx: Context): DomainRef {
 /** The JSON object body the auth middleware read (routes declared with `jsonBody`). */
 export function bodyOf(ctx: Context): Record<string, unknown> {
   return (ctx.state as { body?: Record<string, unknown> }).body ?? {};
+}
+
+/** The JSON list body the auth middleware read (routes declared with `jsonList`), if the body was a list. */
+export function bodyListOf(ctx: Context): unknown[] | undefined {
+  return (ctx.state as { bodyList?: unknown[] }).bodyList;
 }
 
 /** The request's domain as the auth middleware resolved it (routes with a requirement). */
@@ -249,10 +255,21 @@ export async function jsonBody(ctx: Context, config: Config, opts: { required?: 
   return parseJsonBody(text, { maxDepth: config.maxJsonDepth });
 }
 
-/** A JSON body that must be an object. */
+/**
+ * A JSON body that must be an object. A JSON `null` is no body (`{}`, or 400 when `required`):
+ * h5pyd sends `null` when it has nothing to say (`PUT /?flush=1`, issue #25).
+ */
 export async function jsonObject(ctx: Context, config: Config, opts: { required?: boolean } = {}): Promise<Record<string, unknown>> {
-  const b = await jsonBody(ctx, config, opts);
-  if (b === null || typeof b !== 'object' || Array.isArray(b)) throw badRequest('The JSON body must be an object');
+  return asBodyObject(await jsonBody(ctx, config, opts), opts);
+}
+
+/** A parsed JSON body as an object (`null`: `{}`, or 400 when `required`). @throws BadRequest for anything else */
+export function asBodyObject(b: unknown, opts: { required?: boolean } = {}): Record<string, unknown> {
+  if (b === null) {
+    if (opts.required) throw badRequest('A JSON body is required');
+    return {};
+  }
+  if (typeof b !== 'object' || Array.isArray(b)) throw badRequest('The JSON body must be an object');
   return b as Record<string, unknown>;
 }
 
@@ -288,14 +305,7 @@ export function checkBucket(ctx: Context): void {
   if (!isValidBucketName(b)) throw badRequest(`Invalid bucket name ${JSON.stringify(b.length > 80 ? b.slice(0, 80) + '...' : b)}`);
 }
 
-/** S3 bucket naming rules (see `checkBucket`). */
-export function isValidBucketName(b: string): boolean {
-  if (b.length < 3 || b.length > 63) return false;
-  if (!/^[a-z0-9][a-z0-9.-]*[a-z0-9]$/.test(b)) return false;
-  if (b.includes('..') || /^\d+\.\d+\.\d+\.\d+$/.test(b)) return false;
-  if (b.startsWith('xn--') || b.startsWith('sthree-') || b.endsWith('-s3alias') || b.endsWith('--ol-s3')) return false;
-  return true;
-}
+export { isValidBucketName };
 
 /**
  * The requester's permissions for what the store finds an operation reaches (set by the guard,
@@ -305,12 +315,16 @@ export function accessOf(ctx: Context): Access {
   return (ctx.state as { access: Access }).access;
 }
 
-/** Which links a path lookup may cross: `follow_soft_links=1`, `follow_external_links=1`, and the access check of what it finds. */
-export function pathOptions(ctx: Context): { followSoft: boolean; followExternal: boolean; access: Access } {
+/**
+ * Which links a path lookup may cross (`follow_soft_links=1`, `follow_external_links=1`), the
+ * access check of what it finds, and what the object's JSON holds (`objectJsonOptions`).
+ */
+export function pathOptions(ctx: Context, body: Record<string, unknown> = {}): { followSoft: boolean; followExternal: boolean; access: Access; object: ObjectJsonOptions } {
   return {
     followSoft: flag(ctx, 'follow_soft_links'),
     followExternal: flag(ctx, 'follow_external_links'),
     access: accessOf(ctx),
+    object: objectJsonOptions(ctx, body),
   };
 }
 
@@ -327,4 +341,39 @@ export function selfQuery(ctx: Context, names: string[], extra?: string): string
     if (v !== undefined) parts.push(`${n}=${encodeURIComponent(v)}`);
   }
   return parts.length ? parts.join('&') : undefined;
+}
+
+/**
+ * What an object's JSON holds in path lookups (`GET /?h5path=`, `POST /` with `h5paths`: h5web's
+ * batch requests, issue #25): `include_links` (groups), `include_attrs` with `IncludeData`
+ * (default 1) and `max_data_size`, `CreateOrder`; from the query, or from `body` keys of the same
+ * names (a query parameter wins).
+ * @throws BadRequest for a `max_data_size` that is not a non-negative integer
+ */
+export function objectJsonOptions(ctx: Context, body: Record<string, unknown> = {}): ObjectJsonOptions {
+  const get = (name: string): boolean | undefined => {
+    if (param(ctx, name) !== undefined) return flag(ctx, name);
+    const v = body[name];
+    if (v === undefined || v === null) return undefined;
+    return typeof v === 'string' ? !['', '0', 'false', 'f', 'no', 'n'].includes(v.toLowerCase()) : !!v;
+  };
+  const m = param(ctx, 'max_data_size') ?? body.max_data_size;
+  if (m !== undefined && m !== null && m !== '' && !/^\d+$/.test(String(m))) throw badRequest('expected int for max_data_size');
+  return {
+    includeLinks: get('include_links') ?? false,
+    includeAttrs: get('include_attrs') ?? false,
+    createOrder: get('CreateOrder') ?? false,
+    attrValues: { includeData: get('IncludeData') ?? true, maxDataSize: m === undefined || m === null || m === '' ? undefined : Number(m) },
+  };
+}
+
+/**
+ * 404 for a single-item route reached with an empty name (`.../links/`, `.../attributes/`): the
+ * router lets the trailing slash reach the list route, but a client that asked for a link or
+ * attribute whose name was lost (h5pyd's requests drops a name made only of `#...#` as a URL
+ * fragment) must not get the list (issue #25; HSDS: 404).
+ * @throws H5StoreError NotFound when the request path ends with `/`
+ */
+export function emptyNameIs404(ctx: Context, what: 'link' | 'attribute'): void {
+  if (ctx.path.endsWith('/')) throw new H5StoreError('NotFound', `No ${what} name given (the path ends with "/")`);
 }

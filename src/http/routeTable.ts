@@ -49,6 +49,8 @@ export interface Route {
   domainParam?: 'domain' | 'file';
   /** Read a JSON object body before the check (into `ctx.state.body`) because the target is in it. */
   jsonBody?: boolean;
+  /** With `jsonBody`: the body may also be a JSON list (into `ctx.state.bodyList`; `body` is then `{}`). */
+  jsonList?: boolean;
   /**
    * The object the `object` scope means, when it is not (only) the `:id` path parameter: an id
    * from the body, or an `h5path` (relative to `parentId`) whose object's own ACL applies.
@@ -71,6 +73,8 @@ export interface AuthState {
   ref?: DomainRef;
   /** The JSON body, for routes declared with `jsonBody`. */
   body?: Record<string, unknown>;
+  /** A JSON list body, for routes declared with `jsonList`. */
+  bodyList?: unknown[];
   /** What the permission check looked at (routes with a requirement). */
   acl?: AclView;
   /** Whether the requester may `flag` the thing an ACL view describes (listing filters). */
@@ -94,10 +98,12 @@ export function route(method: Method, path: string, need: Route['need'], handler
  * (`link.id`; else the group `h5path` goes into, relative to `parent_id`: the deepest existing
  * group on the way, issue #24 item 2; else `parent_id`; the domain's root when none is given).
  * The store checks the same group again inside the write, once the path is resolved in the
- * locked file (`Store.mayPlace`, with `AuthState.access`).
+ * locked file (`Store.mayPlace`, with `AuthState.access`). A list body (HSDS 1.0's batch create,
+ * issue #25) is checked on the domain here, and each item's group by the store (`mayPlace`).
  */
 export const createOpts: Partial<Route> = {
   jsonBody: true,
+  jsonList: true,
   object: (ctx) => {
     const body = (ctx.state as { body?: Record<string, unknown> }).body ?? {};
     const link = body.link as { id?: unknown } | undefined;

@@ -11,7 +11,8 @@
  * (groups, links, datasets, datatypes, attributes) and use this class for id resolution and for
  * the state they declared (`state`).
  */
-import { badRequest } from '../errors.js';
+import { H5StoreError, badRequest } from '../errors.js';
+import type { ClientIds } from './clientIds.js';
 import type { Hid } from '../hdf5/lib.js';
 import type { RefCodec } from '../hdf5/memory.js';
 import * as h5 from '../hdf5/objects.js';
@@ -232,9 +233,25 @@ export class DomainFile implements FileUser {
     this.index_.markFreed(freed);
   }
 
-  /** Register an object just created (objectIndex.ts `registerNew`). */
-  registerNew(oid: Hid, kind: ObjectKind, linked: boolean): { addr: bigint; id: string } {
-    return this.index_.registerNew(oid, kind, linked);
+  /** Register an object just created, with the id its client gave it if any (objectIndex.ts `registerNew`). */
+  registerNew(oid: Hid, kind: ObjectKind, linked: boolean, clientId?: string): { addr: bigint; id: string } {
+    return this.index_.registerNew(oid, kind, linked, clientId);
+  }
+
+  /** The ids clients gave objects of the file (clientIds.ts, in the object index). */
+  get clientIds(): ClientIds {
+    return this.index_.clientIds;
+  }
+
+  /** Whether `id` names an object of this file now (a client may not give it to a new one). */
+  idTaken(id: string): boolean {
+    try {
+      this.resolve(id);
+      return true;
+    } catch (e) {
+      if (e instanceof H5StoreError && (e.code === 'NotFound' || e.code === 'Gone' || e.code === 'BadRequest')) return false;
+      throw e;
+    }
   }
 
   /** Kind of the object a hard link points to (learnt once, objectIndex.ts). */

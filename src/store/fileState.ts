@@ -7,7 +7,7 @@
  *
  * - the object index (objectIndex.ts): the domain key, the addresses known to be objects and
  *   their kinds, address generations, the reserved group's layout, and `index` slots (storage
- *   kinds of datasets; room for client-id aliases);
+ *   kinds of datasets; client-id aliases, clientIds.ts);
  * - the kept state: what this process writes through to the reserved group (the ACL and the
  *   given state, `kept` slots): read once, then kept current by the code that writes it;
  * - the view (`FileView`): every cache derived from the file's content (`view` slots: link

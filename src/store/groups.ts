@@ -5,12 +5,13 @@ import { badRequest } from '../errors.js';
 import type { Hid } from '../hdf5/lib.js';
 import * as h5 from '../hdf5/objects.js';
 import type { ObjectKind } from '../hdf5/objects.js';
-import { attributesDict } from './attributes.js';
+import { type AttrValueOptions, attributesDict } from './attributes.js';
 import { extraCreationProperties, groupCreationProperties, storeCreationProperties } from './cprops.js';
 import type { DomainFile } from './domainFile.js';
 import { RESERVED } from './domainFile.js';
 import { type LinkJson, linkJson, linkNewObject, planObjectPlace, refuseRoot, settleFreed } from './links.js';
 import { pageLimit, startAfterOrdered } from './paging.js';
+import { givenId } from './clientIds.js';
 
 /** A group as GET /groups/<id> shows it (without hrefs). */
 export interface GroupJson {
@@ -34,6 +35,8 @@ export interface GroupJsonOptions {
   alias?: boolean;
   /** `links` and `attributes` dicts in creation order (for objects that track it). */
   createOrder?: boolean;
+  /** Values in the `attributes` dict (`IncludeData`, `max_data_size`). */
+  attrValues?: AttrValueOptions;
 }
 
 /** JSON of an open group. */
@@ -59,7 +62,7 @@ export function groupJsonOf(f: DomainFile, gid: Hid, gaddr: bigint, opts: GroupJ
     }
     out.links = links;
   }
-  if (opts.includeAttrs) out.attributes = attributesDict(f, gid, gaddr, !!opts.createOrder);
+  if (opts.includeAttrs) out.attributes = attributesDict(f, gid, gaddr, !!opts.createOrder, opts.attrValues);
   if (opts.alias) out.alias = f.aliasOf(gaddr);
   return out;
 }
@@ -75,9 +78,10 @@ export function getGroup(f: DomainFile, id: string, opts: GroupJsonOptions): Gro
  */
 export function createGroup(
   f: DomainFile,
-  body: { link?: unknown; h5path?: unknown; parent_id?: unknown; creationProperties?: unknown },
+  body: { id?: unknown; link?: unknown; h5path?: unknown; parent_id?: unknown; creationProperties?: unknown },
   implicit: boolean,
 ): GroupJson {
+  const clientId = givenId(f, body, 'group');
   const cp = body.creationProperties;
   if (cp !== undefined && (typeof cp !== 'object' || cp === null || Array.isArray(cp))) {
     throw badRequest('"creationProperties" must be an object');
@@ -88,7 +92,7 @@ export function createGroup(
   const gid = h5.createGroup(f.h, undefined, { trackOrder });
   try {
     if (place) linkNewObject(f, gid, place);
-    const { addr } = f.registerNew(gid, 'group', !!place);
+    const { addr } = f.registerNew(gid, 'group', !!place, clientId);
     if (extra) storeCreationProperties(f, addr, extra);
     return groupJsonOf(f, gid, addr);
   } finally {

@@ -17,7 +17,12 @@ export interface Limits {
   pageBytes: number;
   /** Largest number of coordinates of a point or coordinate-list selection. */
   maxPoints: number;
-  /** Largest chunk of a dataset created here (bytes); also the most one allocation may fill. */
+  /**
+   * The chunk size this server prefers (bytes; `max_chunk_size` of `GET /`): the bound of the
+   * chunks it chooses itself, and of what one allocation may fill. Chunks a client chooses may be
+   * larger, up to libhdf5's own limit (`checkChunkBytes`); writes into chunks above this run on
+   * the worker thread (src/hdf5/heavy.ts).
+   */
   maxChunkBytes: number;
   /** Largest dataset (extent x element size, bytes) created, resized or appended to here. */
   maxDatasetBytes: number;
@@ -105,11 +110,24 @@ export function checkSelectionBytes(count: number, itemSize: number, limits: Lim
   }
 }
 
-/** 400 when a chunk of `chunk` elements of `itemSize` bytes exceeds `maxChunkBytes`. */
-export function checkChunkBytes(chunk: number[], itemSize: number, limits: Limits): void {
-  const n = bytesOf(chunk, itemSize);
-  if (n > limits.maxChunkBytes) {
-    throw badRequest(`Chunks of [${chunk.join(', ')}] hold ${n} bytes, above the limit of ${limits.maxChunkBytes} (max_chunk_size)`);
+/**
+ * libhdf5's own bound on a chunk (1.10: `H5Pset_chunk` "number of elements in chunk must be <
+ * 4GB", `H5D__chunk_set_sizes` "chunk size must be < 4GB"): at most 2^32 - 1 elements and
+ * 2^32 - 1 bytes. Past it libhdf5 refuses the dataset.
+ */
+export const HDF5_MAX_CHUNK = 2 ** 32 - 1;
+
+/**
+ * 400 when a chunk of `chunk` elements of `itemSize` bytes is larger than libhdf5 allows
+ * (HDF5_MAX_CHUNK elements or bytes). Chunks above the server's preference (`maxChunkBytes`,
+ * `max_chunk_size`) are accepted (issue #25: h5pyd 1.0 computes chunks up to ~8 MiB, and h5py
+ * accepts a one-element chunk of a 100 MB string); writes into them run on the worker thread.
+ */
+export function checkChunkBytes(chunk: number[], itemSize: number): void {
+  const elements = chunk.reduce((a, b) => a * b, 1);
+  const n = elements * itemSize;
+  if (elements > HDF5_MAX_CHUNK || n > HDF5_MAX_CHUNK) {
+    throw badRequest(`Chunks of [${chunk.join(', ')}] hold ${n} bytes (${elements} elements), above libhdf5's limit of 2^32 - 1 of each per chunk`);
   }
 }
 

@@ -37,10 +37,16 @@ import { DEFAULT_LIMITS, type Limits } from './limits.js';
 import { type ReachedFile } from './reach.js';
 import * as values from './values.js';
 import { type FileSnapshot, openSnapshot } from './download.js';
-import { DOMAIN_OBJS_MAX, type DomainStats, computeDomainStats, domainObjects, objectJsonOf } from './domainObjects.js';
+import { DOMAIN_OBJS_MAX, type DomainStats, type ObjectJsonOptions, computeDomainStats, domainObjects, objectJsonOf } from './domainObjects.js';
 import { type DomainQuery, rootAttributeRow } from './domainQuery.js';
 import { LRUCache } from 'lru-cache';
 import { pageLimit, startAfterOrdered } from './paging.js';
+import { checkClientId, isClientIdForm } from './clientIds.js';
+import { entriesInCreatedOrder } from './createdTimes.js';
+import { extraCreationProperties, storeCreationProperties } from './cprops.js';
+
+/** Most objects one batch create (POST /groups etc. with a list) makes (h5pyd 1.0 sends at most 300). */
+export const MAX_BATCH_OBJECTS = 1000;
 
 /** Children of a group described per turn of the event loop (h5grove's `/meta/` of large groups). */
 const GROVE_SLICE = 500;
@@ -635,10 +641,17 @@ export class Store {
   }
 
   /**
-   * PUT /: create an empty HDF5 file, or a folder. The parent folder must exist.
-   * @throws Conflict when the domain or folder exists; NotFound when the parent is missing.
+   * PUT /: create an empty HDF5 file, or a folder. The parent folder must exist. `rootId`: the id
+   * the client gave the root group (h5pyd 1.0, HSDS 1.0 `root_id`; kept as its alias,
+   * clientIds.ts); `rootCreation`: the root group's `creationProperties` other than
+   * `CreateOrder` (kept as given, as `POST /groups` keeps them).
+   * @throws Conflict when the domain or folder exists; NotFound when the parent is missing;
+   *   BadRequest for a malformed `rootId` or creation properties.
    */
-  async createDomain(domain: string, opts: { folder?: boolean; trackOrder?: boolean; owner?: string; acl?: Acl }): Promise<DomainJson> {
+  async createDomain(
+    domain: string,
+    opts: { folder?: boolean; trackOrder?: boolean; owner?: string; acl?: Acl; rootId?: string; rootCreation?: Record<string, unknown> },
+  ): Promise<DomainJson> {
     const m = this.mountOf(domain);
     if (m) throw readOnly(m, domain);
     const p = this.paths.resolve(domain);
@@ -650,6 +663,10 @@ export class Store {
       throw notFound(`Parent folder ${parentDomain(domain)} not found`);
     }
     if (!pst.isDirectory()) throw badRequest('Parent domain must be a folder');
+    if (opts.rootId !== undefined && (opts.folder || !isClientIdForm(opts.rootId, 'group'))) {
+      throw badRequest(opts.folder ? 'A folder has no root group: "root_id" is for domains' : `Invalid root_id ${JSON.stringify(opts.rootId.slice(0, 80))}: expected g- and 32 lower-case hex digits grouped 8-8-4-6-6`);
+    }
+    const extra = extraCreationProperties(opts.rootCreation);
     if (DomainPaths.exists(p)) throw conflict(`${domain} already exists`);
     if (opts.folder) {
       try {
@@ -669,9 +686,15 @@ export class Store {
     this.goneDomains.delete(domain);
     this.paths.forget(domain);
     this.files.forget(domain);
-    if (opts.owner !== undefined && opts.acl) {
-      const state: FileAcl = { owner: opts.owner, root: opts.acl, objects: {} };
-      await this.write(domain, (f) => writeFileAcl(f, state));
+    if ((opts.owner !== undefined && opts.acl) || opts.rootId !== undefined || extra) {
+      await this.write(domain, (f) => {
+        if (opts.owner !== undefined && opts.acl) writeFileAcl(f, { owner: opts.owner, root: opts.acl, objects: {} });
+        if (opts.rootId !== undefined) {
+          f.clientIds.add(opts.rootId, { addr: f.rootAddr, gen: 0, kind: 'group' });
+          f.clientIds.save(f.reserved);
+        }
+        if (extra) storeCreationProperties(f, f.rootAddr, extra);
+      });
     }
     return this.getDomain(domain);
   }
@@ -705,7 +728,8 @@ export class Store {
   /**
    * GET /domains: entries of a folder in name order, after `marker` (a full domain path),
    * at most `limit`, only those `visible` accepts (the requester may read them; each is judged
-   * by its own ACL view). Hidden service files are skipped.
+   * by its own ACL view). Hidden service files are skipped. A domain file holds no domains: none
+   * (HSDS lists no keys below it; h5pyd's `Folder` on a file).
    */
   async listFolder(
     folder: string,
@@ -728,7 +752,8 @@ export class Store {
     } catch {
       throw notFound(`Folder ${folder} not found`);
     }
-    if (!st.isDirectory()) throw badRequest(`${folder} is a domain, not a folder`);
+    // a domain holds no domains (h5pyd's Folder on a file; HSDS lists no keys below it)
+    if (!st.isDirectory()) return [];
     const names = [
       ...new Set([
         ...fs.readdirSync(p).filter((n) => !isServiceName(n)),
@@ -895,7 +920,9 @@ export class Store {
    * in the domain the link names (`links.externalTarget`), after `access` allowed reading that
    * domain (an external link never opens a domain the requester could not read directly). The
    * object found must be readable by its own ACL (issue #24 item 4: a path never shows what the
-   * object's id would not).
+   * object's id would not). `object`: what the object's JSON holds (`include_links` for groups,
+   * `include_attrs` with `IncludeData` and `max_data_size`, `CreateOrder`: h5web's batch
+   * requests, issue #25).
    * @returns the object's kind, its JSON, and the domain it was found in.
    * @throws H5StoreError BadRequest (a link crossed without its flag, a malformed id), NotFound
    *   (path, domain), Forbidden/Unauthorized (from `access`).
@@ -904,7 +931,7 @@ export class Store {
     domain: string,
     h5path: string,
     parentId?: string,
-    opts: links.PathOptions & { access?: Access } = {},
+    opts: links.PathOptions & { access?: Access; object?: ObjectJsonOptions } = {},
   ): Promise<{ kind: ObjectKind; json: Record<string, unknown>; domain: string }> {
     const access = opts.access ?? allowAll;
     let dom = domain;
@@ -915,7 +942,7 @@ export class Store {
         const start = parent ? f.resolve(parent, 'group') : undefined;
         const hit = links.walkPath(f, p, start, opts);
         if ('external' in hit) return hit;
-        return h5.withObject(f.h, hit.addr, (oid) => ({ kind: hit.kind, addr: hit.addr, json: objectJsonOf(f, hit.kind, oid, hit.addr) }));
+        return h5.withObject(f.h, hit.addr, (oid) => ({ kind: hit.kind, addr: hit.addr, json: objectJsonOf(f, hit.kind, oid, hit.addr, { ...opts.object, includeLinks: hit.kind === 'group' && !!opts.object?.includeLinks }) }));
       });
       if (!('external' in r)) {
         if (!access.all) access.check(await this.aclView(dom, { addr: r.addr }), 'read', { domain: dom, what: `${h5path}${dom === domain ? '' : ` (${p} of ${dom})`} in ${domain}` });
@@ -1172,9 +1199,14 @@ export class Store {
   }
   /** POST /groups: `create` is checked on the group the new link goes into (`mayPlace`). */
   createGroup(domain: string, body: Record<string, unknown>, implicit: boolean, access: Access = allowAll) {
-    return this.write(domain, (f) => {
-      this.mayPlace(f, body, implicit, access);
-      return groups.createGroup(f, body, implicit);
+    return this.createWrite(domain, (f) => this.createIn(f, 'group', body, implicit, access) as Promise<groups.GroupJson>);
+  }
+  /** A write that creates objects: the ids clients gave them are stored before it commits (clientIds.ts `save`). */
+  private createWrite<T>(domain: string, fn: (f: DomainFile) => T | Promise<T>): Promise<T> {
+    return this.write(domain, async (f) => {
+      const out = await fn(f);
+      f.clientIds.save(f.reserved);
+      return out;
     });
   }
 
@@ -1209,6 +1241,50 @@ export class Store {
     const where = parent === f.rootAddr ? 'the root group' : `group ${f.idOf(parent, 'group')}`;
     const path = typeof body.h5path === 'string' ? ` (where ${JSON.stringify(body.h5path)} goes)` : '';
     access.check(this.viewInFile(f, parent), 'create', { domain: f.domain, what: `objects in ${where}${path} of ${f.domain}` });
+  }
+  /**
+   * POST /groups, /datasets, /datatypes with a JSON list (HSDS 1.0's batch create, issue #25):
+   * each item created as the single create makes it (its own `id` when it gives one, a link when
+   * it asks for one, a dataset's initial `value`), in order, in one write: when one fails the
+   * whole request is rolled back (files.ts), so all objects are created or none. Ids are checked
+   * (form, collection, root prefix, given twice) before anything is written.
+   * @returns each object's JSON, in the order given
+   * @throws H5StoreError BadRequest (an item, an id), Conflict (an id taken or given twice),
+   *   PayloadTooLarge (more than MAX_BATCH_OBJECTS items)
+   */
+  createObjects(domain: string, kind: ObjectKind, items: unknown[], implicit: boolean, access: Access = allowAll): Promise<Record<string, unknown>[]> {
+    if (items.length > MAX_BATCH_OBJECTS) throw new H5StoreError('PayloadTooLarge', `${items.length} objects in one request: at most ${MAX_BATCH_OBJECTS}`);
+    const bodies = items.map((it, i) => {
+      if (!it || typeof it !== 'object' || Array.isArray(it)) throw badRequest(`Item ${i} of the list is not a JSON object`);
+      return it as Record<string, unknown>;
+    });
+    const seen = new Set<string>();
+    for (const b of bodies) {
+      if (typeof b.id !== 'string') continue;
+      if (seen.has(b.id)) throw conflict(`id ${b.id} is given twice`);
+      seen.add(b.id);
+    }
+    return this.createWrite(domain, async (f) => {
+      for (const b of bodies) if (b.id !== undefined && b.id !== null) checkClientId(b.id, kind, f.rootId);
+      const out: Record<string, unknown>[] = [];
+      for (const b of bodies) out.push((await this.createIn(f, kind, b, implicit, access)) as unknown as Record<string, unknown>);
+      return out;
+    });
+  }
+  /**
+   * One object of a create request, in a running write: `create` checked on the group its link
+   * goes into (`mayPlace`), then created (a dataset's `value` written after it).
+   */
+  private async createIn(f: DomainFile, kind: ObjectKind, body: Record<string, unknown>, implicit: boolean, access: Access) {
+    this.mayPlace(f, body, implicit, access);
+    if (kind === 'group') return groups.createGroup(f, body, implicit);
+    if (kind === 'datatype') return dtypes.createDatatype(f, body, implicit);
+    const ds = await dsets.createDataset(f, body, implicit, this.limits);
+    if (body.value !== undefined && body.value !== null) {
+      if (ds.shape.class === 'H5S_NULL') throw badRequest('A dataset with a null dataspace (H5S_NULL) cannot have a value');
+      await values.writeValues(f, ds.id, { json: { value: body.value } }, this.limits, this.pagePool);
+    }
+    return ds;
   }
   deleteObject(domain: string, kind: ObjectKind, id: string) {
     return this.write(domain, (f) => groups.deleteObject(f, kind, id));
@@ -1264,12 +1340,9 @@ export class Store {
   getDatasetTypeAndShape(domain: string, id: string) {
     return this.read(domain, (f) => dsets.getTypeAndShape(f, id));
   }
-  /** POST /datasets: `create` is checked on the group the new link goes into (`mayPlace`). */
+  /** POST /datasets (with an initial `value` when given): `create` is checked on the group the new link goes into (`mayPlace`). */
   createDataset(domain: string, body: Record<string, unknown>, implicit: boolean, access: Access = allowAll) {
-    return this.write(domain, (f) => {
-      this.mayPlace(f, body, implicit, access);
-      return dsets.createDataset(f, body, implicit, this.limits);
-    });
+    return this.createWrite(domain, (f) => this.createIn(f, 'dataset', body, implicit, access) as Promise<dsets.DatasetJson>);
   }
   resizeDataset(domain: string, id: string, body: Record<string, unknown>) {
     return this.write(domain, (f) => dsets.resizeDataset(f, id, body, this.limits));
@@ -1280,10 +1353,7 @@ export class Store {
   }
   /** POST /datatypes: `create` is checked on the group the new link goes into (`mayPlace`). */
   createDatatype(domain: string, body: Record<string, unknown>, implicit: boolean, access: Access = allowAll) {
-    return this.write(domain, (f) => {
-      this.mayPlace(f, body, implicit, access);
-      return dtypes.createDatatype(f, body, implicit);
-    });
+    return this.createWrite(domain, (f) => this.createIn(f, 'datatype', body, implicit, access) as Promise<dtypes.DatatypeJson>);
   }
 
   listAttributes(domain: string, kind: ObjectKind, id: string, opts: attrs.AttributeListOptions) {
@@ -1315,7 +1385,7 @@ export class Store {
     return this.write(domain, (f) => {
       const parsed = targets.map((t) => ({
         id: t.id,
-        items: Object.entries(t.items).map(([n, b]) => [attrs.checkAttrName(n), attrs.parseAttributeBody(f, b)] as [string, attrs.AttributeSpec]),
+        items: entriesInCreatedOrder(t.items, 'attribute').map(([n, b]) => [attrs.checkAttrName(n), attrs.parseAttributeBody(f, b)] as [string, attrs.AttributeSpec]),
       }));
       return attrs.putAttributesMany(f, parsed, replace);
     });
@@ -1327,7 +1397,7 @@ export class Store {
   /** PUT several attributes: all validated first, then written (201 if any changed). */
   putAttributes(domain: string, kind: ObjectKind, id: string, items: Record<string, unknown>, replace: boolean) {
     return this.write(domain, (f) => {
-      const specs = Object.entries(items).map(([n, b]) => [attrs.checkAttrName(n), attrs.parseAttributeBody(f, b, this.limits)] as [string, attrs.AttributeSpec]);
+      const specs = entriesInCreatedOrder(items, 'attribute').map(([n, b]) => [attrs.checkAttrName(n), attrs.parseAttributeBody(f, b, this.limits)] as [string, attrs.AttributeSpec]);
       return attrs.putAttributes(f, kind, id, specs, replace);
     });
   }

@@ -11,8 +11,9 @@ import type { Deps } from '../deps.js';
 import { objectHrefs, ownedHrefs } from '../deps.js';
 import { Hrefs, attributeListBody, sendJson, sendJsonText, sendWithHrefs } from '../present.js';
 import { onlyReadable } from '../visible.js';
-import { accessOf, bodyIsBinary, bodyOf, flag, globParam, jsonObject, limitParam, markerParam, param, rawBody, refOf, wantsBinary } from '../request.js';
+import { accessOf, bodyIsBinary, bodyOf, emptyNameIs404, flag, globParam, jsonObject, limitParam, markerParam, param, rawBody, refOf, wantsBinary } from '../request.js';
 import { type Route, createOpts, route } from '../routeTable.js';
+import { createdObjects } from '../creates.js';
 
 /** `replace` flag: absent means replace (service spec 2.1/4.1); `replace=0` asks HSDS's 409. */
 function replaceFlag(ctx: Context): boolean {
@@ -32,6 +33,7 @@ export function attributeRoutes(d: Deps): Route[] {
 
     // GET /{col}/:id/attributes (follow_links=1 on groups: every object below, keyed by id)
     routes.push(route('GET', base, { flag: 'read', on: 'object' }, async (ctx) => {
+      emptyNameIs404(ctx, 'attribute');
       const ref = refOf(ctx);
       const id = ctx.params.id;
       const opts = {
@@ -55,6 +57,7 @@ export function attributeRoutes(d: Deps): Route[] {
 
     // POST /{col}/:id/attributes: by name {"attr_names": [...]}, or of several objects {"obj_ids"}
     routes.push(route('POST', base, { flag: 'read', on: 'object' }, async (ctx) => {
+      emptyNameIs404(ctx, 'attribute');
       const ref = refOf(ctx);
       const body = bodyOf(ctx);
       const vopts = valueOptions(ctx);
@@ -71,6 +74,7 @@ export function attributeRoutes(d: Deps): Route[] {
     // PUT /{col}/:id/attributes: several attributes {"attributes": {name: {type, shape, value}}},
     // to this object or to the objects of "obj_ids"
     routes.push(route('PUT', base, { flag: 'create', on: 'object' }, async (ctx) => {
+      emptyNameIs404(ctx, 'attribute');
       const ref = refOf(ctx);
       const body = bodyOf(ctx);
       if (body.obj_ids !== undefined) {
@@ -86,6 +90,7 @@ export function attributeRoutes(d: Deps): Route[] {
 
     // DELETE /{col}/:id/attributes?attr_names=a/b
     routes.push(route('DELETE', base, { flag: 'delete', on: 'object' }, async (ctx) => {
+      emptyNameIs404(ctx, 'attribute');
       const ref = refOf(ctx);
       let names = param(ctx, 'attr_names');
       if (!names) throw badRequest('"attr_names" is required');
@@ -164,6 +169,7 @@ export function attributeRoutes(d: Deps): Route[] {
 
   // POST /datatypes: commit a datatype
   routes.push(route('POST', '/datatypes', { flag: 'create', on: 'object' }, async (ctx) => {
+    if (await createdObjects(ctx, d, 'datatype')) return;
     const ref = refOf(ctx);
     const body = bodyOf(ctx);
     const t = await d.store.createDatatype(ref.domain, body, flag(ctx, 'implicit'), accessOf(ctx));

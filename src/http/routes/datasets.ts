@@ -13,6 +13,7 @@ import { type Href, Hrefs, sendJson, sendWithHrefs } from '../present.js';
 import { requestsInFlight } from '../inflight.js';
 import { accessOf, binaryBody, bodyIsBinary, bodyOf, flag, jsonBody, jsonObject, limitParam, param, rawBody, refOf, wantsBinary } from '../request.js';
 import { type Route, createOpts, route } from '../routeTable.js';
+import { createdObjects } from '../creates.js';
 
 /** Integer query parameter or undefined. @throws BadRequest when not a non-negative integer. */
 function intParam(ctx: Context, name: string): number | undefined {
@@ -26,6 +27,7 @@ export function datasetRoutes(d: Deps): Route[] {
   const routes: Route[] = [];
   // POST /datasets: create a dataset
   routes.push(route('POST', '/datasets', { flag: 'create', on: 'object' }, async (ctx) => {
+    if (await createdObjects(ctx, d, 'dataset')) return;
     const ref = refOf(ctx);
     const body = bodyOf(ctx);
     const ds = await d.store.createDataset(ref.domain, body, flag(ctx, 'implicit'), accessOf(ctx));
@@ -87,7 +89,8 @@ export function datasetRoutes(d: Deps): Route[] {
     const r = await d.store.getDatasetTypeAndShape(ref.domain, id);
     const h = new Hrefs(ctx, d.config, ref);
     const root = await d.store.rootId(ref.domain);
-    sendJson(ctx, 200, { type: r.type, hrefs: ownedHrefs(h, `/datasets/${id}/type`, `/datasets/${id}`, root) });
+    // self, owner, root: HSDS's hrefs of a type (no home; issue #25)
+    sendJson(ctx, 200, { type: r.type, hrefs: [h.rel('self', `/datasets/${id}/type`), h.rel('owner', `/datasets/${id}`), h.rel('root', `/groups/${root}`)] });
   }));
 
   const valueHrefs = async (ctx: Context, ref: ReturnType<typeof refOf>, id: string): Promise<Href[]> => {
