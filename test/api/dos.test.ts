@@ -9,6 +9,7 @@
  */
 import { expect } from 'chai';
 import { execFileSync } from 'node:child_process';
+import crypto from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 import { userAdd } from '../../src/auth/admin.js';
@@ -266,6 +267,41 @@ with h5py.File(sys.argv[2], "w", libver="latest") as f:
       const r2 = await c.with('/x/deep.h5').get('/', { h5path: '/' + Array.from({ length: 120 }, () => 'g').join('/') });
       expect(r2.status).to.equal(413);
       expect((await c.with('/x/deep.h5').get('/', { h5path: '/' + Array.from({ length: 90 }, () => 'g').join('/') })).status).to.equal(200);
+    });
+  });
+
+  describe('item 15: ids after a copy or a restore (docs/architecture.md, the trade-off)', () => {
+    let srv: TestServer;
+    before(async () => (srv = await startServer()));
+    after(async () => srv?.stop());
+
+    it('a backup restored in place keeps every id; restored by rename, a kept address-made id says to look the object up by path, and the id a client gave stays', async () => {
+      const c = new Client(srv.url, '/r.h5');
+      expect((await c.put('/')).status).to.equal(201);
+      const root = (await c.get('/')).json.root as string;
+      const made = (await c.post('/groups', { link: { id: root, name: 'g' } })).json.id as string;
+      const hex = root.slice(2).replace(/-/g, '').slice(0, 16) + crypto.randomBytes(8).toString('hex');
+      const given = `g-${hex.slice(0, 8)}-${hex.slice(8, 16)}-${hex.slice(16, 20)}-${hex.slice(20, 26)}-${hex.slice(26, 32)}`;
+      expect((await c.post('/groups', [{ id: given }])).status).to.equal(201);
+      expect((await c.put(`/groups/${root}/links/c`, { id: given })).status).to.equal(201);
+      await sleep(1200); // idle: the handle is closed, nothing held
+      const file = path.join(srv.root, 'r.h5');
+      const backup = path.join(srv.root, 'r.backup');
+      fs.copyFileSync(file, backup);
+      // in place (cp onto the file: same inode and birth time): the same ids
+      fs.copyFileSync(backup, file);
+      expect((await c.get(`/groups/${made}`)).status, 'restored in place').to.equal(200);
+      // by rename (rsync, mv, most backup tools): a new file at the path
+      fs.copyFileSync(backup, file + '.tmp');
+      fs.renameSync(file + '.tmp', file);
+      await sleep(50);
+      const old = await c.get(`/groups/${made}`);
+      expect(old.status).to.be.oneOf([404, 410]);
+      expect(old.json.message).to.match(/look the object up again by its path/);
+      const again = await c.get('/', { h5path: '/g' });
+      expect(again.status).to.equal(200);
+      expect(again.json.id).to.not.equal(made);
+      expect((await c.get(`/groups/${given}`)).status, "the id the client gave (kept in the file's client_ids table)").to.equal(200);
     });
   });
 
