@@ -151,8 +151,9 @@ export const MD5_MAX_BYTES = 64 * 1024 * 1024;
 /**
  * Compute the statistics of an open domain file: one traversal of every object (or `all`, the
  * result of one: Store `readWalked`), one storage query per dataset, and the MD5 of small files.
+ * @param pause awaited every 256 datasets (Store `readWalked`: the event loop runs between them)
  */
-export function computeDomainStats(f: DomainFile, all = f.allObjects()): DomainStats {
+export async function computeDomainStats(f: DomainFile, all = f.allObjects(), pause?: () => Promise<void>): Promise<DomainStats> {
   const t0 = Date.now() / 1000;
   let g = 0;
   let ds = 0;
@@ -164,6 +165,7 @@ export function computeDomainStats(f: DomainFile, all = f.allObjects()): DomainS
     else if (kind === 'datatype') dt++;
     else if (kind === 'dataset') {
       ds++;
+      if (pause && (ds & 255) === 0) await pause();
       const st = h5.withObject(f.h, addr, (did) => io.storageInfo(did));
       allocated += st.allocatedSize;
       chunks += st.numChunks;

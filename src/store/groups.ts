@@ -150,9 +150,16 @@ export function deleteObject(f: DomainFile, kind: ObjectKind, id: string): void 
  * hard links, excluding the root and objects held only by the reserved group (as HSDS), in id
  * order, paged by `Limit` and `Marker` (an id; exclusive).
  * @param all every object of the file (Store `readWalked`), else found here
+ * @param opts.pause awaited every 4,096 objects (the ids are made in pieces, the event loop
+ *   running between them: Store `readWalked`)
  * @throws PayloadTooLarge when the page would hold more than `opts.maxAnswer` ids
  */
-export function listCollection(f: DomainFile, kind: ObjectKind, opts: { limit?: number; marker?: string; maxAnswer?: number }, all = f.allObjects()): string[] {
+export async function listCollection(
+  f: DomainFile,
+  kind: ObjectKind,
+  opts: { limit?: number; marker?: string; maxAnswer?: number; pause?: () => Promise<void> },
+  all = f.allObjects(),
+): Promise<string[]> {
   const ids: string[] = [];
   const root = f.rootAddr;
   const held = new Set<bigint>();
@@ -164,8 +171,10 @@ export function listCollection(f: DomainFile, kind: ObjectKind, opts: { limit?: 
       h5.closeObject(rg);
     }
   }
+  let n = 0;
   for (const [addr, k] of all) {
     f.noteObject(addr, k);
+    if (opts.pause && (++n & 4095) === 0) await opts.pause();
     if (k !== kind || addr === root || held.has(addr)) continue;
     ids.push(f.idOf(addr, k));
   }

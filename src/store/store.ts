@@ -362,8 +362,14 @@ export class Store {
    * with the event loop running between them, the read lock held throughout (issue #24 item 9:
    * one walk of a large or deep file kept every other request waiting for seconds).
    * @param max stop the walk after this many objects (`truncated` then tells)
+   * @param fn may return a promise (the lock is held until it settles) and call `pause` between
+   *   pieces of long work that needs no libhdf5 call: the event loop runs, then libhdf5 is free
    */
-  async readWalked<T>(domain: string, fn: (f: DomainFile, all: Map<bigint, ObjectKind | undefined>, truncated: boolean) => T, max?: number): Promise<T> {
+  async readWalked<T>(
+    domain: string,
+    fn: (f: DomainFile, all: Map<bigint, ObjectKind | undefined>, truncated: boolean, pause: () => Promise<void>) => T | Promise<T>,
+    max?: number,
+  ): Promise<T> {
     const f = await this.fileFor(domain);
     const release = await this.files.acquireRead(f);
     let walk: h5.ObjectWalk | undefined;
@@ -375,7 +381,11 @@ export class Store {
         await nextTurn();
       }
       while (hdf5Busy()) await whenIdle();
-      return fn(f, f.allObjects(walk.kinds), walk.truncated);
+      const pause = async () => {
+        await nextTurn();
+        while (hdf5Busy()) await whenIdle();
+      };
+      return await fn(f, f.allObjects(walk.kinds), walk.truncated, pause);
     } finally {
       walk?.close();
       release();
@@ -924,14 +934,14 @@ export class Store {
    * @throws NotFound/Gone when missing, BadRequest for a folder or a file that is not HDF5.
    */
   async domainStats(domain: string, opts: { rescan?: boolean } = {}): Promise<DomainStats> {
-    if (this.mountOf(domain)) return this.readWalked(domain, (f, all) => computeDomainStats(f, all));
+    if (this.mountOf(domain)) return this.readWalked(domain, (f, all, _t, pause) => computeDomainStats(f, all, pause));
     const { p, st } = this.statOf(domain);
     if (st.isDirectory()) throw badRequest(`${domain} is a folder, not a domain`);
     const key = statsKey(p, st);
     const hit = opts.rescan ? undefined : this.statsCache.get(key);
     if (hit) return hit;
-    return this.readWalked(domain, (f, all) => {
-      const stats = computeDomainStats(f, all);
+    return this.readWalked(domain, async (f, all, _t, pause) => {
+      const stats = await computeDomainStats(f, all, pause);
       const now = fs.statSync(p);
       this.statsCache.set(statsKey(p, now), stats);
       return stats;
@@ -1332,7 +1342,7 @@ export class Store {
     return this.write(domain, (f) => groups.deleteObject(f, kind, id));
   }
   listCollection(domain: string, kind: ObjectKind, opts: { limit?: number; marker?: string }) {
-    return this.readWalked(domain, (f, all) => groups.listCollection(f, kind, { ...opts, maxAnswer: this.limits.maxObjectsPerAnswer }, all));
+    return this.readWalked(domain, (f, all, _t, pause) => groups.listCollection(f, kind, { ...opts, maxAnswer: this.limits.maxObjectsPerAnswer, pause }, all));
   }
   rootId(domain: string) {
     return this.read(domain, (f) => f.rootId);
