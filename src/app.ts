@@ -12,13 +12,15 @@ import compress from 'koa-compress';
 import zlib from 'node:zlib';
 import querystring from 'node:querystring';
 import { makeGuard } from './http/auth.js';
+import { setBodyBudget } from './http/bodyBudget.js';
+import { settleUnreadBody } from './http/slowClients.js';
 import { corsMiddleware } from './http/cors.js';
 import { hostCheck } from './http/hosts.js';
 import { securityHeaders } from './http/headers.js';
 import { H5STORE_VERSION } from './version.js';
 import type { Deps } from './http/deps.js';
 import { type Ops, createOps, opsMiddleware, opsRoutes, registerUsersFileCheck } from './http/ops.js';
-import { forwardedClient } from './http/forwarded.js';
+import { clientAddress, trustedProxySet } from './http/forwarded.js';
 import { errorMiddleware } from './http/present.js';
 import { type Route, routesMiddleware } from './http/routeTable.js';
 import { aclRoutes } from './http/routes/acls.js';
@@ -122,13 +124,17 @@ export function createApp(deps: Deps, ops: Ops = createOps(deps.store)): Koa {
   app.silent = true;
   memoizeQuery(app);
   registerUsersFileCheck(ops, deps.auth);
+  setBodyBudget(deps.config.bodyMemoryBytes, deps.config.spoolBodyLimitBytes);
 
+  const trusted = trustedProxySet(deps.config.trustedProxies);
   app.use((ctx, next) => {
-    // a write forwarded by another worker (serve --workers N): the client's address, not the socket's
-    const ip = forwardedClient.get(ctx.req);
+    // a write forwarded by another worker (serve --workers N), a trusted proxy's X-Forwarded-For:
+    // the client's address, not the socket's
+    const ip = clientAddress(ctx.req, trusted);
     if (ip !== undefined) ctx.request.ip = ip;
     return next();
   });
+  app.use(settleUnreadBody(deps.config)); // a body left unread: dropped under the slow-client rule, or the connection closes
   app.use(securityHeaders(H5STORE_VERSION));
   app.use(opsMiddleware(ops, deps.logger));
   app.use(errorMiddleware(deps.logger, deps.store.paths.root));

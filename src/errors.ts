@@ -18,6 +18,8 @@ export const STATUS = {
   NotFound: 404,
   MethodNotAllowed: 405,
   NotAcceptable: 406,
+  /** The client sent its request too slowly (headers or body; http/slowClients.ts). */
+  RequestTimeout: 408,
   Conflict: 409,
   Gone: 410,
   PreconditionFailed: 412,
@@ -27,6 +29,8 @@ export const STATUS = {
   /** The request names a host this server does not answer to (`Host`; http/hosts.ts). */
   MisdirectedRequest: 421,
   UnprocessableEntity: 422,
+  /** A per-user or per-address limit on requests, logins or creations (with `Retry-After`). */
+  TooManyRequests: 429,
   Internal: 500,
   NotImplemented: 501,
   Unavailable: 503,

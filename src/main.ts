@@ -20,6 +20,7 @@ import { S3Mount, parseMountSpec } from './store/s3mount.js';
 import { Store } from './store/store.js';
 import { startValueThreads } from './store/values/threadPool.js';
 import { requestsInFlight } from './http/inflight.js';
+import { limitConnections } from './http/slowClients.js';
 
 export interface Running {
   server: Server;
@@ -90,6 +91,8 @@ export async function startServer(config: Config, logger: Logger = pino({ level:
     maxInitializerBytes: config.maxInitializerBytes,
     parallelChunkMinBytes: config.parallelChunkMinBytes,
     parallelChunkSpareCores: config.parallelChunkSpareCores,
+    maxObjectsPerAnswer: config.maxObjectsPerAnswer,
+    maxPathDepth: config.maxPathDepth,
     lockWaitMs: config.lockWaitMs,
     fsync: config.fsync,
     statCacheMs: config.statCacheMs,
@@ -122,7 +125,10 @@ export async function startServer(config: Config, logger: Logger = pino({ level:
   const deps = { config, store, logger, auth, startTime: Math.floor(Date.now() / 1000) };
   const app = createApp(deps, ops);
   const routes = routeTable(deps);
-  const server = worker ? http.createServer(worker.listener(app.callback(), routes)) : http.createServer(app.callback());
+  // headersTimeout is checked every second, not every 30 s (slowloris; http/slowClients.ts)
+  const serverOpts = { connectionsCheckingInterval: 1000 };
+  const server = worker ? http.createServer(serverOpts, worker.listener(app.callback(), routes)) : http.createServer(serverOpts, app.callback());
+  limitConnections(server, config);
   server.listen(config.port, config.host);
   await new Promise<void>((resolve, reject) => {
     server.once('listening', resolve);

@@ -11,6 +11,7 @@ import type { Flag, Principal } from '../auth/acl.js';
 import type { Access } from '../store/access.js';
 import type { AclTarget, AclView } from '../store/store.js';
 import type { DomainRef } from './request.js';
+import type { UserLimits } from './userLimits.js';
 
 /**
  * What a permission is checked on (spec 2.3, 5):
@@ -47,10 +48,20 @@ export interface Route {
    * that may leave out the leading `/`).
    */
   domainParam?: 'domain' | 'file';
-  /** Read a JSON object body before the check (into `ctx.state.body`) because the target is in it. */
+  /**
+   * The guard reads the JSON object body (into `ctx.state.body`): after the check when the
+   * requirement does not depend on it (the objects it names are then checked as `targets`),
+   * before it for `bodyDecides` routes.
+   */
   jsonBody?: boolean;
   /** With `jsonBody`: the body may also be a JSON list (into `ctx.state.bodyList`; `body` is then `{}`). */
   jsonList?: boolean;
+  /**
+   * The requirements a route may come to once its body is read, when its requirement (`need`
+   * as a function) or its object (`object`) depends on the body: a requester who passes none of
+   * them, on any object of the domain, is refused before the body is read (issue #24 item 7).
+   */
+  bodyDecides?: Need[];
   /**
    * The object the `object` scope means, when it is not (only) the `:id` path parameter: an id
    * from the body, or an `h5path` (relative to `parentId`) whose object's own ACL applies.
@@ -85,6 +96,9 @@ export interface AuthState {
    * into, virtual dataset sources and external storage, other domains.
    */
   access: Access;
+  /** The per-user limits and whose counters this request uses (undefined: none apply). */
+  limits?: UserLimits;
+  limitKey?: string;
 }
 
 /** Shorthand for a route entry. */
@@ -94,7 +108,8 @@ export function route(method: Method, path: string, need: Route['need'], handler
 
 /**
  * Options of the routes that create an object (POST /groups, /datasets, /datatypes): the body
- * is read first, because `create` is checked on the group the new object is linked into
+ * is read before the check (once the requester is known to be able to create somewhere in the
+ * domain: `bodyDecides`), because `create` is checked on the group the new object is linked into
  * (`link.id`; else the group `h5path` goes into, relative to `parent_id`: the deepest existing
  * group on the way, issue #24 item 2; else `parent_id`; the domain's root when none is given).
  * The store checks the same group again inside the write, once the path is resolved in the
@@ -104,6 +119,7 @@ export function route(method: Method, path: string, need: Route['need'], handler
 export const createOpts: Partial<Route> = {
   jsonBody: true,
   jsonList: true,
+  bodyDecides: [{ flag: 'create', on: 'object' }],
   object: (ctx) => {
     const body = (ctx.state as { body?: Record<string, unknown> }).body ?? {};
     const link = body.link as { id?: unknown } | undefined;

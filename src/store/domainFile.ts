@@ -224,8 +224,8 @@ export class DomainFile implements FileUser {
   }
 
   /** Addresses of all objects in the file (full traversal), without internal objects. */
-  allObjects(): Map<bigint, ObjectKind | undefined> {
-    return this.index_.allObjects();
+  allObjects(walked?: Map<bigint, ObjectKind | undefined>): Map<bigint, ObjectKind | undefined> {
+    return this.index_.allObjects(walked);
   }
 
   /** Record freed objects: their ids answer 410, their addresses get a new generation. */

@@ -98,9 +98,9 @@ function smallDatasetValue(f: DomainFile, did: Hid, addr: bigint, type: TypeJson
  * `value` (`smallDatasetValue`); dicts in creation order for objects that track it (h5pyd sorts
  * them by `created`, a stable sort). Undefined when the domain has more than `max` objects
  * (h5pyd then asks per object). `includeAttrs` (HSDS 0.9's parameter) changes nothing now.
+ * @param all every object of the file (Store `readWalked`), else found here
  */
-export function domainObjects(f: DomainFile, opts: { includeAttrs?: boolean; max?: number } = {}): Record<string, Record<string, unknown>> | undefined {
-  const all = f.allObjects();
+export function domainObjects(f: DomainFile, opts: { includeAttrs?: boolean; max?: number } = {}, all = f.allObjects()): Record<string, Record<string, unknown>> | undefined {
   if (all.size > (opts.max ?? DOMAIN_OBJS_MAX)) return undefined;
   const out: Record<string, Record<string, unknown>> = {};
   const root = f.rootAddr;
@@ -149,12 +149,12 @@ export interface DomainStats {
 export const MD5_MAX_BYTES = 64 * 1024 * 1024;
 
 /**
- * Compute the statistics of an open domain file: one traversal of every object, one storage
- * query per dataset, and the MD5 of small files.
+ * Compute the statistics of an open domain file: one traversal of every object (or `all`, the
+ * result of one: Store `readWalked`), one storage query per dataset, and the MD5 of small files.
+ * @param pause awaited every 256 datasets (Store `readWalked`: the event loop runs between them)
  */
-export function computeDomainStats(f: DomainFile): DomainStats {
+export async function computeDomainStats(f: DomainFile, all = f.allObjects(), pause?: () => Promise<void>): Promise<DomainStats> {
   const t0 = Date.now() / 1000;
-  const all = f.allObjects();
   let g = 0;
   let ds = 0;
   let dt = 0;
@@ -165,6 +165,7 @@ export function computeDomainStats(f: DomainFile): DomainStats {
     else if (kind === 'datatype') dt++;
     else if (kind === 'dataset') {
       ds++;
+      if (pause && (ds & 255) === 0) await pause();
       const st = h5.withObject(f.h, addr, (did) => io.storageInfo(did));
       allocated += st.allocatedSize;
       chunks += st.numChunks;

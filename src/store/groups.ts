@@ -10,6 +10,7 @@ import { extraCreationProperties, groupCreationProperties, storeCreationProperti
 import type { DomainFile } from './domainFile.js';
 import { RESERVED } from './domainFile.js';
 import { type LinkJson, linkJson, linkNewObject, planObjectPlace, refuseRoot, settleFreed } from './links.js';
+import { checkAnswerSize } from './limits.js';
 import { pageLimit, startAfterOrdered } from './paging.js';
 import { givenId } from './clientIds.js';
 
@@ -148,8 +149,17 @@ export function deleteObject(f: DomainFile, kind: ObjectKind, id: string): void 
  * GET /groups, /datasets, /datatypes: ids of the objects of one kind reachable from the root by
  * hard links, excluding the root and objects held only by the reserved group (as HSDS), in id
  * order, paged by `Limit` and `Marker` (an id; exclusive).
+ * @param all every object of the file (Store `readWalked`), else found here
+ * @param opts.pause awaited every 4,096 objects (the ids are made in pieces, the event loop
+ *   running between them: Store `readWalked`)
+ * @throws PayloadTooLarge when the page would hold more than `opts.maxAnswer` ids
  */
-export function listCollection(f: DomainFile, kind: ObjectKind, opts: { limit?: number; marker?: string }): string[] {
+export async function listCollection(
+  f: DomainFile,
+  kind: ObjectKind,
+  opts: { limit?: number; marker?: string; maxAnswer?: number; pause?: () => Promise<void> },
+  all = f.allObjects(),
+): Promise<string[]> {
   const ids: string[] = [];
   const root = f.rootAddr;
   const held = new Set<bigint>();
@@ -161,12 +171,16 @@ export function listCollection(f: DomainFile, kind: ObjectKind, opts: { limit?: 
       h5.closeObject(rg);
     }
   }
-  for (const [addr, k] of f.allObjects()) {
+  let n = 0;
+  for (const [addr, k] of all) {
     f.noteObject(addr, k);
+    if (opts.pause && (++n & 4095) === 0) await opts.pause();
     if (k !== kind || addr === root || held.has(addr)) continue;
     ids.push(f.idOf(addr, k));
   }
   ids.sort();
   const start = startAfterOrdered(ids, opts.marker);
-  return ids.slice(start, start + Math.min(pageLimit(opts.limit), ids.length));
+  const page = ids.slice(start, start + Math.min(pageLimit(opts.limit), ids.length));
+  checkAnswerSize(page.length, opts.maxAnswer, `${kind} ids`);
+  return page;
 }

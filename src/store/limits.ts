@@ -47,6 +47,13 @@ export interface Limits {
    * (`chooseDecode`, src/store/values/chunked.ts); 0: whatever the machine's load.
    */
   parallelChunkSpareCores: number;
+  /**
+   * Most objects (ids, links) one answer lists (issue #24 item 9): a listing of more without
+   * a `Limit` to page it is a 413 naming `max_objects_per_answer`.
+   */
+  maxObjectsPerAnswer: number;
+  /** Most components of an `h5path` in a request (lookups and creations; `max_path_depth`). */
+  maxPathDepth: number;
 }
 
 const MiB = 1024 * 1024;
@@ -64,6 +71,8 @@ export const DEFAULT_LIMITS: Limits = {
   maxInitializerBytes: 256 * MiB,
   parallelChunkMinBytes: 1 * MiB,
   parallelChunkSpareCores: 1.5,
+  maxObjectsPerAnswer: 100_000,
+  maxPathDepth: 512,
 };
 
 /** Bytes of `n` elements of `itemSize` bytes, as a number (may exceed 2^53 only in theory). */
@@ -111,6 +120,31 @@ export function checkSelectionBytes(count: number, itemSize: number, limits: Lim
 }
 
 /**
+ * 413 when one answer would list more than `max` objects or links (issue #24 item 9).
+ * @param what what is listed, e.g. "group ids", "links"
+ */
+export function checkAnswerSize(n: number, max: number | undefined, what: string): void {
+  if (max !== undefined && n > max) {
+    throw new H5StoreError('PayloadTooLarge', `The answer would list ${n} ${what}, above the limit of ${max} per answer (max_objects_per_answer): ask for pages with Limit and Marker`);
+  }
+}
+
+/**
+ * 413 when an `h5path` has more than `max` components (issue #24 item 9: a group path 1,500
+ * levels deep was made in one request). Empty components (`//`) do not count.
+ */
+export function checkPathDepth(h5path: string, max: number): void {
+  let n = 0;
+  let inName = false;
+  for (let i = 0; i < h5path.length; i++) {
+    const slash = h5path.charCodeAt(i) === 47;
+    if (!slash && !inName) n++;
+    inName = !slash;
+  }
+  if (n > max) throw new H5StoreError('PayloadTooLarge', `The path has ${n} levels, above the limit of ${max} (max_path_depth)`);
+}
+
+/**
  * libhdf5's own bound on a chunk (1.10: `H5Pset_chunk` "number of elements in chunk must be <
  * 4GB", `H5D__chunk_set_sizes` "chunk size must be < 4GB"): at most 2^32 - 1 elements and
  * 2^32 - 1 bytes. Past it libhdf5 refuses the dataset.
@@ -145,5 +179,7 @@ export function limitsJson(limits: Limits, extra: { maxJsonBodyBytes: number; ma
     max_attribute_size: limits.maxAttributeBytes,
     max_initializer_size: limits.maxInitializerBytes,
     max_json_depth: extra.maxJsonDepth,
+    max_objects_per_answer: limits.maxObjectsPerAnswer,
+    max_path_depth: limits.maxPathDepth,
   };
 }

@@ -15,6 +15,7 @@ import type { LinkRecord, ObjectKind } from '../hdf5/objects.js';
 import type { DomainFile, LinkList, Times } from './domainFile.js';
 import { RESERVED as RESERVED_NAME } from './domainFile.js';
 import { COLLECTION, flat, parseId } from './ids.js';
+import { DEFAULT_LIMITS, checkAnswerSize, checkPathDepth } from './limits.js';
 import { pageLimit, startAfterExact, takePage } from './paging.js';
 import { givenCreated, inCreatedOrder } from './createdTimes.js';
 
@@ -257,8 +258,9 @@ function pageIndexes(list: LinkList, opts: LinkListOptions): number[] {
  * hard links, keyed by group id, each group once (breadth first, each group's links in name
  * order, or creation order with `createOrder` for groups that track it); `limit` caps the total
  * number of links. Items carry no `collection`, `target` or `href`.
+ * @throws PayloadTooLarge when the answer would hold more than `maxAnswer` links (issue #24 item 9)
  */
-export function listLinksDeep(f: DomainFile, groupId: string, opts: Omit<LinkListOptions, 'marker'>): Record<string, LinkJson[]> {
+export function listLinksDeep(f: DomainFile, groupId: string, opts: Omit<LinkListOptions, 'marker'> & { maxAnswer?: number }): Record<string, LinkJson[]> {
   const out: Record<string, LinkJson[]> = {};
   const limit = opts.limit && opts.limit > 0 ? opts.limit : Infinity;
   let total = 0;
@@ -277,6 +279,7 @@ export function listLinksDeep(f: DomainFile, groupId: string, opts: Omit<LinkLis
           queue.push(rec.addr!);
         }
         if (total >= limit || (opts.pattern && !opts.pattern(rec.name))) continue;
+        checkAnswerSize(total + 1, opts.maxAnswer, 'links');
         const item = linkJson(f, gid, rec, times);
         delete item.collection;
         items.push(item);
@@ -653,6 +656,12 @@ export type PathHit =
   | { external: { file: string; h5path: string; rest: string[]; title: string } };
 
 /**
+ * Most components of a path walked or created (`maxPathDepth`, `max_path_depth`; set by the
+ * Store from its limits; issue #24 item 9): deeper paths are a 413 before anything is walked.
+ */
+export const pathLimits = { maxDepth: DEFAULT_LIMITS.maxPathDepth };
+
+/**
  * Walk an HDF5 path: absolute from the root, or relative to `startAddr`. Soft links are crossed
  * only with `followSoft` (up to 16 deep; a dangling one ends in 404); an external link ends the
  * walk with what to look up in the other file (its stored file name and object path, and the
@@ -664,6 +673,7 @@ export type PathHit =
 export function walkPath(f: DomainFile, h5path: string, startAddr: bigint | undefined, opts: PathOptions, depth = 0): PathHit {
   if (depth > MAX_SOFT_DEPTH) throw badRequest('Too many levels of soft links');
   if (h5path.includes('\u0000')) throw badRequest('"h5path" must not contain NUL characters');
+  checkPathDepth(h5path, pathLimits.maxDepth);
   const absolute = h5path.startsWith('/');
   let cur = absolute || startAddr === undefined ? f.rootAddr : startAddr;
   let kind: ObjectKind = 'group';
@@ -769,6 +779,7 @@ export function planObjectPlace(
 export function placeOfPath(f: DomainFile, h5path: unknown, startAddr: bigint | undefined, implicit: boolean): PlacePlan {
   if (typeof h5path !== 'string' || h5path.replace(/\/+/g, '') === '') throw badRequest('"h5path" must name an object');
   if (h5path.includes('\u0000')) throw badRequest('"h5path" must not contain NUL characters');
+  checkPathDepth(h5path, pathLimits.maxDepth);
   const absolute = h5path.startsWith('/');
   const parts = h5path.split('/').filter((p) => p !== '' && p !== '.');
   const name = checkLinkName(parts.pop()!);

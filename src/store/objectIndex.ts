@@ -22,6 +22,12 @@ import { RESERVED, ReservedGroup } from './reserved.js';
 
 const MAX_SAFE_ADDR = BigInt(Number.MAX_SAFE_INTEGER);
 
+/**
+ * What a client with an id of another file at the same path should do (issue #24 item 15;
+ * docs/architecture.md "Ids after a copy or a restore").
+ */
+const REFIND = 'ids are made from the file now at the path, and a file restored from a backup or copied there gets new ones: look the object up again by its path (h5path)';
+
 export class ObjectIndex {
   /** The domain key of the file now at the domain's path (ids.ts); computed from the stamp on first use. */
   private key_: string | undefined;
@@ -157,9 +163,9 @@ export class ObjectIndex {
     if (this.deleted.has(id)) throw gone(`${p.kind} ${id} has been deleted`);
     if (p.key !== this.key) {
       const owner = domainOfKey(p.key);
-      if (owner === this.domain) throw gone(`${p.kind} ${id} belonged to an earlier file at ${this.domain}, which was deleted or replaced`);
+      if (owner === this.domain) throw gone(`${p.kind} ${id} belonged to an earlier file at ${this.domain}, which was deleted or replaced: ${REFIND}`);
       if (owner !== undefined) throw badRequest('Object id is not a member of the given domain');
-      throw notFound(`${p.kind} ${id} not found in this domain`);
+      throw notFound(`${p.kind} ${id} not found in this domain (${REFIND})`);
     }
     const gen = this.gens.get(p.addr) ?? 0;
     if (p.gen !== gen || this.reserved.isInternal(p.addr)) throw notFound(`${p.kind} ${id} not found`);
@@ -175,9 +181,12 @@ export class ObjectIndex {
     this.fullyVisited = true;
   }
 
-  /** Addresses of all objects in the file (full traversal), without internal objects. */
-  allObjects(): Map<bigint, ObjectKind | undefined> {
-    const all = h5.visitObjects(this.h);
+  /**
+   * Addresses of all objects in the file (full traversal, or the result of one `walked`),
+   * without internal objects.
+   */
+  allObjects(walked?: Map<bigint, ObjectKind | undefined>): Map<bigint, ObjectKind | undefined> {
+    const all = walked ?? h5.visitObjects(this.h);
     for (const a of all.keys()) if (this.reserved.isInternal(a)) all.delete(a);
     return all;
   }

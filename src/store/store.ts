@@ -13,6 +13,7 @@ import { type Acl, droppedInAcl } from '../auth/acl.js';
 import { RawJson } from '../codec/json.js';
 import { H5StoreError, badRequest, conflict, gone, notFound } from '../errors.js';
 import { hdf5Busy, whenIdle } from '../hdf5/heavy.js';
+import { setImmediate as nextTurn } from 'node:timers/promises';
 import { LIB_INFO, openObjectCount } from '../hdf5/lib.js';
 import * as h5 from '../hdf5/objects.js';
 import type { ObjectKind } from '../hdf5/objects.js';
@@ -75,6 +76,8 @@ export interface StoreOptions {
   maxInitializerBytes?: number;
   parallelChunkMinBytes?: number;
   parallelChunkSpareCores?: number;
+  maxObjectsPerAnswer?: number;
+  maxPathDepth?: number;
   /** Longest wait for a file another process holds, then 503 (ms; default 5000). */
   lockWaitMs?: number;
   /** fsync policy of writes (default `always`). */
@@ -127,6 +130,11 @@ export interface AclView {
   inherited: boolean;
   /** True when some object of the domain has an ACL of its own (bulk requests check each object). */
   hasObjectAcls?: boolean;
+  /**
+   * The objects' own ACLs, when there are any (a view of the domain itself): what the most
+   * permissive outcome of a request whose object is not known yet may be (http/auth.ts).
+   */
+  objectAcls?: Acl[];
 }
 
 /**
@@ -142,6 +150,9 @@ export interface AclTarget {
   addr?: bigint;
   place?: boolean;
 }
+
+/** Longest run of a walk over a domain's objects between two turns of the event loop (ms; `readWalked`). */
+const WALK_SLICE_MS = 10;
 
 /** The cache key of one version of a file: path, inode, size, mtime, ctime. */
 function statsKey(p: string, st: fs.Stats): string {
@@ -202,8 +213,11 @@ export class Store {
       maxInitializerBytes: opts.maxInitializerBytes ?? DEFAULT_LIMITS.maxInitializerBytes,
       parallelChunkMinBytes: opts.parallelChunkMinBytes ?? DEFAULT_LIMITS.parallelChunkMinBytes,
       parallelChunkSpareCores: opts.parallelChunkSpareCores ?? DEFAULT_LIMITS.parallelChunkSpareCores,
+      maxObjectsPerAnswer: opts.maxObjectsPerAnswer ?? DEFAULT_LIMITS.maxObjectsPerAnswer,
+      maxPathDepth: opts.maxPathDepth ?? DEFAULT_LIMITS.maxPathDepth,
     };
     this.pagePool = new PagePool(opts.pageBytes);
+    links.pathLimits.maxDepth = this.limits.maxPathDepth;
   }
 
   /** The HDF5 library in use. */
@@ -340,6 +354,42 @@ export class Store {
   async read<T>(domain: string, fn: (f: DomainFile) => T): Promise<T> {
     const f = await this.fileFor(domain);
     return this.files.read(f, fn);
+  }
+
+  /**
+   * Run a read that needs every object of the domain (`all`: address -> kind, without the
+   * reserved group's internal objects), found first by a walk in slices of `WALK_SLICE_MS`
+   * with the event loop running between them, the read lock held throughout (issue #24 item 9:
+   * one walk of a large or deep file kept every other request waiting for seconds).
+   * @param max stop the walk after this many objects (`truncated` then tells)
+   * @param fn may return a promise (the lock is held until it settles) and call `pause` between
+   *   pieces of long work that needs no libhdf5 call: the event loop runs, then libhdf5 is free
+   */
+  async readWalked<T>(
+    domain: string,
+    fn: (f: DomainFile, all: Map<bigint, ObjectKind | undefined>, truncated: boolean, pause: () => Promise<void>) => T | Promise<T>,
+    max?: number,
+  ): Promise<T> {
+    const f = await this.fileFor(domain);
+    const release = await this.files.acquireRead(f);
+    let walk: h5.ObjectWalk | undefined;
+    try {
+      for (;;) {
+        while (hdf5Busy()) await whenIdle(); // libhdf5 free until the next await (heavy.ts)
+        walk ??= new h5.ObjectWalk(f.h, { max });
+        if (walk.step(WALK_SLICE_MS)) break;
+        await nextTurn();
+      }
+      while (hdf5Busy()) await whenIdle();
+      const pause = async () => {
+        await nextTurn();
+        while (hdf5Busy()) await whenIdle();
+      };
+      return await fn(f, f.allObjects(walk.kinds), walk.truncated, pause);
+    } finally {
+      walk?.close();
+      release();
+    }
   }
 
   /**
@@ -507,6 +557,7 @@ export class Store {
         const hasObjectAcls = Object.keys(state.objects).length > 0;
         const view: AclView = { kind: 'domain', owner: state.owner || this.opts.defaultOwner, root: state.root, inherited: false, hasObjectAcls };
         if ((target.id || target.h5path !== undefined || target.addr !== undefined) && Object.keys(state.objects).length) view.object = await this.objectAcl(domain, state, target);
+        else if (hasObjectAcls) view.objectAcls = Object.values(state.objects);
         return view;
       }
     }
@@ -883,14 +934,14 @@ export class Store {
    * @throws NotFound/Gone when missing, BadRequest for a folder or a file that is not HDF5.
    */
   async domainStats(domain: string, opts: { rescan?: boolean } = {}): Promise<DomainStats> {
-    if (this.mountOf(domain)) return this.read(domain, (f) => computeDomainStats(f));
+    if (this.mountOf(domain)) return this.readWalked(domain, (f, all, _t, pause) => computeDomainStats(f, all, pause));
     const { p, st } = this.statOf(domain);
     if (st.isDirectory()) throw badRequest(`${domain} is a folder, not a domain`);
     const key = statsKey(p, st);
     const hit = opts.rescan ? undefined : this.statsCache.get(key);
     if (hit) return hit;
-    return this.read(domain, (f) => {
-      const stats = computeDomainStats(f);
+    return this.readWalked(domain, async (f, all, _t, pause) => {
+      const stats = await computeDomainStats(f, all, pause);
       const now = fs.statSync(p);
       this.statsCache.set(statsKey(p, now), stats);
       return stats;
@@ -902,7 +953,8 @@ export class Store {
    * domain with more than DOMAIN_OBJS_MAX objects.
    */
   domainObjects(domain: string, opts: { includeAttrs?: boolean } = {}) {
-    return this.read(domain, (f) => domainObjects(f, opts));
+    // walked only as far as one object more than an answer may hold
+    return this.readWalked(domain, (f, all, truncated) => (truncated ? undefined : domainObjects(f, opts, all)), DOMAIN_OBJS_MAX + 1);
   }
 
   /** `PUT /?flush=1`: flush libhdf5's buffers of the domain file to the operating system (H5Fflush). */
@@ -1290,7 +1342,7 @@ export class Store {
     return this.write(domain, (f) => groups.deleteObject(f, kind, id));
   }
   listCollection(domain: string, kind: ObjectKind, opts: { limit?: number; marker?: string }) {
-    return this.read(domain, (f) => groups.listCollection(f, kind, opts));
+    return this.readWalked(domain, (f, all, _t, pause) => groups.listCollection(f, kind, { ...opts, maxAnswer: this.limits.maxObjectsPerAnswer, pause }, all));
   }
   rootId(domain: string) {
     return this.read(domain, (f) => f.rootId);
@@ -1304,7 +1356,7 @@ export class Store {
     return this.read(domain, (f) => links.listLinksPage(f, groupId, opts));
   }
   listLinksDeep(domain: string, groupId: string, opts: Omit<links.LinkListOptions, 'marker'>) {
-    return this.read(domain, (f) => links.listLinksDeep(f, groupId, opts));
+    return this.read(domain, (f) => links.listLinksDeep(f, groupId, { ...opts, maxAnswer: this.limits.maxObjectsPerAnswer }));
   }
   linksByTitles(domain: string, groupId: string, titles: string[]) {
     return this.read(domain, (f) => links.linksByTitles(f, groupId, titles));

@@ -194,12 +194,9 @@ describe('users, authentication and ACLs (issue #11)', function () {
       }
     });
 
-    it('repeated failures for one user are slowed down (bounded back-off)', async () => {
+    it('repeated failures for one user do not lock that user out (failures are limited per client address: dos.test.ts)', async () => {
       const who = { user: 'C', password: 'wrong' };
       for (let i = 0; i < 5; i++) expect((await base.as(who).get('/about')).status).to.equal(401);
-      const t0 = Date.now();
-      expect((await base.as(who).get('/about')).status).to.equal(401);
-      expect(Date.now() - t0).to.be.at.least(350);
       expect((await as('C').get('/about')).status, 'the right password still works').to.equal(200);
     });
 

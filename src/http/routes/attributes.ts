@@ -154,7 +154,7 @@ export function attributeRoutes(d: Deps): Route[] {
       const ref = refOf(ctx);
       const { id, name } = ctx.params;
       if (bodyIsBinary(ctx)) {
-        await d.store.writeAttributeValue(ref.domain, kind, id, name, { wire: await rawBody(ctx, d.config.maxBinaryBodyBytes) });
+        await d.store.writeAttributeValue(ref.domain, kind, id, name, { wire: await rawBody(ctx, d.config, d.config.maxBinaryBodyBytes, 'maxBinaryBodyBytes') });
       } else {
         const body = await jsonObject(ctx, d.config, { required: true });
         if (!('value' in body)) throw badRequest('The body needs "value"');

@@ -121,7 +121,7 @@ export function datasetRoutes(d: Deps): Route[] {
     const hrefs = await valueHrefs(ctx, ref, id);
     let req;
     if (bodyIsBinary(ctx)) {
-      req = { pointsBinary: await rawBody(ctx, d.config.maxBinaryBodyBytes), fields: param(ctx, 'fields') };
+      req = { pointsBinary: await rawBody(ctx, d.config, d.config.maxBinaryBodyBytes, 'maxBinaryBodyBytes'), fields: param(ctx, 'fields') };
     } else {
       const body = (await jsonObject(ctx, d.config, { required: true })) as Record<string, unknown>;
       const fields = param(ctx, 'fields') ?? (typeof body.fields === 'string' ? body.fields : undefined);
@@ -152,7 +152,7 @@ export function datasetRoutes(d: Deps): Route[] {
       elementCount: intParam(ctx, 'element_count'),
     };
     if (bodyIsBinary(ctx)) {
-      const body = await binaryBody(ctx, { spoolAbove: d.config.spoolBodyBytes, max: d.config.maxBinaryBodyBytes, pool: d.store.bodyPool });
+      const body = await binaryBody(ctx, { spoolAbove: d.config.spoolBodyBytes, max: d.config.maxBinaryBodyBytes, pool: d.store.bodyPool, config: d.config });
       try {
         await d.store.writeValues(ref.domain, id, { ...common, wire: body.wire, spool: body.spool }, accessOf(ctx));
       } finally {

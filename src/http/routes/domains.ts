@@ -161,14 +161,21 @@ export function domainRoutes(d: Deps): Route[] {
       if (body.linked_domain !== undefined && body.linked_domain !== null) {
         throw new H5StoreError('NotImplemented', '"linked_domain" (a domain sharing the root group of another) is not supported: each domain here is one HDF5 file');
       }
-      const dom = await d.store.createDomain(ref.domain, {
-        folder,
-        trackOrder: !!group?.creationProperties?.CreateOrder,
-        owner: acl ? owner : undefined,
-        acl,
-        rootId: (body.root_id as string | null | undefined) ?? undefined,
-        rootCreation: group?.creationProperties,
-      });
+      const quota = await st.limits?.domainCreated(st.limitKey); // per-user quota (issue #24 item 11)
+      let dom: Awaited<ReturnType<typeof d.store.createDomain>>;
+      try {
+        dom = await d.store.createDomain(ref.domain, {
+          folder,
+          trackOrder: !!group?.creationProperties?.CreateOrder,
+          owner: acl ? owner : undefined,
+          acl,
+          rootId: (body.root_id as string | null | undefined) ?? undefined,
+          rootCreation: group?.creationProperties,
+        });
+      } catch (e) {
+        await quota?.undo();
+        throw e;
+      }
       const h = new Hrefs(ctx, d.config, ref);
       const out: Record<string, unknown> = {
         ...dom,
@@ -179,7 +186,7 @@ export function domainRoutes(d: Deps): Route[] {
       if (flag(ctx, 'getdnids') || body.getdnids) out.dn_ids = DN_IDS;
       delete out.class;
       sendJson(ctx, 201, out);
-    }, { jsonBody: true }),
+    }, { jsonBody: true, bodyDecides: [{ flag: 'update', on: 'domain' }, { flag: 'create', on: 'parent' }] }),
 
     // DELETE /: delete a domain or an empty folder
     route('DELETE', '/', { flag: 'delete', on: 'domain' }, async (ctx) => {
