@@ -30,11 +30,12 @@ import fs from 'node:fs';
 import { H5StoreError, forbidden, internal, notFound } from '../errors.js';
 import { hdf5Busy, openSection, whenIdle } from '../hdf5/heavy.js';
 import { JournaledFile, applyRollback, readHeader, writeHeader, type JournalHeader } from '../hdf5/journal.js';
-import { Hdf5Error } from '../hdf5/lib.js';
+import { Hdf5Error, type Hid } from '../hdf5/lib.js';
 import * as h5 from '../hdf5/objects.js';
+import { readModeOf } from '../hdf5/objects.js';
 import { allowDirectWrites, handleIdentity, openJournaled, repairStatusAndEoa, setDirectWriteDurability } from '../hdf5/vfd.js';
 import { DomainFile } from './domainFile.js';
-import { FileHandle, type FileSource, sameStamp, stampOf } from './fileHandle.js';
+import { FOREIGN_WRITER_MS, FileHandle, type FileSource, sameStamp, stampOf } from './fileHandle.js';
 import { AFTER, type FileEvent } from './fileState.js';
 import type { DomainPaths, ReachContext } from './paths.js';
 import { legacyLockOf, legacyLockState, lockFileOf } from './servicefiles.js';
@@ -90,13 +91,55 @@ export interface StoreObserver {
   lockRefused(lock: 'file' | 'hdf5'): void;
 }
 
-/** Why a file needs the exclusive lock before it can be served. */
+/**
+ * What a file may need repaired: an interrupted write of an h5store process (its journal: rolled
+ * back before the file is served), or, only when an administrator asks (`h5store repair`), what
+ * a crashed program left: an older h5store's stale lock directory, superblock status flags.
+ */
 type Repair = 'journal' | 'legacy-lock' | 'status-flags';
 
 class NeedsRepair extends Error {
   constructor(readonly why: Repair) {
     super(why);
   }
+}
+
+/** A read noticed a change while other reads of this process use the handle: it waits for them, then opens the file anew. */
+class Reopen extends Error {}
+
+/**
+ * A file that another program writes without SWMR is opened anew only once its mtime is this old
+ * (ms): a flush of the writer is then over, not half done. mtimes advance in clock ticks of up to
+ * 4 ms (Linux's coarse clock), so this is a few ticks.
+ */
+export const LIVE_SETTLE_MS = 20;
+/** Longest wait for such a file to settle before the read answers 503 (ms). */
+const LIVE_SETTLE_WAIT_MS = 300;
+
+function sleep(ms: number): Promise<void> {
+  return new Promise((r) => setTimeout(r, ms));
+}
+
+/** 503: a file another program writes was inconsistent while it was read (issue #26). */
+function liveInconsistent(): H5StoreError {
+  return new H5StoreError('Unavailable', 'The domain file is being written by another program and changed while it was read; try again', { 'Retry-After': '1' });
+}
+
+/**
+ * 409: the file needs what only an administrator may do (`h5store repair`): status flags a
+ * program set (it writes the file now, or crashed while it did), or the stale lock directory of
+ * an older h5store process that died writing it.
+ */
+function needsAdminRepair(domain: string, why: 'legacy-lock' | 'status-flags', cause?: unknown, flags = 0): H5StoreError {
+  const detail = cause instanceof Error ? ` (${cause.message})` : '';
+  if (why === 'legacy-lock') {
+    return new H5StoreError('Conflict', `The domain file was left incomplete by an older h5store process that died while writing it${detail}; an administrator can repair it with: h5store repair ${domain}`);
+  }
+  return new H5StoreError(
+    'Conflict',
+    `The domain file is open for ${flags & 4 ? 'SWMR ' : ''}writing by another program (its superblock says so; a program that crashed leaves the same flags): it is served read-only, and written again once that program closes it. If no program has it open, an administrator can clear the flags with: h5store repair ${domain}`,
+    { 'Retry-After': '5' },
+  );
 }
 
 /** The HDF5 signature; the superblock is at 0, 512, 1024, 2048, ... (HDF5 format spec II.A). */
@@ -302,17 +345,81 @@ export class FileCache {
 
   /**
    * Run a read against a domain: shared locks, change check, file open, `fn` (synchronous
-   * HDF5 work).
+   * HDF5 work). On a file another program is writing (`FileHandle.foreignWriter`), a read that
+   * libhdf5 fails, or during which the file changed, is run once more on the file as it is then,
+   * and answers 503 if that fails too (issue #26: never a 500, never values of a half-written
+   * state).
    * @throws H5StoreError NotFound when the file is missing; BadRequest when it is not HDF5;
-   *   Unavailable when another process holds the file for longer than `lockWaitMs`
+   *   Unavailable when another process holds the file for longer than `lockWaitMs`, or a file
+   *   another program writes stays inconsistent
    */
   async read<T>(f: DomainFile, fn: (f: DomainFile) => T): Promise<T> {
-    const release = await this.acquireRead(f);
-    try {
-      while (hdf5Busy()) await whenIdle(); // libhdf5 free until the next await (heavy.ts)
-      return fn(f);
-    } finally {
+    for (let attempt = 0; ; attempt++) {
+      const release = await this.acquireRead(f);
+      const h = f.handle;
+      let result: T;
+      try {
+        while (hdf5Busy()) await whenIdle(); // libhdf5 free until the next await (heavy.ts)
+        result = fn(f);
+      } catch (e) {
+        release();
+        const live = this.liveFailure(f, e);
+        if (live === e || attempt > 0) throw live;
+        continue;
+      }
+      // A file written without kernel locks may have changed while it was read: the answer
+      // may mix two states.
+      const torn = h.local && h.foreignWriter() && h.readMode !== 'swmr' && this.changedOnDisk(h);
       release();
+      if (!torn) return result;
+      if (attempt > 0) throw liveInconsistent();
+    }
+  }
+
+  /**
+   * What a failed read of `f` answers: a 503 (with Retry-After) when another program is writing
+   * the file (`FileHandle.foreignWriter`) and the failure is not the request's fault (libhdf5 or
+   * anything else that is not a 4xx: the bytes changed under it); else `e` itself. For the
+   * reads that hold the locks themselves (`acquireRead`).
+   */
+  liveFailure(f: DomainFile, e: unknown): unknown {
+    const h = f.handle;
+    if (!h.local || !h.foreignWriter()) return e;
+    if (e instanceof H5StoreError && e.status < 500) return e;
+    return liveInconsistent();
+  }
+
+  /** Whether the file's stamp on disk now (not the stat cache's) differs from the handle's. */
+  private changedOnDisk(h: FileHandle): boolean {
+    try {
+      return !sameStamp(h.stamp, stampOf(fs.statSync(h.realPath)));
+    } catch {
+      return true;
+    }
+  }
+
+  /**
+   * Wait until a file that another program writes without SWMR has not changed for
+   * LIVE_SETTLE_MS (its mtime), so that a new handle opens on what the writer flushed, not on a
+   * flush half done. Returns at once when the file did not change since the handle was opened.
+   * @throws H5StoreError Unavailable when it does not settle within LIVE_SETTLE_WAIT_MS
+   */
+  private async settle(f: DomainFile): Promise<void> {
+    const h = f.handle;
+    const t0 = performance.now();
+    for (;;) {
+      let st: fs.Stats;
+      try {
+        st = fs.statSync(f.path);
+      } catch {
+        return; // the read reports it
+      }
+      if (sameStamp(h.stamp, stampOf(st))) return;
+      const age = Date.now() - st.mtimeMs;
+      // a clock far off (a network file system): nothing to learn from the mtime
+      if (age >= LIVE_SETTLE_MS || age < -1000) return;
+      if (performance.now() - t0 > LIVE_SETTLE_WAIT_MS) throw liveInconsistent();
+      await sleep(Math.max(1, LIVE_SETTLE_MS - age));
     }
   }
 
@@ -324,10 +431,11 @@ export class FileCache {
     if (!f.handle.local) return this.acquireReadMounted(f);
     for (let attempt = 0; ; attempt++) {
       const h = f.handle;
+      if (h.fid !== undefined && h.readMode !== 'swmr' && h.foreignWriter()) await this.settle(f);
       if (!h.lock.tryRead()) await this.waitRead(h);
       let shared = false;
       let endSection: (() => void) | undefined;
-      let repair: Repair | undefined;
+      let retry: 'journal' | 'reopen' | undefined;
       try {
         let first: boolean;
         try {
@@ -354,10 +462,18 @@ export class FileCache {
         if (shared) h.xl.releaseShared();
         h.lastUsed = performance.now();
         h.lock.releaseRead();
-        if (!(e instanceof NeedsRepair) || attempt > 0) throw e instanceof NeedsRepair ? internal(`Domain ${f.domain} could not be repaired (${e.why})`) : e;
-        repair = e.why;
+        if (e instanceof NeedsRepair && attempt === 0) retry = 'journal';
+        else if (e instanceof Reopen && attempt < 4) retry = 'reopen';
+        else if (e instanceof NeedsRepair) throw internal(`Domain ${f.domain} could not be repaired (${e.why})`);
+        else if (e instanceof Reopen) throw liveInconsistent();
+        else throw e;
       }
-      await this.repair(f, repair);
+      if (retry === 'journal') await this.repair(f, 'journal');
+      else {
+        // the reads in flight finish on the handle they have; then this one opens the file anew
+        await h.lock.write();
+        h.lock.releaseWrite();
+      }
     }
   }
 
@@ -412,18 +528,25 @@ export class FileCache {
   }
 
   /**
-   * Check the file under the shared lock and open it read-only. Only the read that took the
-   * shared lock (`first`) checks for changes: while other reads of this process hold it, no
-   * writer that locks can have changed the file, and their handle must stay open.
-   * @throws NeedsRepair
+   * Check the file under the shared lock and open it read-only. The read that took the shared
+   * lock (`first`) checks for changes of any kind; while other reads of this process hold it,
+   * no writer that locks can have changed the file, but a program that writes without kernel
+   * locks can: each new stat result (statCache.ts) is compared with the handle's stamp, and a
+   * change reopens the file once the reads in flight are done with the old handle (`Reopen`).
+   * Nothing here writes the file: one with status flags is opened as they say (`openRead`).
+   * @throws NeedsRepair (an interrupted write of an h5store process: its journal), Reopen
    */
   private prepareRead(f: DomainFile, first: boolean): void {
     const h = f.handle;
     this.retiredUse(f);
     const st = this.statHandle(f);
     if (!first && h.fid !== undefined) {
-      h.lastUsed = performance.now();
-      return;
+      if (st === h.checkedStat || sameStamp(h.stamp, stampOf(st))) {
+        h.checkedStat = st;
+        h.lastUsed = performance.now();
+        return;
+      }
+      if (h.lock.readerCount > 1) throw new Reopen();
     }
     const hdr = h.xl.header();
     // Under the shared lock no live writer can be in a transaction: an active journal was left
@@ -433,15 +556,9 @@ export class FileCache {
     const stamp = stampOf(st);
     if (h.fid !== undefined && (counter !== h.counter || !sameStamp(h.stamp, stamp))) this.closeHandle(h);
     if (h.fid === undefined) {
-      if (legacyLockState(h.realPath) === 'stale') throw new NeedsRepair('legacy-lock');
       if (this.openCount() >= this.opts.maxOpenFiles) this.closeLeastRecent();
-      let fid;
-      try {
-        fid = h5.openFile(f.path, false);
-      } catch (e) {
-        if (e instanceof Hdf5Error && e.mentions('already open for write')) throw new NeedsRepair('status-flags');
-        throw e;
-      }
+      const before = h.readMode;
+      const fid = this.openRead(f);
       const id = handleIdentity(fid);
       if (id.ino !== h.ino || id.dev !== h.dev) {
         h5.closeFile(fid);
@@ -450,12 +567,39 @@ export class FileCache {
       h.fid = fid;
       h.writable = false;
       // changed since this process last saw it (its first sight is no change)
-      const changed = (h.counter !== counter || !sameStamp(h.stamp, stamp)) && (h.counter !== -1n || h.stamp !== undefined);
+      const seen = h.counter !== -1n || h.stamp !== undefined;
+      const byProcess = seen && h.counter !== counter;
+      const byProgram = seen && !byProcess && !sameStamp(h.stamp, stamp);
       h.counter = counter;
       h.stamp = stamp;
-      if (changed) this.happened(h, 'changed');
+      if (byProgram) h.noteForeignChange();
+      // A SWMR writer only appends (libhdf5 1.10 creates, deletes or renames nothing in SWMR mode)
+      if (byProgram && before === 'swmr' && h.readMode === 'swmr') this.happened(h, 'appended');
+      else if (byProcess || byProgram) this.happened(h, 'changed');
     }
+    h.checkedStat = st;
     h.lastUsed = performance.now();
+  }
+
+  /**
+   * Open the file read-only as its superblock's status flags say (objects.ts `ReadMode`) and
+   * note the mode in `readMode`. The flags are looked at again when a writer opened or closed
+   * the file between the look and the open.
+   */
+  private openRead(f: DomainFile): Hid {
+    const h = f.handle;
+    for (let i = 0; ; i++) {
+      const mode = readModeOf(superblockInfo(h.xl.dataFd!).flags);
+      try {
+        const fid = h5.openFile(f.path, false, mode);
+        h.readMode = mode;
+        return fid;
+      } catch (e) {
+        if (i < 2 && e instanceof Hdf5Error && (e.mentions('already open for write') || e.mentions('not already open for SWMR'))) continue;
+        if (legacyLockState(h.realPath) === 'stale') throw needsAdminRepair(f.domain, 'legacy-lock', e);
+        throw e;
+      }
+    }
   }
 
   /** stat the domain's path; it must still be this handle's file. */
@@ -566,7 +710,6 @@ export class FileCache {
     if (fresh) {
       const hdr = h.xl.header();
       if (hdr.kind === 'ok' && hdr.header.active) this.repairLocked(f, 'journal');
-      if (legacyLockState(h.realPath) === 'stale') this.repairLocked(f, 'legacy-lock');
       const after = h.xl.header();
       const counter = after.kind === 'ok' ? after.header.counter : after.kind === 'none' ? 0n : -2n;
       const stamp = stampOf(st);
@@ -574,12 +717,14 @@ export class FileCache {
         // Written by someone else since this process last saw it (its first sight is no
         // change): a handle open on it has a stale view (closed writing nothing).
         this.closeHandle(h);
-        const changed = h.counter !== -1n || h.stamp !== undefined;
+        const seen = h.counter !== -1n || h.stamp !== undefined;
+        if (seen && h.counter === counter) h.noteForeignChange();
         h.counter = counter;
         h.stamp = stamp;
-        if (changed) this.happened(h, 'changed');
+        if (seen) this.happened(h, 'changed');
       }
       if (h.fid !== undefined && !h.writable) this.closeHandle(h);
+      this.refuseForeignWriter(f);
     }
     const counter = h.counter < 0n ? 0n : h.counter;
     if (h.fid === undefined) {
@@ -589,10 +734,9 @@ export class FileCache {
         h.fid = h5Open(f.path, jf);
       } catch (e) {
         jf.rollback();
-        if (!(e instanceof Hdf5Error && e.mentions('already open for write'))) throw e;
-        this.repairLocked(f, 'status-flags');
-        jf.begin(h.counter < 0n ? 0n : h.counter);
-        h.fid = h5Open(f.path, jf);
+        // a program opened it for writing (without kernel locks) since the look at its flags
+        if (e instanceof Hdf5Error && e.mentions('already open for write')) throw needsAdminRepair(f.domain, 'status-flags', undefined, superblockInfo(h.xl.dataFd!).flags);
+        throw e;
       }
       h.jf = jf;
       h.writable = true;
@@ -601,6 +745,29 @@ export class FileCache {
       h.jf!.begin(counter);
     }
     this.happened(h, 'writing', f);
+  }
+
+  /**
+   * Under the exclusive lock, before a write session opens the file read-write: refuse it when
+   * another program holds the file (issue #26: h5store never writes into a file another program
+   * writes). Programs that lock (h5py's default) are kept out by the lock itself; the others show
+   * as status flags in the superblock (409, until they close the file or an administrator
+   * repairs it) or, without flags, as changes noticed close together (503).
+   * @throws H5StoreError Conflict, Unavailable (both with Retry-After)
+   */
+  private refuseForeignWriter(f: DomainFile): void {
+    const h = f.handle;
+    if (legacyLockState(h.realPath) === 'stale') throw needsAdminRepair(f.domain, 'legacy-lock');
+    const flags = superblockInfo(h.xl.dataFd!).flags;
+    if (flags & 0b101) {
+      this.opts.observer?.lockRefused('hdf5');
+      throw needsAdminRepair(f.domain, 'status-flags', undefined, flags);
+    }
+    if (h.foreignWriterAtWork()) {
+      this.opts.observer?.lockRefused('hdf5');
+      const secs = Math.ceil(FOREIGN_WRITER_MS / 1000);
+      throw new H5StoreError('Unavailable', `The domain is busy: another program (without file locking) changed the file more than once in the last ${secs} s and may still be writing it; try again in ${secs} s`, { 'Retry-After': String(secs) });
+    }
   }
 
   /** After a failed write: close the handle (whatever libhdf5 flushes is journaled), roll back. */
@@ -688,8 +855,8 @@ export class FileCache {
   // -------------------------------------------------------------------------------------------
   // Repairs
 
-  /** Take the file exclusively and repair it (from the read path). */
-  private async repair(f: DomainFile, why: Repair): Promise<boolean> {
+  /** Take the file exclusively and roll back the interrupted write of an h5store process (read path, start-up). */
+  private async repair(f: DomainFile, why: 'journal'): Promise<boolean> {
     const h = f.handle;
     await h.lock.write();
     try {
@@ -707,9 +874,11 @@ export class FileCache {
   }
 
   /**
-   * Repair a file held exclusively, closed first: roll back an interrupted transaction, or clear
-   * the superblock status flags and the EOA a crashed writer left (`h5clear -s --increment=0`).
-   * Logged at warn level. A no-op when the reason is gone (another process repaired it first).
+   * Repair a file held exclusively, closed first: roll back an interrupted transaction of an
+   * h5store process (its journal), or (only for `adminRepair`) clear the superblock status flags
+   * and set the EOA a crashed writer left (`h5clear -s --increment=0`), and remove an older
+   * h5store's stale lock directory. Logged at warn level. A no-op when the reason is gone
+   * (another process repaired it first).
    * @returns true when the file was changed
    */
   private repairLocked(f: DomainFile, why: Repair): boolean {
@@ -730,12 +899,7 @@ export class FileCache {
       }
     } else {
       const flags = superblockInfo(dataFd).flags;
-      if (why === 'status-flags') {
-        if (flags & 4) {
-          throw new H5StoreError('Unavailable', 'The domain file is open for SWMR writing by another program (or was left so by a crashed one: h5clear -s clears it)', { 'Retry-After': '5' });
-        }
-        if (!(flags & 1)) return false;
-      }
+      if (why === 'status-flags' && !(flags & 0b101)) return false;
       const hdr = h.xl.header();
       const counter = hdr.kind === 'ok' ? hdr.header.counter : 0n;
       const jf = new JournaledFile(dataFd, lockFd, { dev: h.dev, ino: h.ino }, this.durable, counter);
@@ -762,39 +926,85 @@ export class FileCache {
     const after = h.xl.header();
     h.counter = after.kind === 'ok' ? after.header.counter : 0n;
     h.stamp = undefined;
+    h.readMode = 'plain';
     this.happened(h, 'changed');
     return true;
   }
 
   /**
-   * Repair a domain file at start-up if a write of it was interrupted (active journal) or an
-   * older h5store died holding its lock. Waits for nothing: a file another process holds is
-   * left to it. @returns true when something was repaired
+   * What an administrator asked for (`h5store repair DOMAIN`, issue #26 item 1): under the file's
+   * exclusive locks, roll back an interrupted h5store write, repair what an older h5store left
+   * (stale lock directory: EOA), and clear the status flags a crashed program left in the
+   * superblock (`h5clear -s --increment=0`). The flags of a program still at work look the same:
+   * unless `force`, the file must not change for `quietMs` first (a live writer without kernel
+   * locks changes it; one with locks is waited for by the lock, then refused with 503).
+   * Every repair is logged at warn level.
+   * @returns what was repaired (empty: nothing needed it)
+   * @throws H5StoreError NotFound; Conflict when the file changed while it was watched;
+   *   Unavailable when another process holds it past `lockWaitMs`
+   */
+  async adminRepair(domain: string, fsPath: string, opts: { quietMs?: number; force?: boolean } = {}): Promise<Repair[]> {
+    const f = this.entry(domain, fsPath);
+    const h = f.handle;
+    if (!h.local) throw forbidden(h.source!.readOnlyMessage);
+    const quietMs = opts.force ? 0 : (opts.quietMs ?? 2000);
+    if (quietMs > 0) {
+      const before = stampOf(fs.statSync(fsPath));
+      await sleep(quietMs);
+      if (!sameStamp(before, stampOf(fs.statSync(fsPath)))) {
+        throw new H5StoreError('Conflict', `${domain} changed during the ${quietMs} ms it was watched: a program is still writing it. Nothing was repaired (--force repairs anyway)`, { 'Retry-After': '5' });
+      }
+    }
+    await h.lock.write();
+    try {
+      try {
+        await h.xl.acquireExclusive();
+      } catch (e) {
+        throw this.refused(e);
+      }
+      try {
+        while (hdf5Busy()) await whenIdle(); // libhdf5 free until the next await (heavy.ts)
+        this.statHandle(f);
+        const done: Repair[] = [];
+        if (this.repairLocked(f, 'journal')) done.push('journal');
+        if (legacyLockState(h.realPath) === 'stale' && this.repairLocked(f, 'legacy-lock')) done.push('legacy-lock');
+        if (this.repairLocked(f, 'status-flags')) done.push('status-flags');
+        return done;
+      } finally {
+        this.endSession(h);
+      }
+    } finally {
+      h.lock.releaseWrite();
+    }
+  }
+
+  /**
+   * Roll back, at start-up, a write of a domain file that an h5store process was doing when it
+   * died (its journal is active). Waits for nothing: a file another process holds is left to it
+   * (the first read rolls it back). Nothing else is repaired without an administrator
+   * (`adminRepair`). @returns true when something was rolled back
    */
   async recoverIfInterrupted(domain: string, fsPath: string): Promise<boolean> {
-    let why: Repair | undefined;
     let real: string;
     try {
       real = fs.realpathSync(fsPath);
     } catch {
       return false;
     }
-    if (legacyLockState(real) === 'stale') why = 'legacy-lock';
-    else {
-      let fd: number | undefined;
-      try {
-        fd = fs.openSync(lockFileOf(real), 'r');
-        const hdr = readHeader(fd);
-        if (hdr.kind === 'ok' && hdr.header.active) why = 'journal';
-      } catch {
-        /* no lock file */
-      } finally {
-        if (fd !== undefined) fs.closeSync(fd);
-      }
-    }
-    if (!why) return false;
+    let active = false;
+    let fd: number | undefined;
     try {
-      return await this.repair(this.entry(domain, fsPath), why);
+      fd = fs.openSync(lockFileOf(real), 'r');
+      const hdr = readHeader(fd);
+      active = hdr.kind === 'ok' && hdr.header.active;
+    } catch {
+      /* no lock file */
+    } finally {
+      if (fd !== undefined) fs.closeSync(fd);
+    }
+    if (!active) return false;
+    try {
+      return await this.repair(this.entry(domain, fsPath), 'journal');
     } catch (e) {
       this.log.warn({ domain, err: (e as Error).message }, 'could not repair an interrupted write at start-up (retried on first use)');
       return false;

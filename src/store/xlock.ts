@@ -98,20 +98,22 @@ export class CrossProcessLock {
     private readonly opts: XLockOptions,
   ) {}
 
-  /** Open the domain file's descriptor (read-write when allowed). @throws ENOENT etc. */
+  /**
+   * Open the domain file's descriptor: read-only for reads, read-write for a write (then kept).
+   * A read never opens the file for writing (issue #26: tools that watch a file, fanotify's
+   * close-write, would count the server as one of its writers). @throws ENOENT etc.
+   */
   private ensureDataFd(write: boolean): number {
     if (this.dataFd !== undefined && (this.dataWritable || !write)) return this.dataFd;
     let fd: number;
-    let writable = true;
     try {
-      fd = fs.openSync(this.file, 'r+');
+      fd = fs.openSync(this.file, write ? 'r+' : 'r');
     } catch (e) {
       const code = (e as NodeJS.ErrnoException).code;
-      if (code !== 'EACCES' && code !== 'EPERM' && code !== 'EROFS') throw e;
-      if (write) throw new H5StoreError('Forbidden', 'The domain file is read-only on the server');
-      fd = fs.openSync(this.file, 'r');
-      writable = false;
+      if (write && (code === 'EACCES' || code === 'EPERM' || code === 'EROFS')) throw new H5StoreError('Forbidden', 'The domain file is read-only on the server');
+      throw e;
     }
+    const writable = write;
     if (fs.fstatSync(fd, { bigint: true }).ino !== this.ino) {
       fs.closeSync(fd);
       throw new H5StoreError('Unavailable', 'The domain file was replaced during the request; try again', { 'Retry-After': '1' });
