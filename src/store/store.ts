@@ -218,9 +218,10 @@ export class Store {
   }
 
   /**
-   * Start-up scan of the data directory: repair every domain file whose write a crash
-   * interrupted (an active journal in its lock file, or a stale lock directory of an earlier
-   * version of h5store), and remove temporary files of domain creations a crash interrupted.
+   * Start-up scan of the data directory: roll back every write of an h5store process a crash
+   * interrupted (an active journal in its lock file; what other programs left is repaired only
+   * by `h5store repair`, `repairDomain`), and remove temporary files of domain creations a crash
+   * interrupted.
    * Yields to the event loop between folders. @returns the number of files repaired
    */
   async recoverInterrupted(): Promise<number> {
@@ -313,6 +314,23 @@ export class Store {
    */
   private droppedIn(folder: FolderAcl | null): Acl {
     return folder ? droppedInAcl(folder.acls, { private: !!this.opts.droppedInPrivate }) : {};
+  }
+
+  /**
+   * `h5store repair DOMAIN` (issue #26 item 1): what only an administrator may have repaired in a
+   * domain file (files.ts `adminRepair`: status flags a crashed program left, an older h5store's
+   * stale lock, an interrupted h5store write). Never done by a read or a write.
+   * @returns what was repaired (empty: nothing needed it)
+   * @throws H5StoreError NotFound, BadRequest (a folder), Forbidden (under a mount), Conflict
+   *   (the file changed while watched: a program still writes it), Unavailable (held by another process)
+   */
+  async repairDomain(domain: string, opts: { quietMs?: number; force?: boolean } = {}): Promise<string[]> {
+    const m = this.mountOf(domain);
+    if (m) throw readOnly(m, domain);
+    const { p, st } = this.statOf(domain);
+    if (st.isDirectory()) throw badRequest(`${domain} is a folder, not a domain`);
+    if (!st.isFile()) throw badRequest(`${domain} is not a regular file`);
+    return this.files.adminRepair(domain, p, opts);
   }
 
   /** Lookup of a domain file (not a folder): 404/410 when missing, 400 for a folder. */
