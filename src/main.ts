@@ -94,6 +94,8 @@ export async function startServer(config: Config, logger: Logger = pino({ level:
     fsync: config.fsync,
     statCacheMs: config.statCacheMs,
     readLeaseMs: config.readLeaseMs,
+    readHoldMs: config.readHoldMs,
+    readGapMs: config.readGapMs,
     log: logger,
     observer: metrics.storeObserver,
     mounts,

@@ -66,6 +66,9 @@ export interface FileCacheOptions {
   burstMs?: number;
   /** Keep a file's shared lock this long after its last read (ms; xlock.ts; default 20). */
   readLeaseMs?: number;
+  /** Hold a file's shared lock at most this long in one piece, then leave a gap of `readGapMs` (ms; xlock.ts; defaults 10, 1). */
+  readHoldMs?: number;
+  readGapMs?: number;
   log?: FileLog;
   /** Told about lock waits and refusals (metrics). */
   observer?: StoreObserver;
@@ -251,7 +254,7 @@ export class FileCache {
       } catch {
         throw notFound(`Domain ${domain} not found`);
       }
-      h = new FileHandle(key, st.dev, st.ino, real, new CrossProcessLock(real, lockFileOf(real), st.ino, { waitMs: this.lockWaitMs, durable: this.durable, leaseMs: this.opts.readLeaseMs ?? 20, recheckMs: Math.max(1, this.stats.freshMs) }));
+      h = new FileHandle(key, st.dev, st.ino, real, new CrossProcessLock(real, lockFileOf(real), st.ino, { waitMs: this.lockWaitMs, durable: this.durable, leaseMs: this.opts.readLeaseMs ?? 0, recheckMs: Math.max(1, this.stats.freshMs), holdMaxMs: this.opts.readHoldMs ?? 10, gapMs: this.opts.readGapMs ?? 1 }));
       this.handles.set(key, h);
     }
     return this.newEntry(domain, fsPath, h, f, this.reach);

@@ -83,6 +83,9 @@ export interface StoreOptions {
   statCacheMs?: number;
   /** How long the shared lock of a file is kept after its last read (ms; xlock.ts; default 20). */
   readLeaseMs?: number;
+  /** Longest hold of a file's shared lock in one piece, and the gap after it (ms; xlock.ts; defaults 10, 1). */
+  readHoldMs?: number;
+  readGapMs?: number;
   /** Where repairs of crashed writes are reported. */
   log?: FileLog;
   /**
@@ -187,6 +190,8 @@ export class Store {
       lockWaitMs: opts.lockWaitMs,
       fsync: opts.fsync,
       readLeaseMs: opts.readLeaseMs,
+      readHoldMs: opts.readHoldMs,
+      readGapMs: opts.readGapMs,
       log: opts.log,
       observer: opts.observer,
     });

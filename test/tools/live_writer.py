@@ -7,9 +7,10 @@ MODE:
   plain    h5py with HDF5_USE_FILE_LOCKING=FALSE and libver="latest", no SWMR: the superblock says
            "open for writing" while it runs; each frame is appended and the file flushed
   swmr     the same file layout in SWMR mode (libver="latest", swmr_mode after creation)
-  reopen   h5py with file locking on (its default): the file is created once, then opened for
-           each frame ("a"), the frame appended, the file closed; an open the lock refuses
-           (BlockingIOError) is tried again at once; prints how long each open took
+  reopen   h5py with file locking on (its default): the file is created when missing, then
+           opened for each frame ("a"), a frame appended, the file closed; an open the lock
+           refuses (BlockingIOError) is tried again at once; each frame's line gives how long
+           the open took ("openMs") and how many tries it needed ("tries")
 
 The dataset `/frames` is (n, N, N) uint32, chunked one frame per chunk, growing along axis 0;
 frame i holds `frame_value(i)`: (i + 1) * 100000 + (the element's flat index % 100000), so a
@@ -47,11 +48,12 @@ def main():
     hold = "--hold-stdin" in args
     period = 1.0 / rate
     if mode == "reopen":
-        with h5py.File(path, "w") as f:
-            f.create_dataset("frames", shape=(0, n, n), maxshape=(None, n, n), dtype="<u4", chunks=(1, n, n))
+        if not os.path.exists(path):
+            with h5py.File(path, "w") as f:
+                f.create_dataset("frames", shape=(0, n, n), maxshape=(None, n, n), dtype="<u4", chunks=(1, n, n))
         say(ready=True)
         start = time.time()
-        for i in range(frames):
+        for _ in range(frames):
             t0 = time.perf_counter()
             tries = 0
             while True:
@@ -64,6 +66,7 @@ def main():
                         raise
             opened = time.perf_counter() - t0
             d = f["frames"]
+            i = d.shape[0]
             d.resize((i + 1, n, n))
             d[i] = frame_value(i, n)
             f.close()
