@@ -1,11 +1,13 @@
 #!/usr/bin/env python3
 """A detector-like writer of a live acquisition file (issue #26), for tests and bench/live.ts.
 
-    live_writer.py FILE MODE FRAMES [--rate HZ] [--size N] [--hold-stdin]
+    live_writer.py FILE MODE FRAMES [--rate HZ] [--size N] [--libver V] [--hold-stdin]
 
 MODE:
-  plain    h5py with HDF5_USE_FILE_LOCKING=FALSE and libver="latest", no SWMR: the superblock says
-           "open for writing" while it runs; each frame is appended and the file flushed
+  plain    h5py with HDF5_USE_FILE_LOCKING=FALSE and libver="latest" (or --libver), no SWMR: the
+           superblock says "open for writing" while it runs (with libver "earliest" nothing
+           does: only the file changing shows the writer); each frame is appended and the file
+           flushed
   swmr     the same file layout in SWMR mode (libver="latest", swmr_mode after creation)
   reopen   h5py with file locking on (its default): the file is created when missing, then
            opened for each frame ("a"), a frame appended, the file closed; an open the lock
@@ -46,6 +48,7 @@ def main():
     rate = float(args[args.index("--rate") + 1]) if "--rate" in args else 10.0
     n = int(args[args.index("--size") + 1]) if "--size" in args else 64
     hold = "--hold-stdin" in args
+    libver = args[args.index("--libver") + 1] if "--libver" in args else "latest"
     period = 1.0 / rate
     if mode == "reopen":
         if not os.path.exists(path):
@@ -74,7 +77,7 @@ def main():
             time.sleep(max(0.0, start + (i + 1) * period - time.time()))
         say(closed=time.time())
         return
-    f = h5py.File(path, "w", libver="latest")
+    f = h5py.File(path, "w", libver="latest" if mode == "swmr" else libver)
     d = f.create_dataset("frames", shape=(0, n, n), maxshape=(None, n, n), dtype="<u4", chunks=(1, n, n))
     if mode == "swmr":
         f.swmr_mode = True
