@@ -96,6 +96,8 @@ export async function startServer(config: Config, logger: Logger = pino({ level:
     readLeaseMs: config.readLeaseMs,
     readHoldMs: config.readHoldMs,
     readGapMs: config.readGapMs,
+    eventPollMs: config.eventPollMs,
+    maxEventStreams: config.maxEventStreams,
     log: logger,
     observer: metrics.storeObserver,
     mounts,

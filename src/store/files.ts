@@ -309,9 +309,24 @@ export class FileCache {
     const others = AFTER[event].others;
     if (by !== undefined && !h.users.has(by)) by.apply(event); // a retired entry (`retiredUse`)
     for (const u of h.users) {
-      if (by === undefined || u === by) u.apply(event);
-      else if (others) u.apply(others);
+      const heard = by === undefined || u === by ? event : others;
+      if (!heard) continue;
+      u.apply(heard);
+      if (this.watchers.size > 0 && u instanceof DomainFile) for (const w of this.watchers) w(u.domain, heard);
     }
+  }
+
+  /** Told what each domain name heard (`happened`); see `watch`. */
+  private readonly watchers = new Set<(domain: string, event: FileEvent) => void>();
+
+  /**
+   * Be told every event a domain name hears (`happened`: this process's writes, changes noticed
+   * on disk), as it hears it (synchronously, with the file's lock held: schedule work, do not do
+   * it here). @returns the function that stops it
+   */
+  watch(listener: (domain: string, event: FileEvent) => void): () => void {
+    this.watchers.add(listener);
+    return () => this.watchers.delete(listener);
   }
 
   /**
