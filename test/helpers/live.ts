@@ -226,3 +226,89 @@ export async function watchWrites(dir: string): Promise<{ stop(): Promise<{ pid:
     },
   };
 }
+
+/** One Server-Sent Event. */
+export interface SseEvent {
+  event: string;
+  data: any;
+}
+
+/**
+ * Follow `GET <url>` as a Server-Sent Events stream (`GET /events`): every event parsed (its
+ * data as JSON) into `events`; `next` waits for the first event after `from` that `pick` accepts.
+ * @throws Error (from `open`) when the answer is not 200 text/event-stream (the error body)
+ */
+export async function followEvents(url: string, headers: Record<string, string> = {}) {
+  const ac = new AbortController();
+  const r = await fetch(url, { headers, signal: ac.signal });
+  if (r.status !== 200 || !(r.headers.get('content-type') ?? '').startsWith('text/event-stream')) {
+    const body = await r.text();
+    ac.abort();
+    throw Object.assign(new Error(`GET /events: ${r.status} ${body}`), { status: r.status, body });
+  }
+  const events: SseEvent[] = [];
+  let ended = false;
+  const waiters = new Set<() => void>();
+  const reader = r.body!.getReader();
+  const pump = (async () => {
+    const dec = new TextDecoder();
+    let buf = '';
+    try {
+      for (;;) {
+        const { done, value } = await reader.read();
+        if (done) break;
+        buf += dec.decode(value, { stream: true });
+        let cut: number;
+        while ((cut = buf.indexOf('\n\n')) >= 0) {
+          const block = buf.slice(0, cut);
+          buf = buf.slice(cut + 2);
+          let event = 'message';
+          const data: string[] = [];
+          for (const line of block.split('\n')) {
+            if (line.startsWith('event: ')) event = line.slice(7);
+            else if (line.startsWith('data: ')) data.push(line.slice(6));
+          }
+          if (data.length) events.push({ event, data: JSON.parse(data.join('\n')) });
+          for (const w of waiters) w();
+        }
+      }
+    } catch {
+      /* aborted */
+    } finally {
+      ended = true;
+      for (const w of waiters) w();
+    }
+  })();
+  return {
+    events,
+    get ended() {
+      return ended;
+    },
+    /** The first event at index >= `from` that `pick` accepts, within `timeoutMs`. */
+    async next(pick: (e: SseEvent) => boolean, from = 0, timeoutMs = 5000): Promise<SseEvent> {
+      const t0 = performance.now();
+      for (;;) {
+        const hit = events.slice(from).find(pick);
+        if (hit) return hit;
+        if (ended) throw new Error(`the event stream ended; events: ${JSON.stringify(events).slice(0, 2000)}`);
+        const left = timeoutMs - (performance.now() - t0);
+        if (left <= 0) throw new Error(`no such event within ${timeoutMs} ms; events: ${JSON.stringify(events).slice(0, 2000)}`);
+        await new Promise<void>((res) => {
+          const t = setTimeout(done, left);
+          function done() {
+            clearTimeout(t);
+            waiters.delete(done);
+            res();
+          }
+          waiters.add(done);
+        });
+      }
+    },
+    async close(): Promise<void> {
+      // (an abort alone, as the stream ends, can leave undici's read pending)
+      await reader.cancel().catch(() => undefined);
+      ac.abort();
+      await pump;
+    },
+  };
+}
