@@ -159,8 +159,9 @@ export class FileHandle {
   }
 
   /**
-   * True when a program is seen at work on the file (two of its changes noticed close together,
-   * the last one recently; or it is open with status flags): a REST write must not go in.
+   * True when a program is seen at work on the file: two of its changes noticed close together,
+   * the last one recently (files.ts `refuseForeignWriter` looks at the status flags besides): a
+   * REST write must not go in.
    */
   foreignWriterAtWork(now = performance.now()): boolean {
     return this.foreignBefore > 0 && now - this.foreignAt < FOREIGN_WRITER_MS && this.foreignAt - this.foreignBefore < FOREIGN_WRITER_MS;

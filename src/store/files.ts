@@ -5,8 +5,8 @@
  *
  * - One `FileHandle` per file on disk (device + inode), shared by every domain name that leads
  *   to it, so libhdf5 never has one file open twice.
- * - Reads: the in-process shared lock, then a shared cross-process lock for the duration of the
- *   request (xlock.ts), then the change check: the lock file's commit counter (writes of other
+ * - Reads: the in-process shared lock, then a shared cross-process lock while reads overlap
+ *   (xlock.ts), then the change check: the lock file's commit counter (writes of other
  *   h5store processes) and the file's stamp (size, mtime, inode, ctime: other programs). A
  *   change closes the read-only handle and drops what was learnt. The read-only handle stays
  *   open between requests, without any lock, and is closed after `idleCloseMs`.
@@ -18,9 +18,15 @@
  *   while another process waits), then the handle is closed and the locks released, so h5py and
  *   other processes can use the file at once.
  * - A write found unfinished (its journal active while no process holds the file: the writer
- *   died) is rolled back before the file is served, and logged; so are the repairs of files left
- *   open by a crashed writer of another program (superblock status flags) or of an older h5store
- *   (stale proper-lockfile directory).
+ *   died) is rolled back before the file is served, and logged. Nothing else is repaired unless
+ *   an administrator asks (`adminRepair`, `h5store repair`): files left open by a crashed writer
+ *   of another program (superblock status flags) or of an older h5store (stale proper-lockfile
+ *   directory) look the same as files a program still writes.
+ * - Files other programs are writing (issue #26; docs/architecture.md "Files other programs are
+ *   writing") are read without being written: opened as their status flags say (`openRead`),
+ *   checked on every read while a foreign writer is seen (`FileHandle.foreignWriter`), opened
+ *   anew once a plain writer's flush is over (`settle`), a disturbed read answered 503
+ *   (`liveFailure`); REST writes to them refused (`refuseForeignWriter`).
  * - It alone says what happened to a file (`happened`: fileState.ts's events, written by this
  *   process or changed under us), and tells every domain entry of the file, whose state then
  *   lives or goes as fileState.ts's table says. Nothing else decides whether what was learnt
