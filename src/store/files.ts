@@ -402,14 +402,14 @@ export class FileCache {
 
   /**
    * What a failed read of `f` answers: a 503 (with Retry-After) when another program is writing
-   * the file (`FileHandle.foreignWriter`) and the failure is not the request's fault (libhdf5 or
-   * anything else that is not a 4xx: the bytes changed under it); else `e` itself. For the
+   * the file (`FileHandle.foreignWriter`) and the failure is an internal one (libhdf5 failing,
+   * anything that is not an H5StoreError: the bytes changed under it); else `e` itself. For the
    * reads that hold the locks themselves (`acquireRead`).
    */
   liveFailure(f: DomainFile, e: unknown): unknown {
     const h = f.handle;
     if (!h.local || !h.foreignWriter()) return e;
-    if (e instanceof H5StoreError && e.status < 500) return e;
+    if (e instanceof H5StoreError && e.code !== 'Internal') return e;
     return liveInconsistent();
   }
 

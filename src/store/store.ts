@@ -1552,6 +1552,19 @@ export class Store {
           throw e;
         }
       }
+      if (f.handle.local && f.handle.foreignWriter()) {
+        // a file another program writes: libhdf5 failing on it while the pages are read is the
+        // file changing under the read (503, Retry-After), not a fault of the server (issue #26)
+        const pages = plan.pages.bind(plan);
+        const files = this.files;
+        plan.pages = function* (pool, pageBytes) {
+          try {
+            yield* pages(pool, pageBytes);
+          } catch (e) {
+            throw files.liveFailure(f, e);
+          }
+        };
+      }
       let released = false;
       return {
         plan,
@@ -1566,7 +1579,7 @@ export class Store {
     } catch (e) {
       if (leave) await leave();
       unlock();
-      throw e;
+      throw this.files.liveFailure(f, e);
     }
   }
   /** GET .../value?query=: matching rows (values in other files: as `openValueRead`). */
@@ -1581,6 +1594,8 @@ export class Store {
       } finally {
         await leave();
       }
+    } catch (e) {
+      throw this.files.liveFailure(f, e);
     } finally {
       unlock();
     }
