@@ -29,13 +29,16 @@ export interface LiveWriter {
 /**
  * Start live_writer.py on `file` (`mode`: plain, swmr, reopen; `opts`: its flags), without
  * HDF5_USE_FILE_LOCKING unless the mode sets it; resolves once the file exists (`ready`).
+ * With `hold` the writer keeps the file open after its last frame until `proc.stdin` ends.
  */
-export async function startLiveWriter(file: string, mode: 'plain' | 'swmr' | 'reopen', frames: number, opts: { rate?: number; size?: number; libver?: string } = {}): Promise<LiveWriter> {
+export async function startLiveWriter(file: string, mode: 'plain' | 'swmr' | 'reopen', frames: number, opts: { rate?: number; size?: number; libver?: string; hold?: boolean } = {}): Promise<LiveWriter> {
   const env = { ...process.env };
   delete env.HDF5_USE_FILE_LOCKING;
   const args = [WRITER, file, mode, String(frames), '--rate', String(opts.rate ?? 10), '--size', String(opts.size ?? FRAME_SIZE)];
   if (opts.libver) args.push('--libver', opts.libver);
-  const proc = spawn(PYTHON, args, { env, stdio: ['ignore', 'pipe', 'pipe'] });
+  // `hold`: the file stays open after the last frame until the writer's stdin closes (kill it)
+  if (opts.hold) args.push('--hold-stdin');
+  const proc = spawn(PYTHON, args, { env, stdio: [opts.hold ? 'pipe' : 'ignore', 'pipe', 'pipe'] });
   const lines: WriterLine[] = [];
   let buf = '';
   let err = '';
