@@ -41,7 +41,7 @@ import * as h5 from '../hdf5/objects.js';
 import { readModeOf } from '../hdf5/objects.js';
 import { allowDirectWrites, handleIdentity, openJournaled, repairStatusAndEoa, setDirectWriteDurability } from '../hdf5/vfd.js';
 import { DomainFile } from './domainFile.js';
-import { FOREIGN_WRITER_MS, FileHandle, type FileSource, sameStamp, stampOf } from './fileHandle.js';
+import { FOREIGN_WRITER_MS, FileHandle, type FileSource, type FileStamp, sameStamp, stampOf } from './fileHandle.js';
 import { AFTER, type FileEvent } from './fileState.js';
 import type { DomainPaths, ReachContext } from './paths.js';
 import { legacyLockOf, legacyLockState, lockFileOf } from './servicefiles.js';
@@ -859,6 +859,8 @@ export class FileCache {
     const endSection = openSection();
     try {
       while (hdf5Busy()) await whenIdle(); // libhdf5 free until the next await (heavy.ts)
+      // a source file another program writes is not written in place either (issue #26)
+      if (fresh) this.refuseForeignWriter(f);
       this.closeHandle(h);
       withdraw = allowDirectWrites(h.dev, h.ino);
     } catch (e) {
@@ -869,8 +871,9 @@ export class FileCache {
     return () => {
       endSection();
       withdraw?.();
-      h.stamp = undefined;
-      this.happened(h, 'changed'); // written behind the handle's back
+      // written behind the handle's back, by this process (not another program's change)
+      h.stamp = currentStamp(h);
+      this.happened(h, 'changed');
       h.lastUsed = performance.now();
       if (fresh) this.endSession(h);
     };
@@ -949,7 +952,7 @@ export class FileCache {
     }
     const after = h.xl.header();
     h.counter = after.kind === 'ok' ? after.header.counter : 0n;
-    h.stamp = undefined;
+    h.stamp = currentStamp(h); // this process changed it (not another program)
     h.readMode = 'plain';
     this.happened(h, 'changed');
     return true;
@@ -1214,6 +1217,15 @@ function asStoreError(e: unknown): unknown {
     return new H5StoreError('Internal', `The file system failed while writing (${code}); the write was rolled back`);
   }
   return e;
+}
+
+/** The stamp of a file on disk now (undefined when it cannot be stat'ed): after this process changed it. */
+function currentStamp(h: FileHandle): FileStamp | undefined {
+  try {
+    return stampOf(fs.statSync(h.realPath));
+  } catch {
+    return undefined;
+  }
 }
 
 /** Open read-write through the journaling driver; errors classified as for read-only opens. */
