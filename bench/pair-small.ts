@@ -3,7 +3,7 @@
  * session"): this build and, with `--base DIR`, another checkout's build (`DIR/dist/cli.js`, e.g.
  * the commit before a change); without it, this build against itself (the method's own spread).
  *
- *   npm run build && npm run bench:pair -- [--base DIR] [--kinds group,link] [--rounds 6] [--seconds 4] [--accept-encoding 'gzip, deflate']
+ *   npm run build && npm run bench:pair -- [--base DIR] [--env-base K=V,...] [--kinds group,link] [--rounds 6] [--seconds 4] [--accept-encoding 'gzip, deflate']
  *
  * Kinds: group, attribute, link, dataset, domain (the default: all five), and post (`POST
  * /datasets` of a small unlinked dataset over one connection: the write path, fsyncs included).
@@ -39,6 +39,10 @@ const KINDS = opt('kinds', 'group,attribute,link,dataset,domain').split(',');
 const ROUNDS = Number(opt('rounds', '6'));
 const SECONDS = Number(opt('seconds', '4'));
 const ACCEPT_ENCODING = opt('accept-encoding', '');
+/** `--env-base K=V,K2=V2`: settings of the base server only (A/B of a setting, e.g. H5STORE_READ_LEASE_MS=20). */
+const BASE_ENV: Record<string, string> = Object.fromEntries(
+  (args.includes('--env-base') ? opt('env-base', '') : '').split(',').filter(Boolean).map((kv) => [kv.slice(0, kv.indexOf('=')), kv.slice(kv.indexOf('=') + 1)]),
+);
 
 /**
  * `post`: `POST /datasets` of a small unlinked dataset (held in the reserved group), one
@@ -84,7 +88,7 @@ async function main() {
       const root = path.join(tmp, name);
       fs.mkdirSync(path.join(root, 'b'), { recursive: true });
       for (const f of ['big.h5', 'attrs1k.h5']) fs.copyFileSync(path.join(here, 'data', f), path.join(root, 'b', f));
-      const s = await startBenchServer(['--root', root], {}, checkout);
+      const s = await startBenchServer(['--root', root], name === 'base' ? BASE_ENV : {}, checkout);
       execFileSync('taskset', ['-a', '-p', '-c', serverCpu, String(s.pid)], { stdio: 'ignore' }); // every thread of it
       const urls = Object.fromEntries((await smallGetPaths(s.url)).map(([kind, p]) => [kind, s.url + p]));
       if (KINDS.includes('post')) {

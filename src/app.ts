@@ -14,6 +14,7 @@ import querystring from 'node:querystring';
 import { makeGuard } from './http/auth.js';
 import { setBodyBudget } from './http/bodyBudget.js';
 import { settleUnreadBody } from './http/slowClients.js';
+import { conditionalGets } from './http/conditional.js';
 import { corsMiddleware } from './http/cors.js';
 import { hostCheck } from './http/hosts.js';
 import { securityHeaders } from './http/headers.js';
@@ -28,6 +29,7 @@ import { attributeRoutes } from './http/routes/attributes.js';
 import { datasetRoutes } from './http/routes/datasets.js';
 import { domainRoutes } from './http/routes/domains.js';
 import { downloadRoutes } from './http/routes/download.js';
+import { eventRoutes } from './http/routes/events.js';
 import { groupRoutes } from './http/routes/groups.js';
 import { groveRoutes } from './http/routes/grove.js';
 import { serviceRoutes } from './http/routes/service.js';
@@ -35,7 +37,7 @@ import { viewerMiddleware } from './http/viewer.js';
 
 /** Every route of the API, declared once with the permission it needs (routeTable.ts). */
 export function routeTable(deps: Deps): Route[] {
-  return [...serviceRoutes(deps), ...domainRoutes(deps), ...groupRoutes(deps), ...datasetRoutes(deps), ...attributeRoutes(deps), ...aclRoutes(deps), ...downloadRoutes(deps), ...groveRoutes(deps)];
+  return [...serviceRoutes(deps), ...domainRoutes(deps), ...groupRoutes(deps), ...datasetRoutes(deps), ...attributeRoutes(deps), ...aclRoutes(deps), ...downloadRoutes(deps), ...groveRoutes(deps), ...eventRoutes(deps)];
 }
 
 /**
@@ -142,6 +144,6 @@ export function createApp(deps: Deps, ops: Ops = createOps(deps.store)): Koa {
   if (deps.config.compressMinBytes > 0) app.use(compressMiddleware(deps.config.compressMinBytes));
   app.use(corsMiddleware(deps.config.corsOrigins));
   app.use(viewerMiddleware(deps)); // before the route table's guard: the viewer's files need no credentials
-  app.use(routesMiddleware([...routeTable(deps), ...opsRoutes(ops, deps.config)], makeGuard(deps), { allowedMethods: true }));
+  app.use(routesMiddleware([...routeTable(deps), ...opsRoutes(ops, deps.config)], makeGuard(deps), { allowedMethods: true, around: conditionalGets(deps) }));
   return app;
 }

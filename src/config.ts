@@ -51,7 +51,23 @@ export const ConfigSchema = z
      * h5store process that wants to write the file makes it go at once; h5py cannot open the
      * file for writing while it is held.
      */
-    readLeaseMs: z.coerce.number().int().min(0).max(10_000).default(20),
+    readLeaseMs: z.coerce.number().int().min(0).max(10_000).default(0),
+    /**
+     * Longest time (ms) the shared lock of a file is held in one piece while reads continue
+     * (the lease included); then it is let go for a gap once the reads in flight end, so h5py
+     * (which tries its lock once and fails) can open the file for writing between reads (issue
+     * #26 item 3). 0: no limit.
+     */
+    readHoldMs: z.coerce.number().int().min(0).max(10_000).default(10),
+    /** The gap (ms) between two holds of a file's shared lock when one reached `readHoldMs`. */
+    readGapMs: z.coerce.number().int().min(0).max(1000).default(1),
+    /**
+     * How often (ms) a domain that clients follow (`GET /events`) is looked at for changes other
+     * programs make (this server's own writes are told at once).
+     */
+    eventPollMs: z.coerce.number().int().min(10).max(60_000).default(100),
+    /** Change feeds (`GET /events`) one process serves at once; more answer 503. */
+    maxEventStreams: z.coerce.number().int().min(0).max(100_000).default(1000),
     /** Bytes per libhdf5 read/write page; the event loop runs between pages. */
     pageBytes: z.coerce.number().int().min(4096).default(4 * MiB),
     /** Largest JSON value response, counted in binary bytes of the selection (413 above). */

@@ -19,6 +19,8 @@ export const H5F_ACC_RDONLY = 0;
 export const H5F_ACC_RDWR = 1;
 export const H5F_ACC_TRUNC = 2;
 export const H5F_ACC_EXCL = 4;
+/** Open for reading while a SWMR writer writes (H5Fpublic.h). */
+export const H5F_ACC_SWMR_READ = 0x40;
 export const H5F_OBJ_ALL = 31;
 export const H5F_CLOSE_WEAK = 1;
 export const H5F_CLOSE_STRONG = 3;

@@ -6,7 +6,7 @@
  */
 import { H5StoreError, badRequest } from '../errors.js';
 import * as C from './constants.js';
-import { READ_FAPL } from './vfd.js';
+import { FLAGGED_READ_FAPL, READ_FAPL } from './vfd.js';
 import {
   G,
   H5,
@@ -143,12 +143,32 @@ function fapl(): Hid {
 }
 
 /**
- * Open an existing HDF5 file.
+ * How a read-only handle opens a file, after the status flags of its superblock (version 3;
+ * HDF5 file format spec II.A; issue #26):
+ * - `plain`: no flags;
+ * - `flagged`: "open for writing" without SWMR (a plain writer with `libver="latest"` at work, or
+ *   one that crashed): libhdf5 refuses it read-only and SWMR-read alike, so it is opened with
+ *   the flags forgotten in memory (vfd.ts `FLAGGED_READ_FAPL`), never written;
+ * - `swmr`: "open for writing" and "open for SWMR writing": opened for SWMR reading
+ *   (`H5F_ACC_SWMR_READ`), as libhdf5 asks readers of a SWMR writer's file to.
+ */
+export type ReadMode = 'plain' | 'flagged' | 'swmr';
+
+/** The read mode a file's superblock status flags call for (bit 0: writing, bit 2: SWMR writing). */
+export function readModeOf(statusFlags: number): ReadMode {
+  if ((statusFlags & 0b101) === 0b101) return 'swmr';
+  return statusFlags & 0b101 ? 'flagged' : 'plain';
+}
+
+/**
+ * Open an existing HDF5 file (`mode`: how a read-only handle opens it, see `ReadMode`).
  * @throws H5StoreError BadRequest (not HDF5 / damaged), Unavailable (locked by another program)
  */
-export function openFile(path: string, writable: boolean): Hid {
+export function openFile(path: string, writable: boolean, mode: ReadMode = 'plain'): Hid {
   try {
-    return H5.H5Fopen(path, writable ? C.H5F_ACC_RDWR : C.H5F_ACC_RDONLY, fapl());
+    if (writable) return H5.H5Fopen(path, C.H5F_ACC_RDWR, fapl());
+    if (mode === 'swmr') return H5.H5Fopen(path, C.H5F_ACC_RDONLY | C.H5F_ACC_SWMR_READ, fapl());
+    return H5.H5Fopen(path, C.H5F_ACC_RDONLY, mode === 'flagged' ? FLAGGED_READ_FAPL : fapl());
   } catch (e) {
     throw openFailure(path, e, writable);
   }

@@ -106,6 +106,8 @@ export function opsMiddleware(ops: Ops, logger: Logger) {
     const read0 = sock.bytesRead;
     const written0 = sock.bytesWritten;
     const ended = requestStarted();
+    // a response that lasts as long as its client (GET /events) stops counting as in flight
+    ctx.state.leaveInFlight = ended;
     let done = false;
     const finish = (closed = true) => {
       if (done) return;

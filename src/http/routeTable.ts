@@ -72,6 +72,12 @@ export interface Route {
    * or ids in the body): the requirement is checked on each of them as well.
    */
   targets?: (ctx: Context) => AclTarget[];
+  /**
+   * GET answers made of the domain file alone: they carry an ETag and Last-Modified of the
+   * file's version, and `If-None-Match`/`If-Modified-Since` are answered 304 (conditional.ts);
+   * a function: only for the requests it accepts.
+   */
+  conditional?: boolean | ((ctx: Context) => boolean);
   handler: (ctx: Context) => Promise<void> | void;
 }
 
@@ -155,7 +161,11 @@ function firstSegment(p: string): string {
  * a sixth of a small GET's CPU (issue #9 target 1). Everything else (no route of that method,
  * several: 404, 405, 501) goes through the segment's router and `allowedMethods` as before.
  */
-export function routesMiddleware(routes: Route[], guard: (r: Route) => (ctx: Context, next: () => Promise<unknown>) => Promise<unknown>, opts: { allowedMethods: boolean }): Middleware {
+export function routesMiddleware(
+  routes: Route[],
+  guard: (r: Route) => (ctx: Context, next: () => Promise<unknown>) => Promise<unknown>,
+  opts: { allowedMethods: boolean; around?: (r: Route) => Middleware | undefined },
+): Middleware {
   const bySegment = new Map<string, Route[]>();
   const anySegment: Route[] = [];
   for (const r of routes) {
@@ -169,7 +179,8 @@ export function routesMiddleware(routes: Route[], guard: (r: Route) => (ctx: Con
     const byMethod: Dispatch['byMethod'] = new Map();
     for (const r of [...list, ...anySegment]) {
       const handler = (ctx: Context) => r.handler(ctx);
-      const chain = [guard(r), handler];
+      const around = opts.around?.(r);
+      const chain = around ? [guard(r), around, handler] : [guard(r), handler];
       router.register(r.path, [r.method], chain);
       // the same route once more in a router of its method alone, for the direct dispatch
       let m = byMethod.get(r.method);

@@ -37,8 +37,8 @@
  *   cleared), libhdf5 wrote it in place as another file's virtual dataset source, or a mounted
  *   object has a new version;
  * - `appended`: a writer in SWMR mode appended to its datasets (it cannot create or delete
- *   objects nor change attributes then). Issue #26 (live files) is to notice it; nothing says
- *   it yet, so such a change is `changed` today;
+ *   objects nor change attributes then): a change of another program to a file read in SWMR
+ *   mode before and after it (files.ts `prepareRead`, issue #26);
  * - `replaced`: another file is now at the domain's path (a new inode: restored from a backup by
  *   a move, deleted and created again). The file cache gives the domain a new entry.
  */

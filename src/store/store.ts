@@ -35,7 +35,7 @@ import { serviceName } from './servicefiles.js';
 import { StatCache } from './statCache.js';
 import { type Access, type AccessMode, FLAG_FOR_MODE, allowAll } from './access.js';
 import { DEFAULT_LIMITS, type Limits } from './limits.js';
-import { type ReachedFile } from './reach.js';
+import { type ReachedFile, storageKindOf } from './reach.js';
 import * as values from './values.js';
 import { type FileSnapshot, openSnapshot } from './download.js';
 import { DOMAIN_OBJS_MAX, type DomainStats, type ObjectJsonOptions, computeDomainStats, domainObjects, objectJsonOf } from './domainObjects.js';
@@ -45,6 +45,7 @@ import { pageLimit, startAfterOrdered } from './paging.js';
 import { checkClientId, isClientIdForm } from './clientIds.js';
 import { entriesInCreatedOrder } from './createdTimes.js';
 import { extraCreationProperties, storeCreationProperties } from './cprops.js';
+import { DomainFeeds, type FeedObject, type FeedSnapshot, type Follower } from './liveFeed.js';
 
 /** Most objects one batch create (POST /groups etc. with a list) makes (h5pyd 1.0 sends at most 300). */
 export const MAX_BATCH_OBJECTS = 1000;
@@ -84,8 +85,14 @@ export interface StoreOptions {
   fsync?: 'always' | 'never';
   /** How long a stat of a domain path is reused by reads (ms; statCache.ts; default 2, 0: never). */
   statCacheMs?: number;
-  /** How long the shared lock of a file is kept after its last read (ms; xlock.ts; default 20). */
+  /** How long the shared lock of a file is kept after its last read (ms; xlock.ts; default 0). */
   readLeaseMs?: number;
+  /** Longest hold of a file's shared lock in one piece, and the gap after it (ms; xlock.ts; defaults 10, 1). */
+  readHoldMs?: number;
+  readGapMs?: number;
+  /** Change feeds (`follow`, liveFeed.ts): how often a followed domain is looked at (ms; default 100), followers at most (default 1000). */
+  eventPollMs?: number;
+  maxEventStreams?: number;
   /** Where repairs of crashed writes are reported. */
   log?: FileLog;
   /**
@@ -161,6 +168,9 @@ function statsKey(p: string, st: fs.Stats): string {
 
 export { DOMAIN_OBJS_MAX };
 
+/** A change feed follows at most this many objects of a domain (liveFeed.ts; beyond: only ids asked for). */
+export const FEED_MAX_OBJECTS = 2000;
+
 /** An attribute JSON small enough to remember: no value, a scalar, at most 256 elements/characters, or value text of at most 64 KiB. */
 function smallValue(a: { value?: unknown }): boolean {
   const v = a.value;
@@ -185,6 +195,8 @@ export class Store {
   private readonly statsCache = new LRUCache<string, DomainStats>({ max: 4096 });
   /** ACL views of the last `statCacheMs` (see `aclView`). */
   private readonly recentViews = new Map<string, { view: AclView; at: number; generation: number }>();
+  /** The change feeds of followed domains (`follow`). */
+  private readonly feeds: DomainFeeds;
 
   constructor(readonly opts: StoreOptions) {
     const stats = new StatCache(opts.statCacheMs);
@@ -198,6 +210,8 @@ export class Store {
       lockWaitMs: opts.lockWaitMs,
       fsync: opts.fsync,
       readLeaseMs: opts.readLeaseMs,
+      readHoldMs: opts.readHoldMs,
+      readGapMs: opts.readGapMs,
       log: opts.log,
       observer: opts.observer,
     });
@@ -218,6 +232,14 @@ export class Store {
     };
     this.pagePool = new PagePool(opts.pageBytes);
     links.pathLimits.maxDepth = this.limits.maxPathDepth;
+    this.feeds = new DomainFeeds(
+      {
+        snapshot: (domain, ids, max) => this.feedSnapshot(domain, ids, max),
+        check: (domain) => this.read(domain, () => undefined),
+        watch: (listener) => this.files.watch(listener),
+      },
+      { pollMs: opts.eventPollMs ?? 100, maxObjects: FEED_MAX_OBJECTS, maxFollowers: opts.maxEventStreams ?? 1000 },
+    );
   }
 
   /** The HDF5 library in use. */
@@ -232,9 +254,10 @@ export class Store {
   }
 
   /**
-   * Start-up scan of the data directory: repair every domain file whose write a crash
-   * interrupted (an active journal in its lock file, or a stale lock directory of an earlier
-   * version of h5store), and remove temporary files of domain creations a crash interrupted.
+   * Start-up scan of the data directory: roll back every write of an h5store process a crash
+   * interrupted (an active journal in its lock file; what other programs left is repaired only
+   * by `h5store repair`, `repairDomain`), and remove temporary files of domain creations a crash
+   * interrupted.
    * Yields to the event loop between folders. @returns the number of files repaired
    */
   async recoverInterrupted(): Promise<number> {
@@ -282,6 +305,7 @@ export class Store {
 
   /** Close every open file (shutdown). */
   close(): void {
+    this.feeds.close();
     this.files.closeAll();
     for (const m of this.mounts) m.close();
   }
@@ -327,6 +351,100 @@ export class Store {
    */
   private droppedIn(folder: FolderAcl | null): Acl {
     return folder ? droppedInAcl(folder.acls, { private: !!this.opts.droppedInPrivate }) : {};
+  }
+
+  /**
+   * `h5store repair DOMAIN` (issue #26 item 1): what only an administrator may have repaired in a
+   * domain file (files.ts `adminRepair`: status flags a crashed program left, an older h5store's
+   * stale lock, an interrupted h5store write). Never done by a read or a write.
+   * @returns what was repaired (empty: nothing needed it)
+   * @throws H5StoreError NotFound, BadRequest (a folder), Forbidden (under a mount), Conflict
+   *   (the file changed while watched: a program still writes it), Unavailable (held by another process)
+   */
+  async repairDomain(domain: string, opts: { quietMs?: number; force?: boolean } = {}): Promise<string[]> {
+    const m = this.mountOf(domain);
+    if (m) throw readOnly(m, domain);
+    const { p, st } = this.statOf(domain);
+    if (st.isDirectory()) throw badRequest(`${domain} is a folder, not a domain`);
+    if (!st.isFile()) throw badRequest(`${domain} is not a regular file`);
+    return this.files.adminRepair(domain, p, opts);
+  }
+
+  /**
+   * The version of a local domain file as the read path sees it now (its stat, reused for
+   * `statCacheMs`): a tag of the file's inode, size, mtime and ctime, and its mtime (ms). An
+   * answer made after this call is of this version or a later one, never an earlier one (the
+   * read path compares the same stats), so the tag may label it (ETag, issue #26 item 4).
+   * Undefined for folders, mounted objects, missing files, and files changed in the last
+   * `settleMs` (a change in the same clock tick as the last could leave the stamp as it was).
+   */
+  fileVersion(domain: string, settleMs = 20): { tag: string; mtimeMs: number } | undefined {
+    if (this.mountOf(domain)) return undefined;
+    let st: fs.Stats;
+    try {
+      st = this.files.stats.stat(this.paths.resolve(domain));
+    } catch {
+      return undefined;
+    }
+    if (!st.isFile() || Date.now() - st.mtimeMs < settleMs) return undefined;
+    return { tag: `${st.dev}:${st.ino}:${st.size}:${st.mtimeMs}:${st.ctimeMs}`, mtimeMs: st.mtimeMs };
+  }
+
+  /**
+   * Whether what a dataset's routes answer (its extent, its values) comes from its domain file
+   * alone: not for datasets whose values live in other files (external storage, virtual
+   * datasets: reach.ts `storageKindOf`, learnt once per dataset). For the ETags of conditional.ts.
+   * @throws H5StoreError NotFound/Gone, BadRequest (not a dataset id)
+   */
+  async datasetIsLocal(domain: string, id: string): Promise<boolean> {
+    return this.read(domain, (f) => f.withId(id, 'dataset', (did, addr) => storageKindOf(f, did, addr) === 'plain'));
+  }
+
+  /**
+   * Follow the changes of a domain (`GET /events`, liveFeed.ts): `f.change` hears its objects and
+   * dataset shapes now (`initial`), then what changes, as soon as this process learns of it
+   * (its writes at once; other programs' changes within `eventPollMs`). `ids`: only these objects.
+   * @returns the function that stops following
+   * @throws H5StoreError NotFound/Gone, BadRequest (a folder), Unavailable (too many followers)
+   */
+  async follow(domain: string, ids: string[] | undefined, f: Follower): Promise<() => void> {
+    const { st } = this.statOf(domain);
+    if (st.isDirectory()) throw badRequest(`${domain} is a folder: changes are followed per domain`);
+    return this.feeds.follow(domain, ids, f);
+  }
+
+  /** The snapshot of a followed domain (liveFeed.ts `FeedSource.snapshot`). */
+  private feedSnapshot(domain: string, ids: string[] | undefined, max: number): Promise<FeedSnapshot> {
+    return this.read(domain, (f) => {
+      const objects = new Map<string, FeedObject>();
+      const add = (id: string, kind: ObjectKind) => {
+        const collection = `${kind}s` as FeedObject['collection'];
+        const o: FeedObject = { id, collection };
+        if (kind === 'dataset') o.shape = dsets.getTypeAndShape(f, id).shape;
+        objects.set(id, o);
+      };
+      let truncated = false;
+      if (ids) {
+        for (const id of ids) {
+          const kind = id.startsWith('d-') ? 'dataset' : id.startsWith('g-') ? 'group' : id.startsWith('t-') ? 'datatype' : undefined;
+          if (!kind) continue;
+          try {
+            f.resolve(id, kind);
+            add(id, kind);
+          } catch (e) {
+            if (!(e instanceof H5StoreError) || e.status >= 500) throw e; // gone or not of this domain: left out
+          }
+        }
+      } else {
+        const all = f.allObjects();
+        truncated = all.size > max;
+        if (!truncated) {
+          add(f.rootId, 'group');
+          for (const [addr, kind] of all) if (kind && addr !== f.rootAddr) add(f.idOf(addr, kind), kind);
+        }
+      }
+      return { objects, truncated, lastModified: (f.stamp?.mtimeMs ?? 0) / 1000 };
+    });
   }
 
   /** Lookup of a domain file (not a folder): 404/410 when missing, 400 for a folder. */
@@ -1486,6 +1604,19 @@ export class Store {
           throw e;
         }
       }
+      if (f.handle.local && f.handle.foreignWriter()) {
+        // a file another program writes: libhdf5 failing on it while the pages are read is the
+        // file changing under the read (503, Retry-After), not a fault of the server (issue #26)
+        const pages = plan.pages.bind(plan);
+        const files = this.files;
+        plan.pages = function* (pool, pageBytes) {
+          try {
+            yield* pages(pool, pageBytes);
+          } catch (e) {
+            throw files.liveFailure(f, e);
+          }
+        };
+      }
       let released = false;
       return {
         plan,
@@ -1500,7 +1631,7 @@ export class Store {
     } catch (e) {
       if (leave) await leave();
       unlock();
-      throw e;
+      throw this.files.liveFailure(f, e);
     }
   }
   /** GET .../value?query=: matching rows (values in other files: as `openValueRead`). */
@@ -1515,6 +1646,8 @@ export class Store {
       } finally {
         await leave();
       }
+    } catch (e) {
+      throw this.files.liveFailure(f, e);
     } finally {
       unlock();
     }

@@ -42,6 +42,14 @@ export interface XLockOptions {
   leaseMs?: number;
   /** While reads continue, look for a writer in another process at most this often (ms). */
   recheckMs?: number;
+  /**
+   * Hold the shared flock at most this long in one piece (ms; 0: no limit), then let it go for
+   * `gapMs` once the reads in flight end: a program that does not wait in line for the file
+   * (h5py tries its exclusive lock once and fails) gets in between reads (issue #26 item 3).
+   */
+  holdMaxMs?: number;
+  /** The shortest gap between two holds when a hold reached `holdMaxMs` (ms). */
+  gapMs?: number;
 }
 
 /** What holds a file we are waiting for (for the 503 message). */
@@ -84,11 +92,21 @@ export class CrossProcessLock {
   private writerCheckedAt = 0;
   /** A writer elsewhere waits: no new read joins the hold, which ends with the last read. */
   private draining = false;
+  /** When this process took the shared flock it holds (ms, performance.now). */
+  private heldSince = 0;
+  /** When the hold began to step aside after `holdMaxMs` (a gap for programs that do not wait in line); 0: it does not. */
+  private asideSince = 0;
+  /** This hold gave up stepping aside (a long read holds it): it does not try again before it ends. */
+  private asideGivenUp = false;
+  /** No read takes the shared flock again before this (ms, performance.now): the gap after a hold of `holdMaxMs`. */
+  private gapUntil = 0;
   private leaseTimer: NodeJS.Timeout | undefined;
   private exclusive = false;
   private lastRelease = -Infinity;
   /** Since when (ms, performance.now) the file has been seen busy; undefined when not busy. */
   private busySince: number | undefined;
+  /** When the lock file was last found missing (ms, performance.now). */
+  private lockMissingAt = -Infinity;
 
   constructor(
     readonly file: string,
@@ -98,20 +116,22 @@ export class CrossProcessLock {
     private readonly opts: XLockOptions,
   ) {}
 
-  /** Open the domain file's descriptor (read-write when allowed). @throws ENOENT etc. */
+  /**
+   * Open the domain file's descriptor: read-only for reads, read-write for a write (then kept).
+   * A read never opens the file for writing (issue #26: tools that watch a file, fanotify's
+   * close-write, would count the server as one of its writers). @throws ENOENT etc.
+   */
   private ensureDataFd(write: boolean): number {
     if (this.dataFd !== undefined && (this.dataWritable || !write)) return this.dataFd;
     let fd: number;
-    let writable = true;
     try {
-      fd = fs.openSync(this.file, 'r+');
+      fd = fs.openSync(this.file, write ? 'r+' : 'r');
     } catch (e) {
       const code = (e as NodeJS.ErrnoException).code;
-      if (code !== 'EACCES' && code !== 'EPERM' && code !== 'EROFS') throw e;
-      if (write) throw new H5StoreError('Forbidden', 'The domain file is read-only on the server');
-      fd = fs.openSync(this.file, 'r');
-      writable = false;
+      if (write && (code === 'EACCES' || code === 'EPERM' || code === 'EROFS')) throw new H5StoreError('Forbidden', 'The domain file is read-only on the server');
+      throw e;
     }
+    const writable = write;
     if (fs.fstatSync(fd, { bigint: true }).ino !== this.ino) {
       fs.closeSync(fd);
       throw new H5StoreError('Unavailable', 'The domain file was replaced during the request; try again', { 'Retry-After': '1' });
@@ -125,11 +145,16 @@ export class CrossProcessLock {
   /** Open (creating it when `create`) the lock file; undefined when absent and not created. */
   private ensureLockFd(create: boolean): number | undefined {
     if (this.lockFd !== undefined) return this.lockFd;
+    // A missing lock file is looked for again after `recheckMs` (each read asks twice; a
+    // process that creates it to write also takes the file's exclusive flock, which reads wait for)
+    const now = performance.now();
+    if (!create && now - this.lockMissingAt < (this.opts.recheckMs ?? 1)) return undefined;
     let fd = openIfExists(this.lockPath, 'r+');
     if (fd === undefined && create) {
       fd = fs.openSync(this.lockPath, fs.constants.O_RDWR | fs.constants.O_CREAT, 0o644);
       if (this.opts.durable) syncDir(path.dirname(this.lockPath));
     }
+    if (fd === undefined) this.lockMissingAt = now;
     this.lockFd = fd;
     return fd;
   }
@@ -198,6 +223,7 @@ export class CrossProcessLock {
         this.writerCheckedAt = now;
         if (this.writerElsewhere()) this.drain();
       }
+      if (this.opts.holdMaxMs && now - this.heldSince >= this.opts.holdMaxMs && !this.draining && !this.asideGivenUp) this.stepAside(now);
       if (!this.draining) {
         this.shared++;
         this.leased = false;
@@ -209,11 +235,21 @@ export class CrossProcessLock {
       // process is taking the lock: go after it.
       if (this.sharedWait) await this.sharedWait;
       else await sleep(1);
+      if (this.shared > 0 && this.asideSince > 0 && performance.now() - this.asideSince > 2 * (this.opts.holdMaxMs ?? 0)) {
+        // a long read (a stream) holds the file: no gap can come before it ends, so the others
+        // go on with it (a writer of another h5store process still drains the hold: recheckMs)
+        this.asideSince = 0;
+        this.asideGivenUp = true;
+        this.draining = false;
+      }
       if (this.shared > 0 && !this.draining) return this.acquireShared();
     }
     let done!: () => void;
     this.sharedWait = new Promise<void>((r) => (done = r));
     try {
+      this.asideSince = 0;
+      const gap = this.gapUntil - performance.now();
+      if (gap > 0) await sleep(gap); // the flock was let go after a long hold: leave the gap
       const deadline = performance.now() + this.opts.waitMs;
       const fd = this.ensureDataFd(false);
       let delay = 1;
@@ -228,12 +264,19 @@ export class CrossProcessLock {
       this.busySince = undefined;
       this.draining = false;
       this.shared = 1;
-      this.writerCheckedAt = performance.now();
+      this.writerCheckedAt = this.heldSince = performance.now();
+      this.asideGivenUp = false;
     } finally {
       this.sharedWait = undefined;
       done();
     }
     return true;
+  }
+
+  /** The hold reached `holdMaxMs`: drain it, and leave a gap of `gapMs` before the next. */
+  private stepAside(now: number): void {
+    this.asideSince = now;
+    this.drain();
   }
 
   /** Let no new read join the shared hold; drop the lease now if no read holds it. */
@@ -248,7 +291,18 @@ export class CrossProcessLock {
     this.leaseTimer = undefined;
     if (!this.leased) return;
     this.leased = false;
-    if (this.shared === 0 && !this.exclusive && this.dataFd !== undefined) unflock(this.dataFd);
+    if (this.shared === 0 && !this.exclusive && this.dataFd !== undefined) this.letGo();
+  }
+
+  /**
+   * Let the shared flock go (no read holds it, no lease): after a hold of `holdMaxMs` or more,
+   * the next read waits for the gap (`gapMs`).
+   */
+  private letGo(): void {
+    unflock(this.dataFd!);
+    const now = performance.now();
+    const max = this.opts.holdMaxMs ?? 0;
+    if (max > 0 && now - this.heldSince >= max) this.gapUntil = now + (this.opts.gapMs ?? 1);
   }
 
   /** Release one shared hold; the flock goes with the last (after the lease, if any). */
@@ -257,24 +311,35 @@ export class CrossProcessLock {
     this.shared--;
     if (this.shared > 0 || this.exclusive || this.dataFd === undefined) return;
     const leaseMs = this.opts.leaseMs ?? 0;
-    if (leaseMs <= 0 || this.draining) {
-      unflock(this.dataFd);
+    const now = performance.now();
+    const left = this.holdLeft(now);
+    if (leaseMs <= 0 || this.draining || left <= 0) {
+      this.letGo();
       return;
     }
     this.leased = true;
-    this.lastReadEnd = performance.now();
-    if (!this.leaseTimer) this.armLease(leaseMs);
+    this.lastReadEnd = now;
+    if (!this.leaseTimer) this.armLease(Math.min(leaseMs, left));
   }
 
-  /** One timer per lease (not per read): it ends the lease once `leaseMs` passed without a read. */
+  /** How much longer the shared flock may be held in one piece (ms; Infinity without `holdMaxMs`). */
+  private holdLeft(now: number): number {
+    const max = this.opts.holdMaxMs ?? 0;
+    return max > 0 ? this.heldSince + max - now : Infinity;
+  }
+
+  /**
+   * One timer per lease (not per read): it ends the lease once `leaseMs` passed without a read,
+   * or the hold reached `holdMaxMs`.
+   */
   private armLease(ms: number): void {
     this.leaseTimer = setTimeout(() => {
       this.leaseTimer = undefined;
       if (!this.leased) return;
-      const idle = performance.now() - this.lastReadEnd;
-      const leaseMs = this.opts.leaseMs ?? 0;
-      if (idle >= leaseMs - 0.5) this.endLease();
-      else this.armLease(leaseMs - idle);
+      const now = performance.now();
+      const left = Math.min((this.opts.leaseMs ?? 0) - (now - this.lastReadEnd), this.holdLeft(now));
+      if (left <= 0.5) this.endLease();
+      else this.armLease(left);
     }, Math.max(1, Math.ceil(ms)));
     this.leaseTimer.unref();
   }

@@ -340,6 +340,8 @@ describe('web viewer on the files scientists have (Chromium)', function () {
       await page.locator('.h5web-host [role="slider"][aria-orientation="vertical"]').waitFor();
       await page.getByRole('button', { name: 'Follow' }).click();
       await page.locator('.follow-status', { hasText: '[2 × 24 × 32]' }).waitFor();
+      // the server's change feed (GET /events) tells the changes: polling slows down
+      await page.locator('.follow-status', { hasText: ', live' }).waitFor({ timeout: 10000 });
       writer = spawn(PYTHON, ['-c', WRITER, file(), 'append', '6', '0.4'], { env: childEnv({ HDF5_USE_FILE_LOCKING: 'FALSE' }), stdio: 'ignore' });
       // the viewer reopens on each new shape, at the newest frame
       for (const frames of [4, 8]) {

@@ -53,7 +53,7 @@ export function attributeRoutes(d: Deps): Route[] {
       }
       const items = await d.store.listAttributes(ref.domain, kind, id, opts);
       sendJsonText(ctx, 200, attributeListBody(items, h, `/${col}/${id}`, ownedHrefs(h, `/${col}/${id}/attributes`, `/${col}/${id}`), flag(ctx, 'ignore_nan')));
-    }));
+    }, { conditional: true }));
 
     // POST /{col}/:id/attributes: by name {"attr_names": [...]}, or of several objects {"obj_ids"}
     routes.push(route('POST', base, { flag: 'read', on: 'object' }, async (ctx) => {
@@ -107,7 +107,7 @@ export function attributeRoutes(d: Deps): Route[] {
       const h = new Hrefs(ctx, d.config, ref);
       const self = `/${col}/${id}/attributes/${encodeURIComponent(name)}`;
       sendWithHrefs(ctx, 200, a, h, (h) => ownedHrefs(h, self, `/${col}/${id}`), { ignoreNan: flag(ctx, 'ignore_nan'), hrefsKey: self });
-    }));
+    }, { conditional: true }));
 
     // PUT /{col}/:id/attributes/:name: create or replace
     routes.push(route('PUT', `${base}/:name`, { flag: 'create', on: 'object' }, async (ctx) => {
@@ -147,7 +147,7 @@ export function attributeRoutes(d: Deps): Route[] {
         { ...v.json, hrefs: ownedHrefs(h, `/${col}/${id}/attributes/${encodeURIComponent(name)}/value`, `/${col}/${id}/attributes/${encodeURIComponent(name)}`) },
         { ignoreNan: flag(ctx, 'ignore_nan') },
       );
-    }));
+    }, { conditional: true }));
 
     // PUT /{col}/:id/attributes/:name/value: JSON {"value"} or binary
     routes.push(route('PUT', `${base}/:name/value`, { flag: 'update', on: 'object' }, async (ctx) => {
@@ -183,6 +183,6 @@ export function attributeRoutes(d: Deps): Route[] {
     const t = await d.store.getDatatype(ref.domain, ctx.params.id, { includeAttrs: flag(ctx, 'include_attrs'), alias: flag(ctx, 'getalias') });
     const h = new Hrefs(ctx, d.config, ref);
     sendWithHrefs(ctx, 200, t, h, (h) => objectHrefs(h, 'datatypes', t.id, t.root));
-  }));
+  }, { conditional: true }));
   return routes;
 }

@@ -54,7 +54,7 @@ export function datasetRoutes(d: Deps): Route[] {
       return objectHrefs(h, 'datasets', ds.id, ds.root, extra);
     };
     sendWithHrefs(ctx, 200, ds, h, hrefsOf, { ignoreNan: flag(ctx, 'ignore_nan') });
-  }));
+  }, { conditional: true }));
 
   // GET /datasets/:id/shape
   routes.push(route('GET', '/datasets/:id/shape', { flag: 'read', on: 'object' }, async (ctx) => {
@@ -69,7 +69,7 @@ export function datasetRoutes(d: Deps): Route[] {
       lastModified: r.lastModified,
       hrefs: ownedHrefs(h, `/datasets/${id}/shape`, `/datasets/${id}`, root),
     });
-  }));
+  }, { conditional: true }));
 
   // PUT /datasets/:id/shape: resize ({"shape"} or {"extend","extend_dim"})
   routes.push(route('PUT', '/datasets/:id/shape', { flag: 'update', on: 'object' }, async (ctx) => {
@@ -91,7 +91,7 @@ export function datasetRoutes(d: Deps): Route[] {
     const root = await d.store.rootId(ref.domain);
     // self, owner, root: HSDS's hrefs of a type (no home; issue #25)
     sendJson(ctx, 200, { type: r.type, hrefs: [h.rel('self', `/datasets/${id}/type`), h.rel('owner', `/datasets/${id}`), h.rel('root', `/groups/${root}`)] });
-  }));
+  }, { conditional: true }));
 
   const valueHrefs = async (ctx: Context, ref: ReturnType<typeof refOf>, id: string): Promise<Href[]> => {
     const h = new Hrefs(ctx, d.config, ref);
@@ -112,7 +112,7 @@ export function datasetRoutes(d: Deps): Route[] {
     const hrefs = await valueHrefs(ctx, ref, id);
     const { plan, release } = await d.store.openValueRead(ref.domain, id, { select: param(ctx, 'select'), fields: param(ctx, 'fields') }, accessOf(ctx));
     await sendValue(ctx, d, plan, release, hrefs);
-  }));
+  }, { conditional: true }));
 
   // POST /datasets/:id/value: points (JSON or binary uint64) or a long selection
   routes.push(route('POST', '/datasets/:id/value', { flag: 'read', on: 'object' }, async (ctx) => {

@@ -72,7 +72,7 @@ export function groupRoutes(d: Deps): Route[] {
     });
     // Only attribute values can hold NaN or Infinity: without them, plain JSON.stringify.
     sendWithHrefs(ctx, 200, g, h, (h) => objectHrefs(h, 'groups', g.id, g.root), { plain: !includeAttrs });
-  }));
+  }, { conditional: true }));
 
   // DELETE /groups/:id, /datasets/:id, /datatypes/:id
   for (const kind of ['group', 'dataset', 'datatype'] as ObjectKind[]) {
@@ -100,7 +100,7 @@ export function groupRoutes(d: Deps): Route[] {
     sendJsonText(ctx, 200, linkListBody(page.texts, h, id, ownedHrefs(h, `/groups/${id}/links`, `/groups/${id}`)));
     // the next page, unless its first link keeps its bytes for these hrefs already
     if (page.next !== undefined && !(page.after && linkListKept([page.after], h, id))) readAheadLinks(d, ref.domain, id, { ...opts, marker: page.next }, h);
-  }));
+  }, { conditional: true }));
 
   // POST /groups/:id/links: links by title, of several groups (grp_ids), or of every group below (follow_links)
   routes.push(route('POST', '/groups/:id/links', { flag: 'read', on: 'object' }, async (ctx) => {
