@@ -290,6 +290,8 @@ export async function runWorker(base: Config): Promise<void> {
       });
       internal.closeIdleConnections();
     });
+    const { hdf5Busy, whenIdle } = await import('./hdf5/heavy.js');
+    while (hdf5Busy()) await whenIdle(); // a libhdf5 call on the worker thread ends first
     running.store.close();
     // the primary removes the directory; when it was killed, the last worker out does
     fs.rmSync(sock, { force: true });

@@ -10,12 +10,14 @@ import { createApp, routeTable } from './app.js';
 import { Authenticator, authOptions, hasUsers } from './auth/authenticate.js';
 import { type Config, isLoopbackHost } from './config.js';
 import { configureFilters } from './hdf5/filters.js';
+import { hdf5Busy, whenIdle } from './hdf5/heavy.js';
 import { type Ops, createOps, startMetricsServer } from './http/ops.js';
 import { fileLockingWarning, hdf5FileLocking } from './ops/filelocking.js';
 import { Metrics } from './ops/metrics.js';
 import { HDF5_FILE_LOCKING_ENV } from './hdf5/vfd.js';
 import { ensureSamples } from './samples.js';
 import { S3Mount, parseMountSpec } from './store/s3mount.js';
+import { compressors } from './store/datasets.js';
 import { Store } from './store/store.js';
 import { startValueThreads } from './store/values/threadPool.js';
 import { requestsInFlight } from './http/inflight.js';
@@ -98,6 +100,9 @@ export async function startServer(config: Config, logger: Logger = pino({ level:
     mounts,
     droppedInPrivate: hasUsers(config) && !config.defaultPublic,
   });
+  // what libhdf5 can compress with, asked once now (PUT / answers it): never later while a long
+  // call runs on the HDF5 worker thread (heavy.ts)
+  compressors();
   const ops = createOps(store, metrics);
   if (config.samples) {
     const written = await ensureSamples(store);
@@ -162,6 +167,8 @@ export async function startServer(config: Config, logger: Logger = pino({ level:
         }),
     );
     await Promise.all(closing);
+    // a libhdf5 call still running on the worker thread (heavy.ts) ends first
+    while (hdf5Busy()) await whenIdle();
     store.close();
   };
   const drain = async (timeoutMs: number) => {

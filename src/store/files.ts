@@ -249,7 +249,9 @@ export class FileCache {
   private unref(f: DomainFile): void {
     const h = f.handle;
     h.users.delete(f);
-    if (h.users.size === 0 && h.idle) this.dropHandle(h);
+    // Not while a libhdf5 call runs on the worker thread (heavy.ts): closing would wait for it
+    // (or fail); the sweeper (`closeIdle`) drops the handle then.
+    if (h.users.size === 0 && h.idle && !hdf5Busy()) this.dropHandle(h);
   }
 
   /**
@@ -544,13 +546,18 @@ export class FileCache {
       this.happened(h, 'written', f);
       return result;
     } finally {
-      h.lastUsed = performance.now();
-      if (!keep) {
-        while (hdf5Busy()) await whenIdle();
-        this.endSession(h);
+      try {
+        h.lastUsed = performance.now();
+        if (!keep) {
+          while (hdf5Busy()) await whenIdle();
+          this.endSession(h);
+        }
+      } finally {
+        // whatever happened above, the file is let go: a lock kept here would hold every later
+        // request of the file forever
+        endSection?.();
+        h.lock.releaseWrite();
       }
-      endSection?.();
-      h.lock.releaseWrite();
     }
   }
 
@@ -632,16 +639,24 @@ export class FileCache {
    * serves the next requests while the file does not change; closing it later writes nothing).
    */
   private endSession(h: FileHandle): void {
-    if (h.jf?.inTransaction) {
-      try {
-        this.closeHandle(h);
-      } catch {
-        /* the rollback restores the file */
+    try {
+      if (h.jf?.inTransaction) {
+        try {
+          this.closeHandle(h);
+        } catch {
+          /* the rollback restores the file */
+        }
+        try {
+          h.jf?.rollback();
+        } catch (e) {
+          // The journal stays active on disk: the next use of the file repairs it (NeedsRepair).
+          this.log.warn({ file: h.realPath, err: (e as Error).message }, 'rolling back an unfinished write failed; repaired on next use');
+        }
+        h.jf = undefined;
       }
-      h.jf?.rollback();
-      h.jf = undefined;
+    } finally {
+      h.xl.releaseExclusive();
     }
-    h.xl.releaseExclusive();
   }
 
   /**
@@ -810,8 +825,11 @@ export class FileCache {
    * exists: no file is ever replaced) and the temporary name removed.
    * @returns false when `fsPath` exists
    */
-  createFile(fsPath: string, tmpPath: string, opts: { trackOrder?: boolean }): boolean {
+  async createFile(fsPath: string, tmpPath: string, opts: { trackOrder?: boolean }): Promise<boolean> {
+    // libhdf5 work like any other: never while a call runs on the worker thread (heavy.ts)
+    const endSection = openSection();
     try {
+      while (hdf5Busy()) await whenIdle();
       const fid = h5.createFile(tmpPath, opts);
       h5.closeFile(fid);
       if (this.durable) {
@@ -831,6 +849,7 @@ export class FileCache {
       if (this.durable) syncDir(fsPath.slice(0, fsPath.lastIndexOf('/')) || '/');
       return true;
     } finally {
+      endSection();
       fs.rmSync(tmpPath, { force: true });
     }
   }
@@ -943,10 +962,18 @@ export class FileCache {
     }
   }
 
-  /** Open object ids over all files, for leak checks. */
+  /** The last `openIdCount` (while the worker thread is in libhdf5, asking would have to wait). */
+  private lastIdCount = 0;
+
+  /**
+   * Open object ids over all files, for leak checks and metrics; while a libhdf5 call runs on the
+   * worker thread (heavy.ts) the count of the last time (a scrape never waits for, or fails on, it).
+   */
   openIdCount(): number {
+    if (hdf5Busy()) return this.lastIdCount;
     let n = 0;
     for (const h of this.handles.values()) if (h.fid !== undefined) n += h5.openIdCount(h.fid);
+    this.lastIdCount = n;
     return n;
   }
 

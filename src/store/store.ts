@@ -202,7 +202,8 @@ export class Store {
 
   /** Check that libhdf5 answers a call (readiness); returns its version. */
   checkLibrary(): string {
-    openObjectCount();
+    // a call running on the worker thread (heavy.ts) shows it answers; asking would wait for it
+    if (!hdf5Busy()) openObjectCount();
     return LIB_INFO.version;
   }
 
@@ -631,7 +632,7 @@ export class Store {
       return this.folderJson(p, fs.statSync(p));
     }
     const tmp = path.join(path.dirname(p), serviceName(path.basename(p), `.${crypto.randomBytes(6).toString('hex')}.new`));
-    if (!this.files.createFile(p, tmp, { trackOrder: opts.trackOrder })) throw conflict(`${domain} already exists`);
+    if (!(await this.files.createFile(p, tmp, { trackOrder: opts.trackOrder }))) throw conflict(`${domain} already exists`);
     this.goneDomains.delete(domain);
     this.paths.forget(domain);
     this.files.forget(domain);

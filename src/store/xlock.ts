@@ -348,12 +348,16 @@ export class CrossProcessLock {
   releaseExclusive(): void {
     if (!this.exclusive) return;
     this.exclusive = false;
+    this.lastRelease = performance.now();
     if (this.dataFd !== undefined) {
-      if (this.shared > 0) tryFlock(this.dataFd, false);
-      else unflock(this.dataFd);
+      try {
+        if (this.shared > 0) tryFlock(this.dataFd, false);
+        else unflock(this.dataFd);
+      } catch {
+        /* the descriptor's locks go with it (close) */
+      }
     }
     if (this.lockFd !== undefined) this.dropWriterByte(this.lockFd);
-    this.lastRelease = performance.now();
   }
 
   get holdsExclusive(): boolean {
