@@ -16,6 +16,9 @@
  *   writes to one file stay in one process: no cross-process lock hand-over, no reopening after
  *   each other's writes. Reads in the other workers see those writes through the store's file
  *   change check (the lock file's commit counter), as with any two processes.
+ * - Every worker answers as one process would (store/changeFeed.ts): deletions, creations and ACL
+ *   changes are appended to a change feed in the runtime directory before they are answered, and
+ *   applied by every worker at the start of its next request.
  * - A forwarded write whose owner is not there (restarting) waits for it up to `lockWaitMs` (the
  *   body is not read until the owner accepts the connection), then 503 with Retry-After; an owner
  *   that dies while answering gives 502 (the write may or may not have been made: it was
@@ -50,6 +53,9 @@ const ENV = {
 
 /** The header that carries the client's address to the owner (read only on the private socket). */
 const CLIENT_HEADER = 'x-h5store-forwarded-client';
+
+/** The file of the workers' change feed in the runtime directory (store/changeFeed.ts). */
+const CHANGE_FEED = 'changes.log';
 
 /** Longest wait for in-flight requests when stopping, then connections are closed. */
 const DRAIN_MS = 10_000;
@@ -255,8 +261,10 @@ export async function runWorker(base: Config): Promise<void> {
   });
   const logger = pino({ level: config.logLevel }).child({ worker: index });
   const { startServer } = await import('./main.js');
+  const { SharedChangeLog } = await import('./store/changeFeed.js');
   const running = await startServer(config, logger, {
     index,
+    changes: new SharedChangeLog(path.join(dir, CHANGE_FEED)),
     listener: (app, routes) => forwardingListener(app, { index, count, dir, isWrite: writeMatcher(routes), waitMs: Math.max(config.lockWaitMs, 1000), log: logger }),
   });
 
@@ -296,9 +304,10 @@ export async function runWorker(base: Config): Promise<void> {
     // the primary removes the directory; when it was killed, the last worker out does
     fs.rmSync(sock, { force: true });
     try {
-      fs.rmdirSync(dir);
+      // the change feed is the workers' one other file there; other workers' sockets mean they are still up
+      if (fs.readdirSync(dir).every((n) => n === CHANGE_FEED)) fs.rmSync(dir, { recursive: true, force: true });
     } catch {
-      // other workers' sockets are still there
+      // gone already
     }
     process.exit(0);
   };

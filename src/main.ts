@@ -17,6 +17,7 @@ import { Metrics } from './ops/metrics.js';
 import { HDF5_FILE_LOCKING_ENV } from './hdf5/vfd.js';
 import { ensureSamples } from './samples.js';
 import { S3Mount, parseMountSpec } from './store/s3mount.js';
+import type { ChangeFeed } from './store/changeFeed.js';
 import { compressors } from './store/datasets.js';
 import { Store } from './store/store.js';
 import { startValueThreads } from './store/values/threadPool.js';
@@ -49,6 +50,8 @@ export interface WorkerOptions {
   index: number;
   /** The request listener of the public port, given the app's and its route table (forwards writes to their owner). */
   listener(app: RequestListener, routes: Route[]): RequestListener;
+  /** What the workers tell each other (store/changeFeed.ts). */
+  changes?: ChangeFeed;
 }
 
 /**
@@ -99,6 +102,7 @@ export async function startServer(config: Config, logger: Logger = pino({ level:
     observer: metrics.storeObserver,
     mounts,
     droppedInPrivate: hasUsers(config) && !config.defaultPublic,
+    changes: worker?.changes,
   });
   // what libhdf5 can compress with, asked once now (PUT / answers it): never later while a long
   // call runs on the HDF5 worker thread (heavy.ts)

@@ -70,7 +70,11 @@ export class DomainFile implements FileUser {
   readonly handle: FileHandle;
   /** Where the files a dataset reaches are judged from (reach.ts). */
   readonly reach: ReachContext;
-  /** Ids, link and attribute names deleted in this process (410): the domain name's, outliving every event. */
+  /**
+   * Links and attributes deleted while the server runs (`<owner id>/links/<name>`...: 410): the
+   * domain name's, outliving every event, shared with the cluster's other workers (files.ts).
+   * Deleted objects need no entry: their address generations say so (objectIndex.ts).
+   */
   private readonly deleted: Set<string>;
   private index_: ObjectIndex;
   private view_: FileView;
@@ -82,7 +86,7 @@ export class DomainFile implements FileUser {
     this.deleted = deleted;
     this.handle = handle;
     this.reach = reach;
-    this.index_ = new ObjectIndex(domain, handle, deleted);
+    this.index_ = new ObjectIndex(domain, handle);
     this.view_ = new FileView();
   }
 
@@ -92,7 +96,7 @@ export class DomainFile implements FileUser {
    */
   apply(event: FileEvent): void {
     const row = AFTER[event];
-    if (row.index === 'new') this.index_ = new ObjectIndex(this.domain, this.handle, this.deleted);
+    if (row.index === 'new') this.index_ = new ObjectIndex(this.domain, this.handle);
     if (row.kept === 'new') this.kept_ = new SlotStore();
     this.view_ = new FileView(row.view === 'transient');
   }
@@ -119,7 +123,7 @@ export class DomainFile implements FileUser {
     }
   }
 
-  /** Whether an id, or a link or attribute (`<owner id>/links/<name>`...), was deleted in this process. */
+  /** Whether a link or attribute (`<owner id>/links/<name>`...) was deleted while the server runs. */
   isDeleted(what: string): boolean {
     return this.deleted.has(what);
   }

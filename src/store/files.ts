@@ -70,6 +70,45 @@ export interface FileCacheOptions {
   observer?: StoreObserver;
   /** Shared short-lived stat cache (statCache.ts); cleared by every event (`happened`). */
   stats?: StatCache;
+  /**
+   * Told when a link or attribute of a domain is noted deleted (`gone`) or made again, so the
+   * other processes of a cluster answer 410 too (changeFeed.ts). Not told of `noteElsewhere`.
+   */
+  onDeleted?: (domain: string, what: string, gone: boolean) => void;
+}
+
+/**
+ * The links and attributes of one domain name deleted while the server runs (they answer 410,
+ * not 404, until made again; wire-reference 0.7), as `<owner id>/links/<name>` and
+ * `<owner id>/attributes/<name>`. Every change is told to `tell` (the cluster's change feed).
+ */
+class DeletedNames extends Set<string> {
+  constructor(
+    private readonly domain: string,
+    private readonly tell?: (domain: string, what: string, gone: boolean) => void,
+  ) {
+    super();
+  }
+
+  override add(what: string): this {
+    if (!this.has(what)) {
+      super.add(what);
+      this.tell?.(this.domain, what, true);
+    }
+    return this;
+  }
+
+  override delete(what: string): boolean {
+    if (!super.delete(what)) return false;
+    this.tell?.(this.domain, what, false);
+    return true;
+  }
+
+  /** The same, as another process of the cluster told it (not told again). */
+  noteElsewhere(what: string, gone: boolean): void {
+    if (gone) super.add(what);
+    else super.delete(what);
+  }
 }
 
 /**
@@ -137,8 +176,8 @@ interface Known {
 export class FileCache {
   private readonly domains = new Map<string, Known>();
   private readonly handles = new Map<string, FileHandle>();
-  /** Per domain name: ids, links and attributes deleted in this process (410), outliving its entries. */
-  private readonly goneIds = new Map<string, Set<string>>();
+  /** Per domain name: links and attributes deleted while the server runs (410), outliving its entries. */
+  private readonly goneIds = new Map<string, DeletedNames>();
   /** The reach context of local files (mounted ones refuse: `FileSource.reachRefusal`). */
   private readonly reach: ReachContext;
   private readonly sweeper: NodeJS.Timeout;
@@ -237,8 +276,7 @@ export class FileCache {
    * deleted ids).
    */
   private newEntry(domain: string, path: string, h: FileHandle, old: DomainFile | undefined, reach: ReachContext): DomainFile {
-    let gone = this.goneIds.get(domain);
-    if (!gone) this.goneIds.set(domain, (gone = new Set()));
+    const gone = this.deletedNames(domain);
     const nf = new DomainFile(domain, path, gone, h, reach);
     h.users.add(nf);
     if (old) this.unref(old);
@@ -922,6 +960,21 @@ export class FileCache {
     } catch {
       h.stamp = undefined;
     }
+  }
+
+  /** The deleted links and attributes of a domain name (see `DeletedNames`). */
+  private deletedNames(domain: string): DeletedNames {
+    let gone = this.goneIds.get(domain);
+    if (!gone) this.goneIds.set(domain, (gone = new DeletedNames(domain, this.opts.onDeleted)));
+    return gone;
+  }
+
+  /**
+   * A link or attribute of `domain` that another process of the cluster deleted (`gone`) or made
+   * again (changeFeed.ts): answered 410 here too (or no longer).
+   */
+  noteDeletedElsewhere(domain: string, what: string, gone: boolean): void {
+    this.deletedNames(domain).noteElsewhere(what, gone);
   }
 
   /** Forget a domain entirely (after DELETE /). */

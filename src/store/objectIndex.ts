@@ -40,8 +40,6 @@ export class ObjectIndex {
   constructor(
     private readonly domain: string,
     private readonly handle: FileHandle,
-    /** Ids (and link/attribute names) deleted in this process: they answer 410. Outlives the index. */
-    private readonly deleted: Set<string>,
   ) {}
 
   private get h(): Hid {
@@ -121,8 +119,8 @@ export class ObjectIndex {
 
   /**
    * Resolve a client id to an object address (DESIGN.md section 3): syntax (400), domain
-   * membership (400), deleted in this process (410), generation and address known to be an
-   * object of this file (404), prefix matching the object's type (404).
+   * membership (400), freed by h5store (an older generation of its address: 410), generation
+   * and address known to be an object of this file (404), prefix matching the object's type (404).
    * @param expected the kind the route implies; a different prefix is a 400.
    */
   resolve(id: string, expected?: ObjectKind): bigint {
@@ -137,9 +135,13 @@ export class ObjectIndex {
       if (owner !== undefined) throw badRequest('Object id is not a member of the given domain');
       throw notFound(`${p.kind} ${id} not found in this domain`);
     }
-    if (this.deleted.has(id)) throw gone(`${p.kind} ${id} has been deleted`);
     this.ensureLoaded();
     const gen = this.gens.get(p.addr) ?? 0;
+    // An older generation of its address: h5store freed the object there (markFreed), which the
+    // file itself records, so every process says so (every worker, and after a restart); also
+    // when the address now holds an object of the reserved group (its generations dataset often
+    // takes the first address freed).
+    if (p.gen < gen) throw gone(`${p.kind} ${id} has been deleted`);
     if (p.gen !== gen || this.reserved.isInternal(p.addr)) throw notFound(`${p.kind} ${id} not found`);
     let kind = this.known.get(p.addr);
     if (kind === undefined && !this.known.has(p.addr)) {
@@ -172,14 +174,13 @@ export class ObjectIndex {
   }
 
   /**
-   * Record that the objects at `addrs` were freed: their ids answer 410 for the rest of this
-   * process, and the next object libhdf5 puts at one of these addresses gets a new generation
-   * (persisted in the reserved group) so an old id never names it.
+   * Record that the objects at `addrs` were freed: each address gets a new generation, persisted
+   * in the reserved group in the same write, so the old ids answer 410 (in every process, also
+   * after a restart: `resolve`) and never name the next object libhdf5 puts there.
    */
   markFreed(freed: Map<bigint, ObjectKind | undefined>): void {
     if (freed.size === 0) return;
-    for (const [addr, kind] of freed) {
-      if (kind) this.deleted.add(makeId(kind, this.key, addr, this.gens.get(addr) ?? 0));
+    for (const addr of freed.keys()) {
       this.known.delete(addr);
       this.gens.set(addr, (this.gens.get(addr) ?? 0) + 1);
     }

@@ -17,6 +17,7 @@ import { LIB_INFO, openObjectCount } from '../hdf5/lib.js';
 import * as h5 from '../hdf5/objects.js';
 import type { ObjectKind } from '../hdf5/objects.js';
 import { FolderAcls, type FileAcl, type FolderAcl, keptFileAcl, readFileAcl, writeFileAcl } from './acls.js';
+import type { ChangeEvent, ChangeFeed } from './changeFeed.js';
 import { fileStatus } from './fileStatus.js';
 import * as attrs from './attributes.js';
 import * as dsets from './datasets.js';
@@ -28,6 +29,7 @@ import * as links from './links.js';
 import { type Mount, isUnder, readOnly } from './mount.js';
 import { isHdf5Name } from './mountspec.js';
 import { BufferPool, PagePool } from './pagepool.js';
+import { domainKey, fileIdentity, noteDomainKey } from './ids.js';
 import { DomainPaths, FOLDER_META, LOCK_SUFFIX, isServiceName, normalizeDomain, parentDomain } from './paths.js';
 import { serviceName } from './servicefiles.js';
 import { StatCache } from './statCache.js';
@@ -80,6 +82,11 @@ export interface StoreOptions {
    * off. Default false (no users: everyone is `default`).
    */
   droppedInPrivate?: boolean;
+  /**
+   * The other workers of `serve --workers N` (changeFeed.ts): deletions, creations and ACL
+   * changes are told to them, and theirs applied here, before each request's first store call.
+   */
+  changes?: ChangeFeed;
 }
 
 /** Domain or folder record (GET /, wire-reference 1.3). */
@@ -167,10 +174,11 @@ export class Store {
   constructor(readonly opts: StoreOptions) {
     const stats = new StatCache(opts.statCacheMs);
     this.paths = new DomainPaths(opts.root, undefined, stats);
-    this.folders = new FolderAcls(this.paths.realRoot);
+    this.folders = new FolderAcls(this.paths.realRoot, stats);
     this.files = new FileCache({
       paths: this.paths,
       stats,
+      onDeleted: opts.changes ? (domain, what, g) => opts.changes!.publish({ t: g ? 'gone' : 'back', domain, what }) : undefined,
       idleCloseMs: opts.idleCloseMs,
       maxOpenFiles: opts.maxOpenFiles,
       lockWaitMs: opts.lockWaitMs,
@@ -193,6 +201,49 @@ export class Store {
       parallelChunkSpareCores: opts.parallelChunkSpareCores ?? DEFAULT_LIMITS.parallelChunkSpareCores,
     };
     this.pagePool = new PagePool(opts.pageBytes);
+  }
+
+  /**
+   * Apply what the other workers of the cluster changed since the last call (changeFeed.ts):
+   * deleted and created domains and folders, deleted and re-created links and attributes, ACL
+   * changes; any of them drops this process's short-lived stats, ACL views and path checks.
+   * Called at the start of every request's first store call (`aclView`, `statOf`, `fileFor`):
+   * one `fstat` when nothing changed. A no-op in a single process.
+   */
+  private syncCluster(): void {
+    const events = this.opts.changes?.poll();
+    if (!events?.length) return;
+    this.files.stats.clear();
+    for (const e of events) this.applyChange(e);
+  }
+
+  private applyChange(e: ChangeEvent): void {
+    switch (e.t) {
+      case 'removed':
+        this.goneDomains.add(e.domain);
+        if (e.key) noteDomainKey(e.key, e.domain);
+        this.files.forget(e.domain);
+        this.paths.forget(e.domain);
+        this.folders.forget(this.paths.resolve(e.domain));
+        break;
+      case 'made':
+        this.goneDomains.delete(e.domain);
+        this.paths.forget(e.domain);
+        this.folders.forget(this.paths.resolve(e.domain));
+        break;
+      case 'acl':
+        this.folders.forget(this.paths.resolve(e.domain));
+        break;
+      case 'gone':
+      case 'back':
+        this.files.noteDeletedElsewhere(e.domain, e.what, e.t === 'gone');
+        break;
+    }
+  }
+
+  /** Tell the cluster's other workers (before the request that made the change is answered). */
+  private publish(e: ChangeEvent): void {
+    this.opts.changes?.publish(e);
   }
 
   /** The HDF5 library in use. */
@@ -288,6 +339,7 @@ export class Store {
    * @throws Gone when deleted earlier in this process, NotFound otherwise when missing.
    */
   private statOf(domain: string): { p: string; st: fs.Stats } {
+    this.syncCluster();
     const p = this.paths.resolve(domain);
     try {
       return { p, st: this.files.stats.stat(p) };
@@ -318,6 +370,7 @@ export class Store {
    * may reach no other file: reach.ts refuses them, `FileSource.reachRefusal`).
    */
   private async fileFor(domain: string): Promise<DomainFile> {
+    this.syncCluster();
     const m = this.mountOf(domain);
     if (!m) return this.fileOf(domain);
     return m.file(domain, this.files);
@@ -434,6 +487,7 @@ export class Store {
     // The same question within `statCacheMs`, with no change by this process since, has the
     // same answer (the view is made of the stats, file ACL state and folder sidecars the
     // stat cache stands for): a stream of requests asks the disk once.
+    this.syncCluster();
     const stats = this.files.stats;
     const key = `${domain}\u0000${target.id ?? ''}\u0000${target.h5path ?? ''}\u0000${target.parentId ?? ''}\u0000${target.addr ?? ''}\u0000${target.place ? 1 : 0}`;
     const hit = this.recentViews.get(key);
@@ -586,6 +640,7 @@ export class Store {
       change(next.acls);
       this.folders.write(p, next);
       this.files.directoryChanged();
+      this.publish({ t: 'acl', domain });
       return;
     }
     await this.write(domain, (f) => {
@@ -599,6 +654,7 @@ export class Store {
       change(acl);
       writeFileAcl(f, state);
     });
+    this.publish({ t: 'acl', domain });
   }
 
   /**
@@ -629,6 +685,7 @@ export class Store {
       this.paths.forget(domain);
       this.folders.forget(p);
       if (opts.owner !== undefined && opts.acl) this.folders.write(p, { owner: opts.owner, acls: opts.acl });
+      this.publish({ t: 'made', domain });
       return this.folderJson(p, fs.statSync(p));
     }
     const tmp = path.join(path.dirname(p), serviceName(path.basename(p), `.${crypto.randomBytes(6).toString('hex')}.new`));
@@ -636,9 +693,13 @@ export class Store {
     this.goneDomains.delete(domain);
     this.paths.forget(domain);
     this.files.forget(domain);
-    if (opts.owner !== undefined && opts.acl) {
-      const state: FileAcl = { owner: opts.owner, root: opts.acl, objects: {} };
-      await this.write(domain, (f) => writeFileAcl(f, state));
+    try {
+      if (opts.owner !== undefined && opts.acl) {
+        const state: FileAcl = { owner: opts.owner, root: opts.acl, objects: {} };
+        await this.write(domain, (f) => writeFileAcl(f, state));
+      }
+    } finally {
+      this.publish({ t: 'made', domain });
     }
     return this.getDomain(domain);
   }
@@ -660,13 +721,20 @@ export class Store {
       if (link !== p && fs.lstatSync(link).isSymbolicLink()) fs.unlinkSync(link);
       else fs.rmdirSync(p);
       this.folders.forget(p);
-    } else {
-      // a symlinked domain: the link is removed, not its target
-      await this.files.deleteFile(this.files.entry(domain, p), this.paths.joined(domain));
-      this.files.forget(domain);
+      this.goneDomains.add(domain);
+      this.paths.forget(domain);
+      this.publish({ t: 'removed', domain });
+      return;
     }
+    // the domain key of the file deleted: its ids answer 410 (not 404) in the other workers too
+    const key = domainKey(domain, fileIdentity(st));
+    noteDomainKey(key, domain);
+    // a symlinked domain: the link is removed, not its target
+    await this.files.deleteFile(this.files.entry(domain, p), this.paths.joined(domain));
+    this.files.forget(domain);
     this.goneDomains.add(domain);
     this.paths.forget(domain);
+    this.publish({ t: 'removed', domain, key });
   }
 
   /**

@@ -1,0 +1,271 @@
+/**
+ * Several workers answer as one process would, at once (issue #24 item 12). The same table of
+ * cases runs against one process and against `serve --workers 2`: a change made through the
+ * public port (writes go to the domain's owner), then, at once, the same read on each worker
+ * (sent to its private socket, so which worker answers is certain) and through the port. Every
+ * answer must be the single process's. The attack, as reported: after a DELETE the other worker
+ * answered 404 instead of 410; after a folder ACL revoke bob still read 200 for up to 1 s.
+ */
+import fs from 'node:fs';
+import http from 'node:http';
+import path from 'node:path';
+import { expect } from 'chai';
+import { userAdd } from '../../src/auth/admin.js';
+import { type TestServer, fixturePath, startServer, tempRoot } from '../helpers/server.js';
+import { workerDir, workerPids } from '../helpers/workers.js';
+
+const PW = { admin: 'admin-pw-w1', alice: 'alice-pw-w1', bob: 'bob-pw-w1' };
+type Who = keyof typeof PW;
+const auth = (u: Who) => 'Basic ' + Buffer.from(`${u}:${PW[u]}`).toString('base64');
+
+interface Answer {
+  status: number;
+  json: any;
+}
+
+/** One request to `base` (http://...) or to a worker's private socket (`sock:<path>`). */
+function ask(target: string, method: string, p: string, who: Who, body?: unknown): Promise<Answer> {
+  return new Promise((resolve, reject) => {
+    const data = body === undefined ? undefined : Buffer.from(JSON.stringify(body));
+    const headers: Record<string, string | number> = { authorization: auth(who) };
+    if (data) Object.assign(headers, { 'content-type': 'application/json', 'content-length': data.length });
+    const where = target.startsWith('sock:') ? { socketPath: target.slice(5), path: p } : { ...urlParts(target), path: p };
+    const r = http.request({ ...where, method, headers, agent: false }, (res) => {
+      const chunks: Buffer[] = [];
+      res.on('data', (c) => chunks.push(c));
+      res.on('end', () => {
+        let json: any;
+        try {
+          json = JSON.parse(Buffer.concat(chunks).toString());
+        } catch {
+          json = undefined;
+        }
+        resolve({ status: res.statusCode!, json });
+      });
+    });
+    r.on('error', reject);
+    r.end(data);
+  });
+}
+
+function urlParts(base: string): { host: string; port: number } {
+  const u = new URL(base);
+  return { host: u.hostname, port: Number(u.port) };
+}
+
+const q = (d: string) => `domain=${encodeURIComponent(d)}`;
+
+/** A server of the table: where changes go (the port) and where reads go (each worker, and the port). */
+interface Target {
+  name: string;
+  srv: TestServer;
+  readers: string[];
+}
+
+/** The cases: `make` sets up (returns ids), `change` is the write, `read` the request every reader sends at once after it. */
+interface Case {
+  title: string;
+  expect: number;
+  make(t: Target, n: number): Promise<Record<string, string>>;
+  change(t: Target, x: Record<string, string>): Promise<Answer>;
+  read(x: Record<string, string>): [method: string, path: string, who: Who];
+}
+
+async function newDomain(t: Target, name: string): Promise<{ root: string }> {
+  const r = await ask(t.srv.url, 'PUT', `/?${q(name)}`, 'admin', {});
+  expect(r.status, `PUT ${name}`).to.equal(201);
+  return { root: r.json.root };
+}
+
+async function post(t: Target, d: string, col: string, body: unknown): Promise<string> {
+  const r = await ask(t.srv.url, 'POST', `/${col}?${q(d)}`, 'admin', body);
+  expect(r.status, `POST /${col}`).to.equal(201);
+  return r.json.id;
+}
+
+const CASES: Case[] = [
+  {
+    title: 'DELETE / of a domain, then GET /',
+    expect: 410,
+    make: async (t, n) => ({ d: `/as1/dom${n}.h5`, ...(await newDomain(t, `/as1/dom${n}.h5`)) }),
+    change: (t, x) => ask(t.srv.url, 'DELETE', `/?${q(x.d)}`, 'admin'),
+    read: (x) => ['GET', `/?${q(x.d)}`, 'admin'],
+  },
+  {
+    title: 'DELETE / of a domain, then GET of an id of its objects',
+    expect: 410,
+    make: async (t, n) => {
+      const d = `/as1/ids${n}.h5`;
+      const { root } = await newDomain(t, d);
+      return { d, g: await post(t, d, 'groups', { link: { id: root, name: 'g' } }) };
+    },
+    change: (t, x) => ask(t.srv.url, 'DELETE', `/?${q(x.d)}`, 'admin'),
+    read: (x) => ['GET', `/groups/${x.g}?${q(x.d)}`, 'admin'],
+  },
+  {
+    title: 'DELETE / of a folder, then GET /',
+    expect: 410,
+    make: async (t, n) => {
+      const d = `/as1/folder${n}`;
+      expect((await ask(t.srv.url, 'PUT', `/?${q(d)}`, 'admin', { folder: true })).status).to.equal(201);
+      return { d };
+    },
+    change: (t, x) => ask(t.srv.url, 'DELETE', `/?${q(x.d)}`, 'admin'),
+    read: (x) => ['GET', `/?${q(x.d)}`, 'admin'],
+  },
+  ...(['groups', 'datasets', 'datatypes'] as const).map(
+    (col): Case => ({
+      title: `DELETE /${col}/<id>, then GET it`,
+      expect: 410,
+      make: async (t, n) => {
+        const d = `/as1/obj-${col}${n}.h5`;
+        const { root } = await newDomain(t, d);
+        const body = col === 'groups' ? {} : col === 'datasets' ? { type: 'H5T_STD_I32LE', shape: [4] } : { type: 'H5T_IEEE_F32LE' };
+        return { d, id: await post(t, d, col, { ...body, link: { id: root, name: 'x' } }) };
+      },
+      change: (t, x) => ask(t.srv.url, 'DELETE', `/${col}/${x.id}?${q(x.d)}`, 'admin'),
+      read: (x) => ['GET', `/${col}/${x.id}?${q(x.d)}`, 'admin'],
+    }),
+  ),
+  {
+    title: 'DELETE of the last link to a dataset, then GET the dataset',
+    expect: 410,
+    make: async (t, n) => {
+      const d = `/as1/lastlink${n}.h5`;
+      const { root } = await newDomain(t, d);
+      return { d, root, id: await post(t, d, 'datasets', { type: 'H5T_STD_I8LE', shape: [2], link: { id: root, name: 'only' } }) };
+    },
+    change: (t, x) => ask(t.srv.url, 'DELETE', `/groups/${x.root}/links/only?${q(x.d)}`, 'admin'),
+    read: (x) => ['GET', `/datasets/${x.id}?${q(x.d)}`, 'admin'],
+  },
+  {
+    title: 'DELETE of a link, then GET the link',
+    expect: 410,
+    make: async (t, n) => {
+      const d = `/as1/link${n}.h5`;
+      const { root } = await newDomain(t, d);
+      expect((await ask(t.srv.url, 'PUT', `/groups/${root}/links/soft?${q(d)}`, 'admin', { h5path: '/x' })).status).to.equal(201);
+      return { d, root };
+    },
+    change: (t, x) => ask(t.srv.url, 'DELETE', `/groups/${x.root}/links/soft?${q(x.d)}`, 'admin'),
+    read: (x) => ['GET', `/groups/${x.root}/links/soft?${q(x.d)}`, 'admin'],
+  },
+  {
+    title: 'a deleted link made again, then GET it',
+    expect: 200,
+    make: async (t, n) => {
+      const d = `/as1/relink${n}.h5`;
+      const { root } = await newDomain(t, d);
+      expect((await ask(t.srv.url, 'PUT', `/groups/${root}/links/soft?${q(d)}`, 'admin', { h5path: '/x' })).status).to.equal(201);
+      expect((await ask(t.srv.url, 'DELETE', `/groups/${root}/links/soft?${q(d)}`, 'admin')).status).to.equal(200);
+      return { d, root };
+    },
+    change: (t, x) => ask(t.srv.url, 'PUT', `/groups/${x.root}/links/soft?${q(x.d)}`, 'admin', { h5path: '/y' }),
+    read: (x) => ['GET', `/groups/${x.root}/links/soft?${q(x.d)}`, 'admin'],
+  },
+  {
+    title: 'DELETE of an attribute, then GET it',
+    expect: 410,
+    make: async (t, n) => {
+      const d = `/as1/attr${n}.h5`;
+      const { root } = await newDomain(t, d);
+      expect((await ask(t.srv.url, 'PUT', `/groups/${root}/attributes/a?${q(d)}`, 'admin', { type: 'H5T_STD_I32LE', value: 1 })).status).to.equal(201);
+      return { d, root };
+    },
+    change: (t, x) => ask(t.srv.url, 'DELETE', `/groups/${x.root}/attributes/a?${q(x.d)}`, 'admin'),
+    read: (x) => ['GET', `/groups/${x.root}/attributes/a?${q(x.d)}`, 'admin'],
+  },
+  {
+    title: "a folder's ACL revoked, then bob reads a dropped-in file it governs",
+    expect: 403,
+    make: async (t, n) => {
+      const folder = `/home/alice/f${n}`;
+      expect((await ask(t.srv.url, 'PUT', `/?${q(folder)}`, 'alice', { folder: true })).status).to.equal(201);
+      expect((await ask(t.srv.url, 'PUT', `/acls/bob?${q(folder)}`, 'alice', { read: true })).status).to.equal(201);
+      fs.copyFileSync(fixturePath('tall.h5'), path.join(t.srv.root, folder.slice(1), 'dropped.h5'));
+      const d = `${folder}/dropped.h5`;
+      // bob reads it, on every worker (so each has the sidecar and the file's state cached)
+      for (const r of t.readers) expect((await ask(r, 'GET', `/?${q(d)}`, 'bob')).status, `bob before the revoke, ${r}`).to.equal(200);
+      return { folder, d };
+    },
+    change: (t, x) => ask(t.srv.url, 'PUT', `/acls/bob?${q(x.folder)}`, 'alice', { read: false }),
+    read: (x) => ['GET', `/?${q(x.d)}`, 'bob'],
+  },
+  {
+    title: "a domain's ACL revoked, then bob reads it",
+    expect: 403,
+    make: async (t, n) => {
+      const d = `/home/alice/own${n}.h5`;
+      expect((await ask(t.srv.url, 'PUT', `/?${q(d)}`, 'alice', {})).status).to.equal(201);
+      expect((await ask(t.srv.url, 'PUT', `/acls/bob?${q(d)}`, 'alice', { read: true })).status).to.equal(201);
+      for (const r of t.readers) expect((await ask(r, 'GET', `/?${q(d)}`, 'bob')).status, `bob before the revoke, ${r}`).to.equal(200);
+      return { d };
+    },
+    change: (t, x) => ask(t.srv.url, 'PUT', `/acls/bob?${q(x.d)}`, 'alice', { read: false }),
+    read: (x) => ['GET', `/?${q(x.d)}`, 'bob'],
+  },
+  {
+    title: 'a domain deleted and made again, then GET / (the new one)',
+    expect: 200,
+    make: async (t, n) => {
+      const d = `/as1/again${n}.h5`;
+      await newDomain(t, d);
+      for (const r of t.readers) expect((await ask(r, 'GET', `/?${q(d)}`, 'admin')).status).to.equal(200);
+      expect((await ask(t.srv.url, 'DELETE', `/?${q(d)}`, 'admin')).status).to.equal(200);
+      return { d };
+    },
+    change: (t, x) => ask(t.srv.url, 'PUT', `/?${q(x.d)}`, 'admin', {}),
+    read: (x) => ['GET', `/?${q(x.d)}`, 'admin'],
+  },
+];
+
+/** Rounds per case: a race between the change and the reads shows in some of them. */
+const ROUNDS = 3;
+
+describe('several workers answer as one process (issue #24 item 12)', function () {
+  this.timeout(300_000);
+  const targets: Target[] = [];
+
+  before(async () => {
+    const dir = tempRoot('h5store-as-one-users-');
+    const users = path.join(dir, 'users.json');
+    for (const [u, pw] of Object.entries(PW)) await userAdd(users, u, pw);
+    for (const [name, args] of [
+      ['one process', []],
+      ['two workers', ['--workers', '2']],
+    ] as const) {
+      const root = tempRoot();
+      const srv = await startServer({ root, args: ['--users-file', users, ...args] });
+      const readers = [srv.url];
+      if (args.length) {
+        const pids = await workerPids(srv, 2);
+        const d = workerDir(pids[0]);
+        readers.unshift(`sock:${path.join(d, 'w0.sock')}`, `sock:${path.join(d, 'w1.sock')}`);
+      }
+      const t: Target = { name, srv, readers };
+      for (const f of ['/as1', '/home']) expect((await ask(srv.url, 'PUT', `/?${q(f)}`, 'admin', { folder: true })).status).to.equal(201);
+      expect((await ask(srv.url, 'PUT', `/?${q('/home/alice')}`, 'admin', { folder: true, owner: 'alice' })).status).to.equal(201);
+      targets.push(t);
+    }
+  });
+  after(async () => {
+    for (const t of targets) await t.srv.stop();
+  });
+
+  for (const c of CASES) {
+    it(c.title, async () => {
+      for (const t of targets) {
+        for (let n = 0; n < ROUNDS; n++) {
+          const x = await c.make(t, n);
+          const done = await c.change(t, x);
+          expect(done.status, `${t.name}: the change`).to.be.oneOf([200, 201]);
+          const [m, p, who] = c.read(x);
+          // every reader at once, right after the change was acknowledged
+          const got = await Promise.all(t.readers.map((r) => ask(r, m, p, who)));
+          const seen = got.map((g, i) => `${t.readers[i].startsWith('sock:') ? `worker ${i}` : 'port'}: ${g.status}`);
+          expect(got.map((g) => g.status), `${t.name}, round ${n}: ${seen.join(', ')}`).to.deep.equal(t.readers.map(() => c.expect));
+        }
+      }
+    });
+  }
+});
