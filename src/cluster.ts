@@ -30,6 +30,7 @@
  *   away exits.
  */
 import cluster, { type Worker } from 'node:cluster';
+import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
 import http, { type IncomingMessage, type RequestListener, type ServerResponse } from 'node:http';
 import net from 'node:net';
@@ -49,6 +50,7 @@ const ENV = {
   dir: 'H5STORE_WORKER_DIR',
   port: 'H5STORE_WORKER_PORT',
   metricsPort: 'H5STORE_WORKER_METRICS_PORT',
+  family: 'H5STORE_WORKER_FAMILY',
 } as const;
 
 /** The header that carries the client's address to the owner (read only on the private socket). */
@@ -265,6 +267,7 @@ export async function runWorker(base: Config): Promise<void> {
   const running = await startServer(config, logger, {
     index,
     changes: new SharedChangeLog(path.join(dir, CHANGE_FEED)),
+    family: Number(process.env[ENV.family]) || undefined,
     listener: (app, routes) => forwardingListener(app, { index, count, dir, isWrite: writeMatcher(routes), waitMs: Math.max(config.lockWaitMs, 1000), log: logger }),
   });
 
@@ -354,6 +357,8 @@ export async function runPrimary(config: Config, opts: { exitWithStdin: boolean 
   const port = config.port === 0 ? await freePort(config.host) : config.port;
   const metricsPort = config.metricsPort === 0 ? await freePort(config.metricsHost ?? config.host) : config.metricsPort;
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'h5store-workers-'));
+  // the workers' shared number in their file locks (xlock.ts FAMILY_BASE): 1..2^30
+  const family = 1 + (randomBytes(4).readUInt32LE(0) % (2 ** 30 - 1));
   fs.chmodSync(dir, 0o700);
   const removeDir = () => fs.rmSync(dir, { recursive: true, force: true });
   process.once('exit', removeDir);
@@ -385,6 +390,7 @@ export async function runPrimary(config: Config, opts: { exitWithStdin: boolean 
       [ENV.dir]: dir,
       [ENV.port]: String(port),
       [ENV.metricsPort]: metricsPort === undefined ? '' : String(metricsPort),
+      [ENV.family]: String(family),
     });
     slots[i] = w;
     up[i] = false;

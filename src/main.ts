@@ -52,6 +52,8 @@ export interface WorkerOptions {
   listener(app: RequestListener, routes: Route[]): RequestListener;
   /** What the workers tell each other (store/changeFeed.ts). */
   changes?: ChangeFeed;
+  /** The number the workers share in their file locks (store/xlock.ts). */
+  family?: number;
 }
 
 /**
@@ -103,6 +105,7 @@ export async function startServer(config: Config, logger: Logger = pino({ level:
     mounts,
     droppedInPrivate: hasUsers(config) && !config.defaultPublic,
     changes: worker?.changes,
+    lockFamily: worker?.family,
   });
   // what libhdf5 can compress with, asked once now (PUT / answers it): never later while a long
   // call runs on the HDF5 worker thread (heavy.ts)

@@ -75,6 +75,8 @@ export interface FileCacheOptions {
    * other processes of a cluster answer 410 too (changeFeed.ts). Not told of `noteElsewhere`.
    */
   onDeleted?: (domain: string, what: string, gone: boolean) => void;
+  /** The processes of one `serve --workers N` share this number: they wait for each other as for themselves (xlock.ts). */
+  lockFamily?: number;
 }
 
 /**
@@ -247,7 +249,7 @@ export class FileCache {
       } catch {
         throw notFound(`Domain ${domain} not found`);
       }
-      h = new FileHandle(key, st.dev, st.ino, real, new CrossProcessLock(real, lockFileOf(real), st.ino, { waitMs: this.lockWaitMs, durable: this.durable, leaseMs: this.opts.readLeaseMs ?? 20, recheckMs: Math.max(1, this.stats.freshMs) }));
+      h = new FileHandle(key, st.dev, st.ino, real, new CrossProcessLock(real, lockFileOf(real), st.ino, { waitMs: this.lockWaitMs, durable: this.durable, leaseMs: this.opts.readLeaseMs ?? 20, recheckMs: Math.max(1, this.stats.freshMs), family: this.opts.lockFamily }));
       this.handles.set(key, h);
     }
     return this.newEntry(domain, fsPath, h, f, this.reach);

@@ -87,6 +87,8 @@ export interface StoreOptions {
    * changes are told to them, and theirs applied here, before each request's first store call.
    */
   changes?: ChangeFeed;
+  /** The number the workers of one `serve --workers N` share (xlock.ts): no 503 for waiting on a sibling. */
+  lockFamily?: number;
 }
 
 /** Domain or folder record (GET /, wire-reference 1.3). */
@@ -184,6 +186,7 @@ export class Store {
       lockWaitMs: opts.lockWaitMs,
       fsync: opts.fsync,
       readLeaseMs: opts.readLeaseMs,
+      lockFamily: opts.lockFamily,
       log: opts.log,
       observer: opts.observer,
     });

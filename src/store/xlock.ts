@@ -30,6 +30,19 @@ import { legacyLockState } from './servicefiles.js';
 /** Byte of the lock file held by the writing process, and byte held by waiting processes. */
 const WRITER_BYTE = 0;
 const WAITER_BYTE = 1;
+/** Byte held (shared) by processes whose reads wait for the writer byte: a writer lets them go first. */
+const READER_WAIT_BYTE = 2;
+/**
+ * Bytes that tell the processes of one `serve --workers N` (a family) apart from others:
+ * `FAMILY_BASE + 2 * family` is held (shared) by a member while it writes the file,
+ * `FAMILY_BASE + 2 * family + 1` while it holds the file's shared lock to read. A member that
+ * waits for the file learns from them whether it waits for a sibling (then it waits as long as
+ * the sibling works, as it would for a request of its own process) or for a foreign process
+ * (then 503 after `waitMs`).
+ */
+const FAMILY_BASE = 2 ** 32;
+/** Longest wait for a sibling of the family before answering 503 anyway (ms). */
+const FAMILY_WAIT_MS = 60_000;
 /** A process that released the writer byte less than this long ago yields to a waiter. */
 const COURTESY_MS = 40;
 
@@ -42,10 +55,15 @@ export interface XLockOptions {
   leaseMs?: number;
   /** While reads continue, look for a writer in another process at most this often (ms). */
   recheckMs?: number;
+  /**
+   * The processes of one `serve --workers N` share this number (1..2^30): waits for one another
+   * are not refused after `waitMs` (see FAMILY_BASE).
+   */
+  family?: number;
 }
 
-/** What holds a file we are waiting for (for the 503 message). */
-type Blocker = 'h5store' | 'program' | 'legacy';
+/** What holds a file we are waiting for (for the 503 message); `sibling`: a process of our family. */
+type Blocker = 'h5store' | 'program' | 'legacy' | 'sibling';
 
 function sleep(ms: number): Promise<void> {
   return new Promise((r) => setTimeout(r, ms));
@@ -89,6 +107,8 @@ export class CrossProcessLock {
   private lastRelease = -Infinity;
   /** Since when (ms, performance.now) the file has been seen busy; undefined when not busy. */
   private busySince: number | undefined;
+  /** This process holds its family's read marker (while it holds the shared flock). */
+  private readMarked = false;
 
   constructor(
     readonly file: string,
@@ -141,14 +161,44 @@ export class CrossProcessLock {
     return readHeader(fd);
   }
 
-  /** True when another process waits for, or holds, the writer byte of this file. */
+  /** True when another process waits to write this file, or waits to read it while we write. */
   othersWaiting(): boolean {
     if (this.lockFd === undefined || !hasOfdLocks()) return false;
     try {
-      return rangeLockedByOthers(this.lockFd, 'exclusive', WAITER_BYTE);
+      return rangeLockedByOthers(this.lockFd, 'exclusive', WAITER_BYTE, 2);
     } catch {
       return false;
     }
+  }
+
+  /** Whether another process of our family holds the marker at `offset` (0: writing, 1: reading). */
+  private siblingHolds(offset: 0 | 1): boolean {
+    const family = this.opts.family;
+    if (family === undefined || this.lockFd === undefined || !hasOfdLocks()) return false;
+    try {
+      return rangeLockedByOthers(this.lockFd, 'exclusive', FAMILY_BASE + 2 * family + offset);
+    } catch {
+      return false;
+    }
+  }
+
+  /** Take or drop our family's marker at `offset` (best effort: without it we count as foreign). */
+  private familyMark(offset: 0 | 1, on: boolean): void {
+    const family = this.opts.family;
+    if (family === undefined || this.lockFd === undefined || !hasOfdLocks()) return;
+    try {
+      tryRangeLock(this.lockFd, on ? 'shared' : 'unlock', FAMILY_BASE + 2 * family + offset);
+    } catch {
+      /* no marker */
+    }
+  }
+
+  /** The shared flock of the file is held (`on`) or let go: our family's read marker follows it. */
+  private readMark(on: boolean): void {
+    if (on === this.readMarked) return;
+    if (on && this.lockFd === undefined) return; // no lock file: no writer to tell
+    this.readMarked = on;
+    this.familyMark(1, on);
   }
 
   /** True when another process holds the writer byte (a writer is at work or about to be). */
@@ -162,17 +212,24 @@ export class CrossProcessLock {
     }
   }
 
-  private busy(blocker: Blocker, deadline: number): H5StoreError | undefined {
+  /**
+   * The refusal of a wait that lasted past `deadline`, or undefined while it may go on. A wait
+   * for a sibling (a process of our family) goes on as long as the sibling works (it is one
+   * server with us), up to FAMILY_WAIT_MS from `started`.
+   */
+  private busy(blocker: Blocker, deadline: number, started: number): H5StoreError | undefined {
     const now = performance.now();
     this.busySince ??= now;
-    if (now < deadline) return undefined;
+    if (now < (blocker === 'sibling' ? started + FAMILY_WAIT_MS : deadline)) return undefined;
     const secs = Math.min(60, Math.max(1, Math.ceil((now - this.busySince) / 1000)));
     const who =
       blocker === 'h5store'
         ? 'another h5store process is writing the file'
-        : blocker === 'legacy'
-          ? 'an older h5store process holds its lock on the file'
-          : 'another program (h5py?) has the file open for writing';
+        : blocker === 'sibling'
+          ? 'another worker of this server has been working on the file too long'
+          : blocker === 'legacy'
+            ? 'an older h5store process holds its lock on the file'
+            : 'another program (h5py?) has the file open for writing';
     return new H5StoreError('Unavailable', `The domain is busy: ${who}; try again in ${secs} s`, { 'Retry-After': String(secs) });
   }
 
@@ -191,7 +248,7 @@ export class CrossProcessLock {
    * @throws H5StoreError Unavailable (503 with Retry-After) after `waitMs`; ENOENT errors when
    *   the file vanished
    */
-  async acquireShared(): Promise<boolean> {
+  async acquireShared(started?: number): Promise<boolean> {
     if ((this.shared > 0 || this.leased) && !this.draining) {
       const now = performance.now();
       if (now - this.writerCheckedAt >= (this.opts.recheckMs ?? 1)) {
@@ -204,23 +261,35 @@ export class CrossProcessLock {
         return false;
       }
     }
+    started ??= performance.now();
     while (this.shared > 0 || this.sharedWait) {
       // Draining for a writer elsewhere (wait for the reads in flight), or another read of this
       // process is taking the lock: go after it.
       if (this.sharedWait) await this.sharedWait;
       else await sleep(1);
-      if (this.shared > 0 && !this.draining) return this.acquireShared();
+      if (this.shared > 0 && !this.draining) return this.acquireShared(started);
     }
     let done!: () => void;
     this.sharedWait = new Promise<void>((r) => (done = r));
+    // The deadline counts from when this read began to wait, also behind other reads of this
+    // process that tried first (each used to start a deadline of its own: the k-th waited k times).
+    const deadline = started + this.opts.waitMs;
+    let announced = false;
     try {
-      const deadline = performance.now() + this.opts.waitMs;
       const fd = this.ensureDataFd(false);
       let delay = 1;
       for (;;) {
         const writer = this.writerElsewhere();
         if (!writer && tryFlock(fd, false)) break;
-        const err = this.busy(writer ? 'h5store' : 'program', deadline);
+        if (writer && !announced && this.lockFd !== undefined && hasOfdLocks()) {
+          // tell the writer a reader waits: it lets readers go before its next write
+          try {
+            announced = tryRangeLock(this.lockFd, 'shared', READER_WAIT_BYTE);
+          } catch {
+            /* less fair, still correct */
+          }
+        }
+        const err = this.busy(writer ? (this.siblingHolds(0) ? 'sibling' : 'h5store') : 'program', deadline, started);
         if (err) throw err;
         await sleep(jitter(delay));
         delay = Math.min(delay * 1.6, 5);
@@ -229,7 +298,9 @@ export class CrossProcessLock {
       this.draining = false;
       this.shared = 1;
       this.writerCheckedAt = performance.now();
+      this.readMark(true);
     } finally {
+      if (announced && this.lockFd !== undefined) tryRangeLock(this.lockFd, 'unlock', READER_WAIT_BYTE);
       this.sharedWait = undefined;
       done();
     }
@@ -248,7 +319,10 @@ export class CrossProcessLock {
     this.leaseTimer = undefined;
     if (!this.leased) return;
     this.leased = false;
-    if (this.shared === 0 && !this.exclusive && this.dataFd !== undefined) unflock(this.dataFd);
+    if (this.shared === 0 && !this.exclusive && this.dataFd !== undefined) {
+      unflock(this.dataFd);
+      this.readMark(false);
+    }
   }
 
   /** Release one shared hold; the flock goes with the last (after the lease, if any). */
@@ -259,6 +333,7 @@ export class CrossProcessLock {
     const leaseMs = this.opts.leaseMs ?? 0;
     if (leaseMs <= 0 || this.draining) {
       unflock(this.dataFd);
+      this.readMark(false);
       return;
     }
     this.leased = true;
@@ -293,9 +368,13 @@ export class CrossProcessLock {
       if (this.leaseTimer) clearTimeout(this.leaseTimer);
       this.leaseTimer = undefined;
       this.leased = false;
-      if (this.shared === 0 && this.dataFd !== undefined) unflock(this.dataFd);
+      if (this.shared === 0 && this.dataFd !== undefined) {
+        unflock(this.dataFd);
+        this.readMark(false);
+      }
     }
-    const deadline = performance.now() + this.opts.waitMs;
+    const started = performance.now();
+    const deadline = started + this.opts.waitMs;
     const dataFd = this.ensureDataFd(true);
     let waiting = false;
     let delay = 1;
@@ -306,7 +385,10 @@ export class CrossProcessLock {
         if (!yieldToOthers && this.tryWriterByte(lockFd)) {
           // The lock file may have been deleted and recreated (DELETE of the domain elsewhere):
           // a lock on an unlinked inode protects nothing.
-          if (sameInode(lockFd, this.lockPath)) break;
+          if (sameInode(lockFd, this.lockPath)) {
+            this.familyMark(0, true);
+            break;
+          }
           this.dropWriterByte(lockFd);
           this.closeLockFd();
           continue;
@@ -318,7 +400,7 @@ export class CrossProcessLock {
             /* no waiter flag: less fair, still correct */
           }
         }
-        const err = this.busy('h5store', deadline);
+        const err = this.busy(this.siblingHolds(0) ? 'sibling' : 'h5store', deadline, started);
         if (err) throw err;
         await sleep(jitter(delay));
         delay = Math.min(delay * 1.6, 5);
@@ -330,7 +412,8 @@ export class CrossProcessLock {
       for (;;) {
         const legacy = legacyLockState(this.file);
         if (legacy !== 'live' && tryFlock(dataFd, true)) break;
-        const err = this.busy(legacy === 'live' ? 'legacy' : 'program', deadline);
+        // readers of a sibling hold the shared flock: they end soon (a writer waits, so no new read starts)
+        const err = this.busy(legacy === 'live' ? 'legacy' : this.siblingHolds(1) ? 'sibling' : 'program', deadline, started);
         if (err) throw err;
         await sleep(jitter(delay));
         delay = Math.min(delay * 1.6, 5);
@@ -381,6 +464,7 @@ export class CrossProcessLock {
   }
 
   private dropWriterByte(fd: number): void {
+    this.familyMark(0, false);
     if (hasOfdLocks()) {
       try {
         tryRangeLock(fd, 'unlock', WRITER_BYTE);
@@ -393,8 +477,9 @@ export class CrossProcessLock {
   }
 
   private closeLockFd(): void {
-    if (this.lockFd !== undefined) fs.closeSync(this.lockFd);
+    if (this.lockFd !== undefined) fs.closeSync(this.lockFd); // its byte-range locks go with it
     this.lockFd = undefined;
+    this.readMarked = false;
   }
 
   /** Close the descriptors (releases every lock). Only when idle. */
