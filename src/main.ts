@@ -18,7 +18,7 @@ import { HDF5_FILE_LOCKING_ENV } from './hdf5/vfd.js';
 import { ensureSamples } from './samples.js';
 import { S3Mount, parseMountSpec } from './store/s3mount.js';
 import type { ChangeFeed } from './store/changeFeed.js';
-import { compressors } from './store/datasets.js';
+import { compressors, filterReport } from './store/datasets.js';
 import { Store } from './store/store.js';
 import { startValueThreads } from './store/values/threadPool.js';
 import { requestsInFlight } from './http/inflight.js';
@@ -107,9 +107,11 @@ export async function startServer(config: Config, logger: Logger = pino({ level:
     changes: worker?.changes,
     lockFamily: worker?.family,
   });
-  // what libhdf5 can compress with, asked once now (PUT / answers it): never later while a long
-  // call runs on the HDF5 worker thread (heavy.ts)
+  // what libhdf5 can compress and decode with, asked once now (GET / and /about answer it):
+  // never later while a long call runs on the HDF5 worker thread (heavy.ts), where the question
+  // would fail and the filter list be kept without the filters libhdf5 has
   compressors();
+  filterReport();
   const ops = createOps(store, metrics);
   if (config.samples) {
     const written = await ensureSamples(store);
