@@ -40,6 +40,7 @@ import Router from '@koa/router';
 import { pino, type Logger } from 'pino';
 import type { Config } from './config.js';
 import { forwardedClient } from './http/forwarded.js';
+import { readFlightRecord } from './ops/flightRecorder.js';
 import type { Route } from './http/routeTable.js';
 import { normalizeDomain } from './store/paths.js';
 
@@ -62,7 +63,14 @@ const CHANGE_FEED = 'changes.log';
 /** Longest wait for in-flight requests when stopping, then connections are closed. */
 const DRAIN_MS = 10_000;
 
-type ToWorker = { type: 'drain' } | { type: 'exit' };
+/** A worker death the primary saw: the worker's index, its signal or exit code, how often. */
+interface Death {
+  worker: number;
+  cause: string;
+  count: number;
+}
+
+type ToWorker = { type: 'drain' } | { type: 'exit' } | { type: 'deaths'; deaths: Death[] };
 type ToPrimary = { type: 'ready'; url: string } | { type: 'drained' };
 
 // ---------------------------------------------------------------------------------------------
@@ -119,6 +127,11 @@ export function ownerOf(domain: string, n: number): number {
     h = Math.imul(h, 0x01000193) >>> 0;
   }
   return h % n;
+}
+
+/** The flight record of worker `i` (ops/flightRecorder.ts): its last requests, read when it dies. */
+function recordOf(dir: string, i: number): string {
+  return path.join(dir, `w${i}.requests`);
 }
 
 /** The private socket of worker `i`. */
@@ -257,9 +270,15 @@ export async function runWorker(base: Config): Promise<void> {
   process.on('SIGTERM', () => undefined);
   // What the primary asked before we were up is done once we are.
   const asked = { drain: false, exit: false };
-  let act: (m: ToWorker) => void = (m) => (asked[m.type] = true);
+  let act: (m: { type: 'drain' | 'exit' }) => void = (m) => (asked[m.type] = true);
+  let deaths: Death[] = [];
+  let tellDeaths = () => undefined as void;
   process.on('message', (m: ToWorker) => {
     if (m?.type === 'drain' || m?.type === 'exit') act(m);
+    else if (m?.type === 'deaths') {
+      deaths = m.deaths;
+      tellDeaths();
+    }
   });
   const logger = pino({ level: config.logLevel }).child({ worker: index });
   const { startServer } = await import('./main.js');
@@ -268,8 +287,13 @@ export async function runWorker(base: Config): Promise<void> {
     index,
     changes: new SharedChangeLog(path.join(dir, CHANGE_FEED)),
     family: Number(process.env[ENV.family]) || undefined,
+    recordFile: recordOf(dir, index),
     listener: (app, routes) => forwardingListener(app, { index, count, dir, isWrite: writeMatcher(routes), waitMs: Math.max(config.lockWaitMs, 1000), log: logger }),
   });
+
+  // deaths of the workers, counted in every worker's /metrics
+  tellDeaths = () => running.ops.metrics.setWorkerDeaths(deaths);
+  if (deaths.length) tellDeaths();
 
   const appCallback = running.app.callback();
   const sock = socketOf(dir, index);
@@ -306,9 +330,11 @@ export async function runWorker(base: Config): Promise<void> {
     running.store.close();
     // the primary removes the directory; when it was killed, the last worker out does
     fs.rmSync(sock, { force: true });
+    fs.rmSync(recordOf(dir, index), { force: true });
     try {
-      // the change feed is the workers' one other file there; other workers' sockets mean they are still up
-      if (fs.readdirSync(dir).every((n) => n === CHANGE_FEED)) fs.rmSync(dir, { recursive: true, force: true });
+      // the change feed and flight records are the workers' other files there; other workers'
+      // sockets mean they are still up
+      if (fs.readdirSync(dir).every((n) => n === CHANGE_FEED || n.endsWith('.requests'))) fs.rmSync(dir, { recursive: true, force: true });
     } catch {
       // gone already
     }
@@ -379,6 +405,8 @@ export async function runPrimary(config: Config, opts: { exitWithStdin: boolean 
     failStart = reject;
   });
   const drained = new Set<number>();
+  /** Worker deaths so far (every worker counts them in /metrics). */
+  const deaths: Death[] = [];
   let onDrained: () => void = () => undefined;
   let onExited: () => void = () => undefined;
 
@@ -397,6 +425,7 @@ export async function runPrimary(config: Config, opts: { exitWithStdin: boolean 
     w.on('message', (m: ToPrimary) => {
       if (m?.type === 'ready') {
         up[i] = true;
+        if (deaths.length) w.send({ type: 'deaths', deaths } satisfies ToWorker);
         if (stopping) w.send({ type: 'drain' } satisfies ToWorker); // (re)started while we stop
         url = m.url;
         if (started[i]) logger.info({ worker: i, pid: w.process.pid }, 'worker restarted');
@@ -422,7 +451,17 @@ export async function runPrimary(config: Config, opts: { exitWithStdin: boolean 
       // a worker that keeps dying right after its start is restarted ever more slowly (at most every 5 s)
       const lived = performance.now() - lastFork[i];
       backoff[i] = lived < 5000 ? Math.min(Math.max(backoff[i] * 2, 200), 5000) : 0;
-      logger.error({ worker: i, pid: w.process.pid, code, signal, restartInMs: backoff[i] }, 'worker died; restarting it');
+      // what it was doing: the requests in flight and the last ones before them (its flight record)
+      const record = readFlightRecord(recordOf(dir, i));
+      const cause = signal ?? `exit code ${code}`;
+      const d = deaths.find((x) => x.worker === i && x.cause === cause);
+      if (d) d.count++;
+      else deaths.push({ worker: i, cause, count: 1 });
+      for (const [j, other] of slots.entries()) if (other?.isConnected() && up[j]) other.send({ type: 'deaths', deaths } satisfies ToWorker);
+      logger.error(
+        { worker: i, pid: w.process.pid, code, signal, restartInMs: backoff[i], inFlight: record.inFlight, lastRequests: record.last.slice(-20) },
+        'worker died; restarting it',
+      );
       setTimeout(() => !stopping && fork(i), backoff[i]);
     });
   };

@@ -21,7 +21,10 @@ import type { ChangeFeed } from './store/changeFeed.js';
 import { compressors, filterReport } from './store/datasets.js';
 import { Store } from './store/store.js';
 import { startValueThreads } from './store/values/threadPool.js';
-import { requestsInFlight } from './http/inflight.js';
+import { recordRequestsIn, requestsInFlight } from './http/inflight.js';
+import { mapSharedFile } from './hdf5/posix.js';
+import { type FlightRecorder, openFlightRecorder } from './ops/flightRecorder.js';
+import { startWatchdog } from './ops/watchdog.js';
 
 export interface Running {
   server: Server;
@@ -54,6 +57,8 @@ export interface WorkerOptions {
   changes?: ChangeFeed;
   /** The number the workers share in their file locks (store/xlock.ts). */
   family?: number;
+  /** Where the worker's flight record lives (ops/flightRecorder.ts): the primary reads it when the worker dies. */
+  recordFile?: string;
 }
 
 /**
@@ -81,6 +86,18 @@ export async function startServer(config: Config, logger: Logger = pino({ level:
   );
   const metrics = new Metrics();
   if (worker) metrics.registry.setDefaultLabels({ worker: String(worker.index) });
+  // the last requests, where they outlive the process (and where the watchdog reads them)
+  let record: FlightRecorder | undefined;
+  try {
+    record = openFlightRecorder(mapSharedFile, worker?.recordFile);
+    recordRequestsIn(record);
+  } catch (e) {
+    logger.warn({ err: (e as Error).message }, 'no flight record of requests (they will not be named after a crash)');
+  }
+  if (config.watchdogMs > 0) {
+    const dog = startWatchdog({ stallMs: config.watchdogMs, recordFd: record?.fd, bindings: { ...logger.bindings(), pid: process.pid } });
+    metrics.bindWatchdog(dog.stalls);
+  }
   const store = new Store({
     root: config.root,
     idleCloseMs: config.idleCloseMs,

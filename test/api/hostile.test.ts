@@ -4,9 +4,12 @@
  * bounded hostile run of its own against one process and against two workers.
  */
 import fs from 'node:fs';
+import http from 'node:http';
 import path from 'node:path';
 import { expect } from 'chai';
+import { ownerOf } from '../../src/cluster.js';
 import { python } from '../helpers/python.js';
+import { workerPids } from '../helpers/workers.js';
 import { type HostileReport, runHostile, setupWorld } from '../helpers/hostile.js';
 import { Client, type TestServer, fixturePath, startServer, tempRoot } from '../helpers/server.js';
 
@@ -107,6 +110,103 @@ describe('requests that stall or kill the server (issue #24 item 14)', function 
       // the attributes named twice are gone, once
       expect((await c.get(`/groups/${root}/attributes/a`)).status).to.equal(410);
       expect((await c.get(`/groups/${root}/attributes`)).json.attributes.map((a: { name: string }) => a.name)).to.not.include('b');
+    } finally {
+      await srv.stop();
+    }
+  });
+
+  it('the watchdog logs what the main thread does when it stops answering (libhdf5 call, requests in flight), and counts it', async () => {
+    const root = tempRoot();
+    // one 256 MiB gzip chunk; with maxChunkBytes above it a write of one element runs on the main
+    // thread (not the HDF5 worker thread): about a second of libhdf5 that nothing can interrupt
+    python('import h5py, sys\nwith h5py.File(sys.argv[1], "w") as f:\n  f.create_dataset("big", shape=(8192, 8192), dtype="<f4", chunks=(8192, 8192), compression="gzip", compression_opts=1)', [path.join(root, 'slow.h5')]);
+    const srv = await startServer({ root, env: { H5STORE_WATCHDOG_MS: '250', H5STORE_MAX_CHUNK_BYTES: String(1 << 30) } });
+    try {
+      const c = new Client(srv.url, '/slow.h5');
+      const rootId = (await c.get('/')).json.root;
+      const big = (await c.get(`/groups/${rootId}/links/big`)).json.link.id;
+      const r = await c.put(`/datasets/${big}/value`, { value: [[1]] }, { select: '[7:8,7:8]' });
+      expect(r.status).to.equal(200);
+      // the watchdog looks every 100 ms: its line that the main thread answers again comes after the answer
+      for (const until = Date.now() + 3000; !/answers again/.test(srv.log()) && Date.now() < until; ) await new Promise((res) => setTimeout(res, 50));
+      const lines = srv
+        .log()
+        .split('\n')
+        .filter((l) => l.includes('watchdog:'))
+        .map((l) => JSON.parse(l));
+      const stall = lines.find((l) => /has not answered for/.test(l.msg));
+      if (!stall) return void expect.fail(`no watchdog line in ${srv.log().slice(-2000)}`);
+      expect(stall.level).to.equal(50);
+      expect(stall.stalledMs).to.be.at.least(250);
+      expect(stall.hdf5Call, JSON.stringify(stall)).to.equal('H5Dwrite');
+      expect(stall.inFlight.map((x: { request: string }) => x.request).join('\n')).to.include(`PUT /datasets/${big}/value?`);
+      expect(lines.some((l) => /answers again/.test(l.msg)), 'and once it answers again').to.equal(true);
+      const m = await c.get('/metrics');
+      expect(Number(/^h5store_event_loop_stalls_total (\d+)/m.exec(m.text)?.[1])).to.be.at.least(1);
+    } finally {
+      await srv.stop();
+    }
+  });
+
+  it('a worker that dies is logged by the primary with the requests it was serving and the last before, and counted in every worker\'s /metrics', async () => {
+    const srv = await startServer({ args: ['--workers', '2'] });
+    try {
+      const pids = await workerPids(srv, 2);
+      const d = (() => {
+        for (let n = 0; ; n++) if (ownerOf(`/dies-${n}.h5`, 2) === 0) return `/dies-${n}.h5`;
+      })();
+      const c = new Client(srv.url, d);
+      const rootId = (await c.put('/')).json.root;
+      for (let i = 0; i < 3; i++) expect((await c.put(`/groups/${rootId}/attributes/before${i}`, { type: 'H5T_STD_I32LE', value: i })).status).to.equal(201);
+      // a write in flight in worker 0 (its body half sent) when the worker crashes
+      const body = Buffer.from(JSON.stringify({ type: 'H5T_STD_I32LE', value: 7 }));
+      const inFlight = new Promise<void>((resolve) => {
+        const r = http.request(`${srv.url}/groups/${rootId}/attributes/during?domain=${encodeURIComponent(d)}`, { method: 'PUT', agent: false, headers: { 'content-type': 'application/json', 'content-length': body.length } }, (res) => {
+          res.resume();
+          res.on('end', resolve);
+        });
+        r.on('error', () => resolve());
+        r.write(body.subarray(0, 5));
+        setTimeout(() => {
+          process.kill(pids[0], 'SIGSEGV');
+          setTimeout(() => r.destroy(), 500);
+        }, 400);
+      });
+      await inFlight;
+      const deadline = Date.now() + 15_000;
+      while (!/worker died/.test(srv.log()) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 100));
+      const line = srv
+        .log()
+        .split('\n')
+        .find((l) => l.includes('worker died'));
+      expect(line, srv.log().slice(-2000)).to.be.a('string');
+      const died = JSON.parse(line!);
+      expect(died.signal).to.equal('SIGSEGV');
+      expect(died.worker).to.equal(0);
+      expect(died.inFlight.map((x: { request: string }) => x.request).join('\n')).to.include(`/groups/${rootId}/attributes/during`);
+      expect(died.lastRequests.map((x: { request: string }) => x.request).join('\n')).to.include(`/groups/${rootId}/attributes/before2`);
+      // every worker (the restarted one too) counts it
+      await workerPids(srv, 2);
+      const seen = new Set<string>();
+      // (the restarted worker takes connections once it listens)
+      for (const until = Date.now() + 20_000; seen.size < 2 && Date.now() < until; await new Promise((r) => setTimeout(r, 50))) {
+        // a connection of its own each time: the primary hands them to the workers in turn
+        const text = await new Promise<string>((resolve, reject) =>
+          http
+            .get(`${srv.url}/metrics`, { agent: false }, (res) => {
+              let t = '';
+              res.on('data', (b) => (t += b));
+              res.on('end', () => resolve(t));
+            })
+            .on('error', reject),
+        );
+        const m = { text };
+        const w = /worker="(\d+)"/.exec(m.text)?.[1];
+        if (w === undefined || seen.has(w)) continue;
+        seen.add(w);
+        expect(m.text, `worker ${w}`).to.match(/^h5store_worker_deaths_total\{dead_worker="0",cause="SIGSEGV"[^}]*\} 1$/m);
+      }
+      expect(seen.size).to.equal(2);
     } finally {
       await srv.stop();
     }
