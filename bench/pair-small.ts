@@ -68,7 +68,7 @@ async function main() {
   const serverCpu = String(cpus - 1);
   const loadCpus = cpus === 2 ? '0' : `0-${cpus - 2}`;
   for (const f of ['big.h5', 'attrs1k.h5']) {
-    if (!fs.existsSync(path.join(here, 'data', f))) execFileSync('/usr/bin/python3', [path.join(here, 'make_data.py')], { stdio: 'inherit' });
+    if (!fs.existsSync(path.join(here, 'data', f))) execFileSync('/usr/bin/python3', [path.join(here, 'make_data.py'), path.join(here, 'data')], { stdio: 'inherit' });
   }
   const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'h5store-bench-pair-'));
   const servers: { name: string; stop: () => Promise<void>; urls: Record<string, string> }[] = [];
