@@ -233,6 +233,15 @@ function forward(req: IncomingMessage, res: ServerResponse, owner: number, domai
       pres.pipe(res);
       pres.on('error', () => res.destroy());
       pres.once('aborted', () => res.destroy());
+      pres.once('end', () => {
+        // The owner answered before the whole body came (a refusal): the rest is read and dropped
+        // here, as Node does for its own early answers, or the client's next request on this
+        // kept-alive connection would never be read (it waited behind the unread body).
+        if (req.complete) return;
+        req.unpipe(preq);
+        preq.destroy();
+        req.resume();
+      });
     });
     let failed = false;
     preq.on('error', (e: NodeJS.ErrnoException) => {
