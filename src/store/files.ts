@@ -249,7 +249,7 @@ export class FileCache {
       } catch {
         throw notFound(`Domain ${domain} not found`);
       }
-      h = new FileHandle(key, st.dev, st.ino, real, new CrossProcessLock(real, lockFileOf(real), st.ino, { waitMs: this.lockWaitMs, durable: this.durable, leaseMs: this.opts.readLeaseMs ?? 20, recheckMs: Math.max(1, this.stats.freshMs), family: this.opts.lockFamily }));
+      h = new FileHandle(key, st.dev, st.ino, real, new CrossProcessLock(real, lockFileOf(real), st.ino, { waitMs: this.lockWaitMs, durable: this.durable, leaseMs: this.opts.readLeaseMs ?? 20, recheckMs: Math.max(1, this.stats.freshMs), family: this.opts.lockFamily, onLongWait: (w) => this.log.warn(w, 'waiting past lockWaitMs for another worker of this server that holds the file') }));
       this.handles.set(key, h);
     }
     return this.newEntry(domain, fsPath, h, f, this.reach);
@@ -704,16 +704,20 @@ export class FileCache {
    * place while it writes another file's virtual dataset: the exclusive cross-process lock, our
    * handle closed, the journaling driver allowed to open it read-write (vfd.ts
    * `allowDirectWrites`). Such writes are not journaled (docs/storage-format.md).
+   * @param waitMs the longest wait for another process (default `lockWaitMs`; a sibling of
+   *   `serve --workers N` is not waited for longer)
    * @returns the release (call once, after the write)
-   * @throws H5StoreError Unavailable when another process holds the file past `lockWaitMs`
+   * @throws H5StoreError Unavailable when another process holds the file past `waitMs`
    */
-  async holdForDirectWrite(f: DomainFile): Promise<() => void> {
+  async holdForDirectWrite(f: DomainFile, waitMs?: number): Promise<() => void> {
     const h = f.handle;
     if (!h.local) throw forbidden(h.source!.readOnlyMessage);
     const fresh = !h.xl.holdsExclusive;
     if (fresh) {
       try {
-        await h.xl.acquireExclusive();
+        // not longer than `waitMs`, also for a sibling: it may hold this file while it waits for
+        // the one whose write reaches it (a wait in both directions ends only so)
+        await h.xl.acquireExclusive(waitMs, false);
       } catch (e) {
         throw this.refused(e);
       }

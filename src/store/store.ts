@@ -1358,7 +1358,7 @@ export class Store {
       // The cross-process lock, our read-only handle closed (libhdf5 opens the file read-write
       // itself, through the journaling driver of the dataset's file), and the driver told it
       // may write this file in place (vfd.ts allowDirectWrites).
-      release = await this.files.holdForDirectWrite(entry);
+      release = await this.files.holdForDirectWrite(entry, Math.max(0, REACH_LOCK_WAIT_MS - (performance.now() - t0)));
     } catch (e) {
       lock.releaseWrite();
       throw e;

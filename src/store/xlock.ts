@@ -60,6 +60,11 @@ export interface XLockOptions {
    * are not refused after `waitMs` (see FAMILY_BASE).
    */
   family?: number;
+  /**
+   * Told once per wait that goes on past `waitMs` because a sibling holds the file (the wait
+   * goes on as long as it works, FAMILY_WAIT_MS at most): for the log.
+   */
+  onLongWait?: (info: { file: string; lock: 'read' | 'write'; waitedMs: number }) => void;
 }
 
 /** What holds a file we are waiting for (for the 503 message); `sibling`: a process of our family. */
@@ -161,11 +166,20 @@ export class CrossProcessLock {
     return readHeader(fd);
   }
 
-  /** True when another process waits to write this file, or waits to read it while we write. */
+  /** True when another process waits to write this file (a write burst of ours ends then). */
   othersWaiting(): boolean {
+    return this.waitingElsewhere(WAITER_BYTE);
+  }
+
+  /** True when another process waits to read this file while we write it. */
+  private readersWaiting(): boolean {
+    return this.waitingElsewhere(READER_WAIT_BYTE);
+  }
+
+  private waitingElsewhere(byte: number): boolean {
     if (this.lockFd === undefined || !hasOfdLocks()) return false;
     try {
-      return rangeLockedByOthers(this.lockFd, 'exclusive', WAITER_BYTE, 2);
+      return rangeLockedByOthers(this.lockFd, 'exclusive', byte);
     } catch {
       return false;
     }
@@ -217,9 +231,13 @@ export class CrossProcessLock {
    * for a sibling (a process of our family) goes on as long as the sibling works (it is one
    * server with us), up to FAMILY_WAIT_MS from `started`.
    */
-  private busy(blocker: Blocker, deadline: number, started: number): H5StoreError | undefined {
+  private busy(blocker: Blocker, deadline: number, started: number, lock: 'read' | 'write', long: { told: boolean }): H5StoreError | undefined {
     const now = performance.now();
     this.busySince ??= now;
+    if (blocker === 'sibling' && now >= deadline && !long.told) {
+      long.told = true;
+      this.opts.onLongWait?.({ file: this.file, lock, waitedMs: Math.round(now - started) });
+    }
     if (now < (blocker === 'sibling' ? started + FAMILY_WAIT_MS : deadline)) return undefined;
     const secs = Math.min(60, Math.max(1, Math.ceil((now - this.busySince) / 1000)));
     const who =
@@ -274,6 +292,7 @@ export class CrossProcessLock {
     // The deadline counts from when this read began to wait, also behind other reads of this
     // process that tried first (each used to start a deadline of its own: the k-th waited k times).
     const deadline = started + this.opts.waitMs;
+    const long = { told: false };
     let announced = false;
     try {
       const fd = this.ensureDataFd(false);
@@ -289,7 +308,7 @@ export class CrossProcessLock {
             /* less fair, still correct */
           }
         }
-        const err = this.busy(writer ? (this.siblingHolds(0) ? 'sibling' : 'h5store') : 'program', deadline, started);
+        const err = this.busy(writer ? (this.siblingHolds(0) ? 'sibling' : 'h5store') : 'program', deadline, started, 'read', long);
         if (err) throw err;
         await sleep(jitter(delay));
         delay = Math.min(delay * 1.6, 5);
@@ -343,14 +362,17 @@ export class CrossProcessLock {
 
   /** One timer per lease (not per read): it ends the lease once `leaseMs` passed without a read. */
   private armLease(ms: number): void {
+    // also look for a writer of another process every few ms: it need not wait for the lease to
+    // run out when no read comes meanwhile (a read would let it go at once, `acquireShared`)
+    const look = Math.max(2, this.opts.recheckMs ?? 2);
     this.leaseTimer = setTimeout(() => {
       this.leaseTimer = undefined;
       if (!this.leased) return;
       const idle = performance.now() - this.lastReadEnd;
       const leaseMs = this.opts.leaseMs ?? 0;
-      if (idle >= leaseMs - 0.5) this.endLease();
+      if (idle >= leaseMs - 0.5 || this.writerElsewhere()) this.endLease();
       else this.armLease(leaseMs - idle);
-    }, Math.max(1, Math.ceil(ms)));
+    }, Math.max(1, Math.ceil(Math.min(ms, look))));
     this.leaseTimer.unref();
   }
 
@@ -360,7 +382,12 @@ export class CrossProcessLock {
    * programs that have it open). Creates the lock file when missing.
    * @throws H5StoreError Unavailable after `waitMs`, Forbidden when the file is read-only
    */
-  async acquireExclusive(): Promise<void> {
+  /**
+   * @param waitMs the longest wait (default `waitMs` of the options)
+   * @param familyWaits whether a sibling is waited for longer than that (not for files a write
+   *   reaches beyond its own: a sibling may hold one of them while it waits for ours)
+   */
+  async acquireExclusive(waitMs = this.opts.waitMs, familyWaits = true): Promise<void> {
     if (this.exclusive) return;
     // A lease of this process's reads: the flock is converted below, and readers after the
     // write take (and check) the file again.
@@ -374,14 +401,16 @@ export class CrossProcessLock {
       }
     }
     const started = performance.now();
-    const deadline = started + this.opts.waitMs;
+    const deadline = started + waitMs;
+    const long = { told: false };
     const dataFd = this.ensureDataFd(true);
     let waiting = false;
     let delay = 1;
     try {
       for (;;) {
         const lockFd = this.ensureLockFd(true)!;
-        const yieldToOthers = performance.now() - this.lastRelease < COURTESY_MS && this.othersWaiting();
+        // after a write (or a burst of writes) of ours, a process waiting to write or to read goes first
+        const yieldToOthers = performance.now() - this.lastRelease < COURTESY_MS && (this.othersWaiting() || this.readersWaiting());
         if (!yieldToOthers && this.tryWriterByte(lockFd)) {
           // The lock file may have been deleted and recreated (DELETE of the domain elsewhere):
           // a lock on an unlinked inode protects nothing.
@@ -400,7 +429,7 @@ export class CrossProcessLock {
             /* no waiter flag: less fair, still correct */
           }
         }
-        const err = this.busy(this.siblingHolds(0) ? 'sibling' : 'h5store', deadline, started);
+        const err = this.busy(this.siblingHolds(0) && familyWaits ? 'sibling' : 'h5store', deadline, started, 'write', long);
         if (err) throw err;
         await sleep(jitter(delay));
         delay = Math.min(delay * 1.6, 5);
@@ -413,7 +442,7 @@ export class CrossProcessLock {
         const legacy = legacyLockState(this.file);
         if (legacy !== 'live' && tryFlock(dataFd, true)) break;
         // readers of a sibling hold the shared flock: they end soon (a writer waits, so no new read starts)
-        const err = this.busy(legacy === 'live' ? 'legacy' : this.siblingHolds(1) ? 'sibling' : 'program', deadline, started);
+        const err = this.busy(legacy === 'live' ? 'legacy' : this.siblingHolds(1) && familyWaits ? 'sibling' : 'program', deadline, started, 'write', long);
         if (err) throw err;
         await sleep(jitter(delay));
         delay = Math.min(delay * 1.6, 5);
