@@ -20,6 +20,7 @@
  *   --max-seconds N   stop sending after this long (default 600)
  *   --keep            keep the run's directory (always kept after a crash or stall)
  *   --json FILE       write the whole report as JSON
+ *   --log-level L     the server's (default warn; info logs every request with its time)
  */
 import { execFileSync, spawn } from 'node:child_process';
 import fs from 'node:fs';
@@ -72,7 +73,7 @@ const serverArgs = [
   '--port',
   '0',
   '--log-level',
-  'warn',
+  arg('log-level') ?? 'warn',
   '--exit-with-stdin',
   '--workers',
   String(workers),
@@ -211,7 +212,7 @@ const summary = {
   runDir,
 };
 console.log(JSON.stringify(summary, null, 1));
-for (const p of report.noAnswer.slice(0, 20)) console.log(`no answer: #${p.i} ${p.method} ${p.url}`);
+for (const p of report.noAnswer.slice(0, 20)) console.log(`no answer: #${p.i} ${p.method} ${p.url}${p.after ? ` (on a kept-alive connection, after ${p.after})` : ""}`);
 for (const p of report.serverErrors.slice(0, 20)) console.log(`${p.status}: #${p.i} ${p.method} ${p.url}: ${p.message}`);
 for (const p of report.connectionErrors.slice(0, 10)) console.log(`connection: #${p.i} ${p.method} ${p.url}: ${p.message}`);
 for (const d of deaths.slice(0, 5)) console.log(`log: ${d}`);
@@ -219,6 +220,7 @@ if (reports.length) console.log(`diagnostics in ${runDir}: ${reports.join(', ')}
 const out = arg('json');
 if (out) fs.writeFileSync(out, JSON.stringify({ summary, report, log: log.slice(-200_000) }, null, 1));
 fs.writeFileSync(path.join(runDir, 'server.log'), log);
+if (report.noAnswer.length) fs.writeFileSync(path.join(runDir, 'no-answer.json'), JSON.stringify(report.noAnswer, null, 1));
 const bad = crashed || cores.length > 0 || report.noAnswer.length > 0 || report.probe.stalls > 0 || deaths.length > 0;
 if (!bad && !flag('keep')) fs.rmSync(runDir, { recursive: true, force: true });
 process.exit(bad ? 1 : 0);

@@ -686,6 +686,8 @@ export interface Problem {
   status?: number;
   ms: number;
   message?: string;
+  /** The request sent before it on the same kept-alive connection, if it was on one. */
+  after?: string;
 }
 
 export interface HostileReport {
@@ -732,14 +734,14 @@ export interface RunOptions {
 }
 
 /** Send one request; resolves with its status, or an error kind. */
-function send(base: URL, req: HostileRequest, timeoutMs: number, agent: http.Agent | false): Promise<{ status?: number; error?: 'timeout' | 'aborted' | string; text?: string }> {
+function send(base: URL, req: HostileRequest, timeoutMs: number, agent: http.Agent | false): Promise<{ status?: number; error?: 'timeout' | 'aborted' | string; text?: string; reused?: boolean }> {
   return new Promise((resolve) => {
     let settled = false;
     const done = (v: { status?: number; error?: string; text?: string }) => {
       if (settled) return;
       settled = true;
       clearTimeout(timer);
-      resolve(v);
+      resolve({ ...v, reused: cr?.reusedSocket });
     };
     const headers: Record<string, string | number> = { ...req.headers };
     if (req.body) headers['content-length'] = req.body.length;
@@ -829,16 +831,20 @@ export async function runHostile(o: RunOptions): Promise<HostileReport> {
   };
   await Promise.all(
     agents.map(async (agent) => {
+      let lastOnAgent: string | undefined;
       while (next < indices.length && performance.now() < deadline && !o.stopped?.()) {
         const i = indices[next++];
         const req = makeRequest(o.world, o.seed, i);
         const r = rngFor(o.seed ^ 0x5bd1e995, i);
         const t = performance.now();
-        const got = await send(base, req, timeoutMs, r.chance(0.5) ? false : agent);
+        const viaAgent = !r.chance(0.5);
+        const got = await send(base, req, timeoutMs, viaAgent ? agent : false);
+        const after = viaAgent && got.reused ? lastOnAgent : undefined;
+        if (viaAgent) lastOnAgent = `#${i} ${req.method} ${req.url.slice(0, 200)} (${got.status ?? got.error})`;
         const ms = Math.round(performance.now() - t);
         report.requests++;
         if (report.requests % 1000 === 0) o.progress?.(report.requests);
-        const problem = (extra: Partial<Problem>): Problem => ({ i, route: req.route, method: req.method, url: req.url.slice(0, 300), ms, ...extra });
+        const problem = (extra: Partial<Problem>): Problem => ({ i, route: req.route, method: req.method, url: req.url.slice(0, 300), ms, ...(after ? { after } : {}), ...extra });
         if (got.status !== undefined) {
           report.answered++;
           report.statuses[got.status] = (report.statuses[got.status] ?? 0) + 1;
