@@ -68,6 +68,11 @@ export const ConfigSchema = z
     eventPollMs: z.coerce.number().int().min(10).max(60_000).default(100),
     /** Change feeds (`GET /events`) one process serves at once; more answer 503. */
     maxEventStreams: z.coerce.number().int().min(0).max(100_000).default(1000),
+    /**
+     * The watchdog (ops/watchdog.ts): when the main thread has not answered for this long (ms), a
+     * thread of its own logs what it is doing (libhdf5 call, requests in flight); 0: no watchdog.
+     */
+    watchdogMs: z.coerce.number().int().min(0).default(2000),
     /** Bytes per libhdf5 read/write page; the event loop runs between pages. */
     pageBytes: z.coerce.number().int().min(4096).default(4 * MiB),
     /** Largest JSON value response, counted in binary bytes of the selection (413 above). */

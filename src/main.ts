@@ -11,16 +11,22 @@ import { createApp, routeTable } from './app.js';
 import { Authenticator, authOptions, hasUsers } from './auth/authenticate.js';
 import { type Config, isLoopbackHost } from './config.js';
 import { configureFilters } from './hdf5/filters.js';
+import { hdf5Busy, whenIdle } from './hdf5/heavy.js';
 import { type Ops, createOps, startMetricsServer } from './http/ops.js';
 import { fileLockingWarning, hdf5FileLocking } from './ops/filelocking.js';
 import { Metrics } from './ops/metrics.js';
 import { HDF5_FILE_LOCKING_ENV } from './hdf5/vfd.js';
 import { ensureSamples } from './samples.js';
 import { S3Mount, parseMountSpec } from './store/s3mount.js';
+import type { ChangeFeed } from './store/changeFeed.js';
+import { compressors, filterReport } from './store/datasets.js';
 import { Store } from './store/store.js';
 import { startValueThreads } from './store/values/threadPool.js';
-import { requestsInFlight } from './http/inflight.js';
+import { recordRequestsIn, requestsInFlight } from './http/inflight.js';
 import { limitConnections } from './http/slowClients.js';
+import { mapSharedFile } from './hdf5/posix.js';
+import { type FlightRecorder, openFlightRecorder } from './ops/flightRecorder.js';
+import { startWatchdog } from './ops/watchdog.js';
 
 export interface Running {
   server: Server;
@@ -49,6 +55,12 @@ export interface WorkerOptions {
   index: number;
   /** The request listener of the public port, given the app's and its route table (forwards writes to their owner). */
   listener(app: RequestListener, routes: Route[]): RequestListener;
+  /** What the workers tell each other (store/changeFeed.ts). */
+  changes?: ChangeFeed;
+  /** The number the workers share in their file locks (store/xlock.ts). */
+  family?: number;
+  /** Where the worker's flight record lives (ops/flightRecorder.ts): the primary reads it when the worker dies. */
+  recordFile?: string;
 }
 
 /**
@@ -76,6 +88,18 @@ export async function startServer(config: Config, logger: Logger = pino({ level:
   );
   const metrics = new Metrics();
   if (worker) metrics.registry.setDefaultLabels({ worker: String(worker.index) });
+  // the last requests, where they outlive the process (and where the watchdog reads them)
+  let record: FlightRecorder | undefined;
+  try {
+    record = openFlightRecorder(mapSharedFile, worker?.recordFile);
+    recordRequestsIn(record);
+  } catch (e) {
+    logger.warn({ err: (e as Error).message }, 'no flight record of requests (they will not be named after a crash)');
+  }
+  if (config.watchdogMs > 0) {
+    const dog = startWatchdog({ stallMs: config.watchdogMs, recordFd: record?.fd, bindings: { ...logger.bindings(), pid: process.pid } });
+    metrics.bindWatchdog(dog.stalls);
+  }
   const store = new Store({
     root: config.root,
     idleCloseMs: config.idleCloseMs,
@@ -105,7 +129,14 @@ export async function startServer(config: Config, logger: Logger = pino({ level:
     observer: metrics.storeObserver,
     mounts,
     droppedInPrivate: hasUsers(config) && !config.defaultPublic,
+    changes: worker?.changes,
+    lockFamily: worker?.family,
   });
+  // what libhdf5 can compress and decode with, asked once now (GET / and /about answer it):
+  // never later while a long call runs on the HDF5 worker thread (heavy.ts), where the question
+  // would fail and the filter list be kept without the filters libhdf5 has
+  compressors();
+  filterReport();
   const ops = createOps(store, metrics);
   if (config.samples) {
     const written = await ensureSamples(store);
@@ -180,6 +211,8 @@ export async function startServer(config: Config, logger: Logger = pino({ level:
         }),
     );
     await Promise.all(closing);
+    // a libhdf5 call still running on the worker thread (heavy.ts) ends first
+    while (hdf5Busy()) await whenIdle();
     store.close();
   };
   const drain = async (timeoutMs: number) => {

@@ -665,9 +665,10 @@ export function deleteAttribute(f: DomainFile, kind: ObjectKind, ownerId: string
 
 /**
  * Delete several attributes (DELETE .../attributes?attr_names=a/b); all must exist (404 before
- * anything is deleted).
+ * anything is deleted). A name given twice is deleted once (libhdf5 fails the second delete).
  */
-export function deleteAttributes(f: DomainFile, kind: ObjectKind, ownerId: string, names: string[]): void {
+export function deleteAttributes(f: DomainFile, kind: ObjectKind, ownerId: string, given: string[]): void {
+  const names = [...new Set(given)];
   f.withId(ownerId, kind, (oid) => {
     for (const n of names) io.closeAttribute(openAttr(f, oid, ownerId, n));
     for (const n of names) {

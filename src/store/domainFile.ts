@@ -71,7 +71,12 @@ export class DomainFile implements FileUser {
   readonly handle: FileHandle;
   /** Where the files a dataset reaches are judged from (reach.ts). */
   readonly reach: ReachContext;
-  /** Ids, link and attribute names deleted in this process (410): the domain name's, outliving every event. */
+  /**
+   * Links and attributes deleted while the server runs (`<owner id>/links/<name>`...: 410): the
+   * domain name's, outliving every event, shared with the cluster's other workers (files.ts).
+   * Objects deleted by an id h5store made need no entry: their address generations say so
+   * (objectIndex.ts); client-given ids of deleted objects have one.
+   */
   private readonly deleted: Set<string>;
   private index_: ObjectIndex;
   private view_: FileView;
@@ -120,7 +125,7 @@ export class DomainFile implements FileUser {
     }
   }
 
-  /** Whether an id, or a link or attribute (`<owner id>/links/<name>`...), was deleted in this process. */
+  /** Whether a client id, or a link or attribute (`<owner id>/links/<name>`...), was deleted while the server runs. */
   isDeleted(what: string): boolean {
     return this.deleted.has(what);
   }

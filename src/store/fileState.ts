@@ -14,7 +14,8 @@
  *   lists, attribute facts, remembered answers, alias paths; and, keyed by the view's
  *   `serial`, the decoded chunks and query columns of values/), replaced on every event.
  *
- * The ids deleted in this process (410) belong to the domain name and outlive every event.
+ * Links and attributes deleted while the server runs (410) belong to the domain name and outlive
+ * every event; deleted objects answer 410 from their addresses' generations (the index).
  *
  * Only the file cache (files.ts) says what happened to a file (`FileEvent`), and tells every
  * entry of that file (`DomainFile.apply`); this table decides what each part becomes. A module

@@ -80,6 +80,47 @@ export interface FileCacheOptions {
   observer?: StoreObserver;
   /** Shared short-lived stat cache (statCache.ts); cleared by every event (`happened`). */
   stats?: StatCache;
+  /**
+   * Told when a link or attribute of a domain is noted deleted (`gone`) or made again, so the
+   * other processes of a cluster answer 410 too (changeFeed.ts). Not told of `noteElsewhere`.
+   */
+  onDeleted?: (domain: string, what: string, gone: boolean) => void;
+  /** The processes of one `serve --workers N` share this number: they wait for each other as for themselves (xlock.ts). */
+  lockFamily?: number;
+}
+
+/**
+ * The links and attributes of one domain name deleted while the server runs (they answer 410,
+ * not 404, until made again; wire-reference 0.7), as `<owner id>/links/<name>` and
+ * `<owner id>/attributes/<name>`. Every change is told to `tell` (the cluster's change feed).
+ */
+class DeletedNames extends Set<string> {
+  constructor(
+    private readonly domain: string,
+    private readonly tell?: (domain: string, what: string, gone: boolean) => void,
+  ) {
+    super();
+  }
+
+  override add(what: string): this {
+    if (!this.has(what)) {
+      super.add(what);
+      this.tell?.(this.domain, what, true);
+    }
+    return this;
+  }
+
+  override delete(what: string): boolean {
+    if (!super.delete(what)) return false;
+    this.tell?.(this.domain, what, false);
+    return true;
+  }
+
+  /** The same, as another process of the cluster told it (not told again). */
+  noteElsewhere(what: string, gone: boolean): void {
+    if (gone) super.add(what);
+    else super.delete(what);
+  }
 }
 
 /**
@@ -189,8 +230,8 @@ interface Known {
 export class FileCache {
   private readonly domains = new Map<string, Known>();
   private readonly handles = new Map<string, FileHandle>();
-  /** Per domain name: ids, links and attributes deleted in this process (410), outliving its entries. */
-  private readonly goneIds = new Map<string, Set<string>>();
+  /** Per domain name: links and attributes deleted while the server runs (410), outliving its entries. */
+  private readonly goneIds = new Map<string, DeletedNames>();
   /** The reach context of local files (mounted ones refuse: `FileSource.reachRefusal`). */
   private readonly reach: ReachContext;
   private readonly sweeper: NodeJS.Timeout;
@@ -260,7 +301,7 @@ export class FileCache {
       } catch {
         throw notFound(`Domain ${domain} not found`);
       }
-      h = new FileHandle(key, st.dev, st.ino, real, new CrossProcessLock(real, lockFileOf(real), st.ino, { waitMs: this.lockWaitMs, durable: this.durable, leaseMs: this.opts.readLeaseMs ?? 0, recheckMs: Math.max(1, this.stats.freshMs), holdMaxMs: this.opts.readHoldMs ?? 10, gapMs: this.opts.readGapMs ?? 1 }));
+      h = new FileHandle(key, st.dev, st.ino, real, new CrossProcessLock(real, lockFileOf(real), st.ino, { waitMs: this.lockWaitMs, durable: this.durable, leaseMs: this.opts.readLeaseMs ?? 0, recheckMs: Math.max(1, this.stats.freshMs), holdMaxMs: this.opts.readHoldMs ?? 10, gapMs: this.opts.readGapMs ?? 1, family: this.opts.lockFamily, onLongWait: (w) => this.log.warn(w, 'waiting past lockWaitMs for another worker of this server that holds the file') }));
       this.handles.set(key, h);
     }
     return this.newEntry(domain, fsPath, h, f, this.reach);
@@ -289,8 +330,7 @@ export class FileCache {
    * deleted ids).
    */
   private newEntry(domain: string, path: string, h: FileHandle, old: DomainFile | undefined, reach: ReachContext): DomainFile {
-    let gone = this.goneIds.get(domain);
-    if (!gone) this.goneIds.set(domain, (gone = new Set()));
+    const gone = this.deletedNames(domain);
     const nf = new DomainFile(domain, path, gone, h, reach);
     h.users.add(nf);
     if (old) this.unref(old);
@@ -301,7 +341,9 @@ export class FileCache {
   private unref(f: DomainFile): void {
     const h = f.handle;
     h.users.delete(f);
-    if (h.users.size === 0 && h.idle) this.dropHandle(h);
+    // Not while a libhdf5 call runs on the worker thread (heavy.ts): closing would wait for it
+    // (or fail); the sweeper (`closeIdle`) drops the handle then.
+    if (h.users.size === 0 && h.idle && !hdf5Busy()) this.dropHandle(h);
   }
 
   /**
@@ -712,13 +754,18 @@ export class FileCache {
       this.happened(h, 'written', f);
       return result;
     } finally {
-      h.lastUsed = performance.now();
-      if (!keep) {
-        while (hdf5Busy()) await whenIdle();
-        this.endSession(h);
+      try {
+        h.lastUsed = performance.now();
+        if (!keep) {
+          while (hdf5Busy()) await whenIdle();
+          this.endSession(h);
+        }
+      } finally {
+        // whatever happened above, the file is let go: a lock kept here would hold every later
+        // request of the file forever
+        endSection?.();
+        h.lock.releaseWrite();
       }
-      endSection?.();
-      h.lock.releaseWrite();
     }
   }
 
@@ -823,16 +870,24 @@ export class FileCache {
    * serves the next requests while the file does not change; closing it later writes nothing).
    */
   private endSession(h: FileHandle): void {
-    if (h.jf?.inTransaction) {
-      try {
-        this.closeHandle(h);
-      } catch {
-        /* the rollback restores the file */
+    try {
+      if (h.jf?.inTransaction) {
+        try {
+          this.closeHandle(h);
+        } catch {
+          /* the rollback restores the file */
+        }
+        try {
+          h.jf?.rollback();
+        } catch (e) {
+          // The journal stays active on disk: the next use of the file repairs it (NeedsRepair).
+          this.log.warn({ file: h.realPath, err: (e as Error).message }, 'rolling back an unfinished write failed; repaired on next use');
+        }
+        h.jf = undefined;
       }
-      h.jf?.rollback();
-      h.jf = undefined;
+    } finally {
+      h.xl.releaseExclusive();
     }
-    h.xl.releaseExclusive();
   }
 
   /**
@@ -840,16 +895,20 @@ export class FileCache {
    * place while it writes another file's virtual dataset: the exclusive cross-process lock, our
    * handle closed, the journaling driver allowed to open it read-write (vfd.ts
    * `allowDirectWrites`). Such writes are not journaled (docs/storage-format.md).
+   * @param waitMs the longest wait for another process (default `lockWaitMs`; a sibling of
+   *   `serve --workers N` is not waited for longer)
    * @returns the release (call once, after the write)
-   * @throws H5StoreError Unavailable when another process holds the file past `lockWaitMs`
+   * @throws H5StoreError Unavailable when another process holds the file past `waitMs`
    */
-  async holdForDirectWrite(f: DomainFile): Promise<() => void> {
+  async holdForDirectWrite(f: DomainFile, waitMs?: number): Promise<() => void> {
     const h = f.handle;
     if (!h.local) throw forbidden(h.source!.readOnlyMessage);
     const fresh = !h.xl.holdsExclusive;
     if (fresh) {
       try {
-        await h.xl.acquireExclusive();
+        // not longer than `waitMs`, also for a sibling: it may hold this file while it waits for
+        // the one whose write reaches it (a wait in both directions ends only so)
+        await h.xl.acquireExclusive(waitMs, false);
       } catch (e) {
         throw this.refused(e);
       }
@@ -1047,8 +1106,11 @@ export class FileCache {
    * exists: no file is ever replaced) and the temporary name removed.
    * @returns false when `fsPath` exists
    */
-  createFile(fsPath: string, tmpPath: string, opts: { trackOrder?: boolean }): boolean {
+  async createFile(fsPath: string, tmpPath: string, opts: { trackOrder?: boolean }): Promise<boolean> {
+    // libhdf5 work like any other: never while a call runs on the worker thread (heavy.ts)
+    const endSection = openSection();
     try {
+      while (hdf5Busy()) await whenIdle();
       const fid = h5.createFile(tmpPath, opts);
       h5.closeFile(fid);
       if (this.durable) {
@@ -1068,6 +1130,7 @@ export class FileCache {
       if (this.durable) syncDir(fsPath.slice(0, fsPath.lastIndexOf('/')) || '/');
       return true;
     } finally {
+      endSection();
       fs.rmSync(tmpPath, { force: true });
     }
   }
@@ -1142,6 +1205,21 @@ export class FileCache {
     }
   }
 
+  /** The deleted links and attributes of a domain name (see `DeletedNames`). */
+  private deletedNames(domain: string): DeletedNames {
+    let gone = this.goneIds.get(domain);
+    if (!gone) this.goneIds.set(domain, (gone = new DeletedNames(domain, this.opts.onDeleted)));
+    return gone;
+  }
+
+  /**
+   * A link or attribute of `domain` that another process of the cluster deleted (`gone`) or made
+   * again (changeFeed.ts): answered 410 here too (or no longer).
+   */
+  noteDeletedElsewhere(domain: string, what: string, gone: boolean): void {
+    this.deletedNames(domain).noteElsewhere(what, gone);
+  }
+
   /** Forget a domain entirely (after DELETE /). */
   forget(domain: string): void {
     this.directoryChanged();
@@ -1180,10 +1258,18 @@ export class FileCache {
     }
   }
 
-  /** Open object ids over all files, for leak checks. */
+  /** The last `openIdCount` (while the worker thread is in libhdf5, asking would have to wait). */
+  private lastIdCount = 0;
+
+  /**
+   * Open object ids over all files, for leak checks and metrics; while a libhdf5 call runs on the
+   * worker thread (heavy.ts) the count of the last time (a scrape never waits for, or fails on, it).
+   */
   openIdCount(): number {
+    if (hdf5Busy()) return this.lastIdCount;
     let n = 0;
     for (const h of this.handles.values()) if (h.fid !== undefined) n += h5.openIdCount(h.fid);
+    this.lastIdCount = n;
     return n;
   }
 

@@ -49,7 +49,11 @@ export class ObjectIndex {
   constructor(
     private readonly domain: string,
     private readonly handle: FileHandle,
-    /** Ids (and link/attribute names) deleted in this process: they answer 410. Outlives the index. */
+    /**
+     * Names deleted while the server runs (410), the domain's (domainFile.ts): here the client
+     * ids of freed objects (their rows leave the file's table; ids made from addresses need no
+     * entry, their address generations say so).
+     */
     private readonly deleted: Set<string>,
   ) {}
 
@@ -132,8 +136,9 @@ export class ObjectIndex {
   /**
    * Resolve a client id to an object address (DESIGN.md section 3): syntax (400); an id a client
    * gave the object (clientIds.ts), else one made from its address: domain membership (400),
-   * deleted in this process (410), generation and address known to be an object of this file
-   * (404); prefix matching the object's type (404).
+   * freed by h5store (an older generation of its address: 410, in every process and after a
+   * restart; a client id of a deleted object: 410 in the process that deleted it), generation
+   * and address known to be an object of this file (404); prefix matching the object's type (404).
    * @param expected the kind the route implies; a different prefix is a 400.
    */
   resolve(id: string, expected?: ObjectKind): bigint {
@@ -168,6 +173,11 @@ export class ObjectIndex {
       throw notFound(`${p.kind} ${id} not found in this domain (${REFIND})`);
     }
     const gen = this.gens.get(p.addr) ?? 0;
+    // An older generation of its address: h5store freed the object there (markFreed), which the
+    // file itself records, so every process says so (every worker, and after a restart); also
+    // when the address now holds an object of the reserved group (its generations dataset often
+    // takes the first address freed).
+    if (p.gen < gen) throw gone(`${p.kind} ${id} has been deleted`);
     if (p.gen !== gen || this.reserved.isInternal(p.addr)) throw notFound(`${p.kind} ${id} not found`);
     return p.addr;
   }
@@ -192,9 +202,9 @@ export class ObjectIndex {
   }
 
   /**
-   * Record that the objects at `addrs` were freed: their ids answer 410 for the rest of this
-   * process, and the next object libhdf5 puts at one of these addresses gets a new generation
-   * (persisted in the reserved group) so an old id never names it.
+   * Record that the objects at `addrs` were freed: each address gets a new generation, persisted
+   * in the reserved group in the same write, so the old ids answer 410 (in every process, also
+   * after a restart: `resolve`) and never name the next object libhdf5 puts there.
    */
   markFreed(freed: Map<bigint, ObjectKind | undefined>): void {
     if (freed.size === 0) return;

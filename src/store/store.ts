@@ -18,6 +18,7 @@ import { LIB_INFO, openObjectCount } from '../hdf5/lib.js';
 import * as h5 from '../hdf5/objects.js';
 import type { ObjectKind } from '../hdf5/objects.js';
 import { FolderAcls, type FileAcl, type FolderAcl, keptFileAcl, readFileAcl, writeFileAcl } from './acls.js';
+import type { ChangeEvent, ChangeFeed } from './changeFeed.js';
 import { fileStatus } from './fileStatus.js';
 import * as attrs from './attributes.js';
 import * as dsets from './datasets.js';
@@ -30,6 +31,7 @@ import * as links from './links.js';
 import { type Mount, isUnder, readOnly } from './mount.js';
 import { isHdf5Name } from './mountspec.js';
 import { BufferPool, PagePool } from './pagepool.js';
+import { domainKey, fileIdentity, noteDomainKey } from './ids.js';
 import { DomainPaths, FOLDER_META, LOCK_SUFFIX, isServiceName, normalizeDomain, parentDomain } from './paths.js';
 import { serviceName } from './servicefiles.js';
 import { StatCache } from './statCache.js';
@@ -101,6 +103,13 @@ export interface StoreOptions {
    * off. Default false (no users: everyone is `default`).
    */
   droppedInPrivate?: boolean;
+  /**
+   * The other workers of `serve --workers N` (changeFeed.ts): deletions, creations and ACL
+   * changes are told to them, and theirs applied here, before each request's first store call.
+   */
+  changes?: ChangeFeed;
+  /** The number the workers of one `serve --workers N` share (xlock.ts): no 503 for waiting on a sibling. */
+  lockFamily?: number;
 }
 
 /** Domain or folder record (GET /, wire-reference 1.3). */
@@ -201,10 +210,11 @@ export class Store {
   constructor(readonly opts: StoreOptions) {
     const stats = new StatCache(opts.statCacheMs);
     this.paths = new DomainPaths(opts.root, undefined, stats);
-    this.folders = new FolderAcls(this.paths.realRoot);
+    this.folders = new FolderAcls(this.paths.realRoot, stats);
     this.files = new FileCache({
       paths: this.paths,
       stats,
+      onDeleted: opts.changes ? (domain, what, g) => opts.changes!.publish({ t: g ? 'gone' : 'back', domain, what }) : undefined,
       idleCloseMs: opts.idleCloseMs,
       maxOpenFiles: opts.maxOpenFiles,
       lockWaitMs: opts.lockWaitMs,
@@ -212,6 +222,7 @@ export class Store {
       readLeaseMs: opts.readLeaseMs,
       readHoldMs: opts.readHoldMs,
       readGapMs: opts.readGapMs,
+      lockFamily: opts.lockFamily,
       log: opts.log,
       observer: opts.observer,
     });
@@ -242,6 +253,49 @@ export class Store {
     );
   }
 
+  /**
+   * Apply what the other workers of the cluster changed since the last call (changeFeed.ts):
+   * deleted and created domains and folders, deleted and re-created links and attributes, ACL
+   * changes; any of them drops this process's short-lived stats, ACL views and path checks.
+   * Called at the start of every request's first store call (`aclView`, `statOf`, `fileFor`):
+   * one `fstat` when nothing changed. A no-op in a single process.
+   */
+  private syncCluster(): void {
+    const events = this.opts.changes?.poll();
+    if (!events?.length) return;
+    this.files.stats.clear();
+    for (const e of events) this.applyChange(e);
+  }
+
+  private applyChange(e: ChangeEvent): void {
+    switch (e.t) {
+      case 'removed':
+        this.goneDomains.add(e.domain);
+        if (e.key) noteDomainKey(e.key, e.domain);
+        this.files.forget(e.domain);
+        this.paths.forget(e.domain);
+        this.folders.forget(this.paths.resolve(e.domain));
+        break;
+      case 'made':
+        this.goneDomains.delete(e.domain);
+        this.paths.forget(e.domain);
+        this.folders.forget(this.paths.resolve(e.domain));
+        break;
+      case 'acl':
+        this.folders.forget(this.paths.resolve(e.domain));
+        break;
+      case 'gone':
+      case 'back':
+        this.files.noteDeletedElsewhere(e.domain, e.what, e.t === 'gone');
+        break;
+    }
+  }
+
+  /** Tell the cluster's other workers (before the request that made the change is answered). */
+  private publish(e: ChangeEvent): void {
+    this.opts.changes?.publish(e);
+  }
+
   /** The HDF5 library in use. */
   get libraryVersion(): string {
     return LIB_INFO.version;
@@ -249,7 +303,8 @@ export class Store {
 
   /** Check that libhdf5 answers a call (readiness); returns its version. */
   checkLibrary(): string {
-    openObjectCount();
+    // a call running on the worker thread (heavy.ts) shows it answers; asking would wait for it
+    if (!hdf5Busy()) openObjectCount();
     return LIB_INFO.version;
   }
 
@@ -336,6 +391,7 @@ export class Store {
    * @throws Gone when deleted earlier in this process, NotFound otherwise when missing.
    */
   private statOf(domain: string): { p: string; st: fs.Stats } {
+    this.syncCluster();
     const p = this.paths.resolve(domain);
     try {
       return { p, st: this.files.stats.stat(p) };
@@ -460,6 +516,7 @@ export class Store {
    * may reach no other file: reach.ts refuses them, `FileSource.reachRefusal`).
    */
   private async fileFor(domain: string): Promise<DomainFile> {
+    this.syncCluster();
     const m = this.mountOf(domain);
     if (!m) return this.fileOf(domain);
     return m.file(domain, this.files);
@@ -641,6 +698,7 @@ export class Store {
     // The same question within `statCacheMs`, with no change by this process since, has the
     // same answer (the view is made of the stats, file ACL state and folder sidecars the
     // stat cache stands for): a stream of requests asks the disk once.
+    this.syncCluster();
     const stats = this.files.stats;
     const key = `${domain}\u0000${target.id ?? ''}\u0000${target.h5path ?? ''}\u0000${target.parentId ?? ''}\u0000${target.addr ?? ''}\u0000${target.place ? 1 : 0}`;
     const hit = this.recentViews.get(key);
@@ -794,6 +852,7 @@ export class Store {
       change(next.acls);
       this.folders.write(p, next);
       this.files.directoryChanged();
+      this.publish({ t: 'acl', domain });
       return;
     }
     await this.write(domain, (f) => {
@@ -807,6 +866,7 @@ export class Store {
       change(acl);
       writeFileAcl(f, state);
     });
+    this.publish({ t: 'acl', domain });
   }
 
   /**
@@ -848,22 +908,27 @@ export class Store {
       this.paths.forget(domain);
       this.folders.forget(p);
       if (opts.owner !== undefined && opts.acl) this.folders.write(p, { owner: opts.owner, acls: opts.acl });
+      this.publish({ t: 'made', domain });
       return this.folderJson(p, fs.statSync(p));
     }
     const tmp = path.join(path.dirname(p), serviceName(path.basename(p), `.${crypto.randomBytes(6).toString('hex')}.new`));
-    if (!this.files.createFile(p, tmp, { trackOrder: opts.trackOrder })) throw conflict(`${domain} already exists`);
+    if (!(await this.files.createFile(p, tmp, { trackOrder: opts.trackOrder }))) throw conflict(`${domain} already exists`);
     this.goneDomains.delete(domain);
     this.paths.forget(domain);
     this.files.forget(domain);
-    if ((opts.owner !== undefined && opts.acl) || opts.rootId !== undefined || extra) {
-      await this.write(domain, (f) => {
-        if (opts.owner !== undefined && opts.acl) writeFileAcl(f, { owner: opts.owner, root: opts.acl, objects: {} });
-        if (opts.rootId !== undefined) {
-          f.clientIds.add(opts.rootId, { addr: f.rootAddr, gen: 0, kind: 'group' });
-          f.clientIds.save(f.reserved);
-        }
-        if (extra) storeCreationProperties(f, f.rootAddr, extra);
-      });
+    try {
+      if ((opts.owner !== undefined && opts.acl) || opts.rootId !== undefined || extra) {
+        await this.write(domain, (f) => {
+          if (opts.owner !== undefined && opts.acl) writeFileAcl(f, { owner: opts.owner, root: opts.acl, objects: {} });
+          if (opts.rootId !== undefined) {
+            f.clientIds.add(opts.rootId, { addr: f.rootAddr, gen: 0, kind: 'group' });
+            f.clientIds.save(f.reserved);
+          }
+          if (extra) storeCreationProperties(f, f.rootAddr, extra);
+        });
+      }
+    } finally {
+      this.publish({ t: 'made', domain });
     }
     return this.getDomain(domain);
   }
@@ -885,13 +950,20 @@ export class Store {
       if (link !== p && fs.lstatSync(link).isSymbolicLink()) fs.unlinkSync(link);
       else fs.rmdirSync(p);
       this.folders.forget(p);
-    } else {
-      // a symlinked domain: the link is removed, not its target
-      await this.files.deleteFile(this.files.entry(domain, p), this.paths.joined(domain));
-      this.files.forget(domain);
+      this.goneDomains.add(domain);
+      this.paths.forget(domain);
+      this.publish({ t: 'removed', domain });
+      return;
     }
+    // the domain key of the file deleted: its ids answer 410 (not 404) in the other workers too
+    const key = domainKey(domain, fileIdentity(st));
+    noteDomainKey(key, domain);
+    // a symlinked domain: the link is removed, not its target
+    await this.files.deleteFile(this.files.entry(domain, p), this.paths.joined(domain));
+    this.files.forget(domain);
     this.goneDomains.add(domain);
     this.paths.forget(domain);
+    this.publish({ t: 'removed', domain, key });
   }
 
   /**
@@ -1792,7 +1864,7 @@ export class Store {
       // The cross-process lock, our read-only handle closed (libhdf5 opens the file read-write
       // itself, through the journaling driver of the dataset's file), and the driver told it
       // may write this file in place (vfd.ts allowDirectWrites).
-      release = await this.files.holdForDirectWrite(entry);
+      release = await this.files.holdForDirectWrite(entry, Math.max(0, REACH_LOCK_WAIT_MS - (performance.now() - t0)));
     } catch (e) {
       lock.releaseWrite();
       throw e;
