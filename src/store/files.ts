@@ -619,7 +619,7 @@ export class FileCache {
     // by a process that died while writing.
     if (hdr.kind === 'ok' && hdr.header.active) throw new NeedsRepair('journal');
     const counter = hdr.kind === 'ok' ? hdr.header.counter : hdr.kind === 'none' ? 0n : -2n;
-    const stamp = stampOf(st);
+    const stamp = stampOf(this.statNow(f, st));
     if (h.fid !== undefined && (counter !== h.counter || !sameStamp(h.stamp, stamp))) this.closeHandle(h);
     if (h.fid === undefined) {
       if (this.openCount() >= this.opts.maxOpenFiles) this.closeLeastRecent();
@@ -682,6 +682,21 @@ export class FileCache {
       throw new H5StoreError('Unavailable', 'The domain file was replaced during the request; try again', { 'Retry-After': '1' });
     }
     return st;
+  }
+
+  /**
+   * The file's stat now, to go with the journal counter just read under the lock: the stat
+   * cache's `st` may predate the last write of another h5store process (a sibling worker), and a
+   * stale stamp paired with that write's counter made its next read take the write for another
+   * program's (503s "being written by another program", issue #24 item 13 with issue #26).
+   * Falls back to `st` when the file cannot be stat'ed now (the next request reports it).
+   */
+  private statNow(f: DomainFile, st: fs.Stats): fs.Stats {
+    try {
+      return fs.statSync(f.path);
+    } catch {
+      return st;
+    }
   }
 
   // -------------------------------------------------------------------------------------------
@@ -783,7 +798,7 @@ export class FileCache {
       if (hdr.kind === 'ok' && hdr.header.active) this.repairLocked(f, 'journal');
       const after = h.xl.header();
       const counter = after.kind === 'ok' ? after.header.counter : after.kind === 'none' ? 0n : -2n;
-      const stamp = stampOf(st);
+      const stamp = stampOf(this.statNow(f, st));
       if (h.counter !== counter || !sameStamp(h.stamp, stamp)) {
         // Written by someone else since this process last saw it (its first sight is no
         // change): a handle open on it has a stale view (closed writing nothing).
@@ -930,12 +945,32 @@ export class FileCache {
     return () => {
       endSection();
       withdraw?.();
-      // written behind the handle's back, by this process (not another program's change)
+      // written behind the handle's back, by this process (not another program's change): a
+      // new commit counter tells the other h5store processes so (a sibling worker took such a
+      // write for another program's and refused writes for 2 s)
+      if (fresh) this.countDirectWrite(h);
       h.stamp = currentStamp(h);
       this.happened(h, 'changed');
       h.lastUsed = performance.now();
       if (fresh) this.endSession(h);
     };
+  }
+
+  /**
+   * Give a file libhdf5 wrote in place (`holdForDirectWrite`, exclusive lock held) a new commit
+   * counter in its lock file's header, as a journaled write's commit does: other h5store
+   * processes then see a change of an h5store process, not of another program (issue #26's
+   * foreign-writer rules). Leaves a header with an active journal or a corrupt one alone.
+   */
+  private countDirectWrite(h: FileHandle): void {
+    const fd = h.xl.lockFd;
+    if (fd === undefined) return;
+    const hdr = readHeader(fd);
+    if (hdr.kind === 'corrupt' || (hdr.kind === 'ok' && hdr.header.active)) return;
+    const base: JournalHeader = hdr.kind === 'ok' ? hdr.header : { counter: 0n, active: false, pid: process.pid, txn: 0n, baseEof: 0, dev: h.dev, ino: h.ino };
+    const counter = base.counter + 1n;
+    writeHeader(fd, { ...base, counter, txn: counter, pid: process.pid });
+    h.counter = counter;
   }
 
   // -------------------------------------------------------------------------------------------

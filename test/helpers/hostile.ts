@@ -758,6 +758,12 @@ function send(base: URL, req: HostileRequest, timeoutMs: number, agent: http.Age
       cr.destroy();
     }, timeoutMs);
     cr.on('response', (res) => {
+      if (/^text\/event-stream\b/.test(String(res.headers['content-type'] ?? ''))) {
+        // a change feed (GET /events) lasts as long as its client: its headers are the answer
+        done({ status: res.statusCode, text: '' });
+        cr.destroy();
+        return;
+      }
       const chunks: Buffer[] = [];
       let size = 0;
       res.on('data', (c: Buffer) => {
