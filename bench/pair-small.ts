@@ -3,7 +3,7 @@
  * session"): this build and, with `--base DIR`, another checkout's build (`DIR/dist/cli.js`, e.g.
  * the commit before a change); without it, this build against itself (the method's own spread).
  *
- *   npm run build && npm run bench:pair -- [--base DIR] [--kinds group,link] [--rounds 6] [--seconds 4]
+ *   npm run build && npm run bench:pair -- [--base DIR] [--env-base K=V,...] [--kinds group,link] [--rounds 6] [--seconds 4] [--accept-encoding 'gzip, deflate']
  *
  * Kinds: group, attribute, link, dataset, domain (the default: all five), and post (`POST
  * /datasets` of a small unlinked dataset over one connection: the write path, fsyncs included).
@@ -15,6 +15,9 @@
  * whole rows), `block16` (a 16 MiB inner block, libhdf5 pages), `gzip` (a 1024x1024 region of
  * gzip chunks, again: copied from the cache of decoded chunks). Large reads want longer rounds
  * (`--seconds 6` or more).
+ * `--accept-encoding` sends that header with every request (h5pyd's requests send
+ * `gzip, deflate`: the compression middleware's cost on small answers); `--env-base` gives
+ * settings to the base server only.
  *
  * Single `wrk` runs of one server after the other differ by up to 30% on a VM whose speed drifts
  * over seconds, more than most changes. Here both servers run at the same time, pinned together
@@ -46,6 +49,11 @@ const VALUE_KINDS = ['value', 'value.bin', 'points', 'links', 'json1m', 'read256
 const KINDS = opt('kinds', SMALL.join(',')).split(',');
 const ROUNDS = Number(opt('rounds', '6'));
 const SECONDS = Number(opt('seconds', '4'));
+const ACCEPT_ENCODING = opt('accept-encoding', '');
+/** `--env-base K=V,K2=V2`: settings of the base server only (A/B of a setting, e.g. H5STORE_READ_LEASE_MS=20). */
+const BASE_ENV: Record<string, string> = Object.fromEntries(
+  (args.includes('--env-base') ? opt('env-base', '') : '').split(',').filter(Boolean).map((kv) => [kv.slice(0, kv.indexOf('=')), kv.slice(kv.indexOf('=') + 1)]),
+);
 
 /**
  * `post`: `POST /datasets` of a small unlinked dataset (held in the reserved group), one
@@ -107,7 +115,8 @@ with h5py.File(sys.argv[1], 'w') as f:
 function wrk(url: string, cpus: string, load: Load): Promise<number> {
   return new Promise((resolve, reject) => {
     const opts = [`-c${load.conns}`, ...(load.script ? ['-s', load.script] : []), ...(load.accept ? ['-H', `Accept: ${load.accept}`] : [])];
-    const p = spawn('taskset', ['-c', cpus, 'wrk', '-t1', ...opts, `-d${SECONDS}s`, url], { stdio: ['ignore', 'pipe', 'inherit'] });
+    const header = ACCEPT_ENCODING ? ['-H', `Accept-Encoding: ${ACCEPT_ENCODING}`] : [];
+    const p = spawn('taskset', ['-c', cpus, 'wrk', '-t1', ...opts, ...header, `-d${SECONDS}s`, url], { stdio: ['ignore', 'pipe', 'inherit'] });
     let out = '';
     p.stdout.on('data', (b) => (out += b));
     p.on('error', reject);
@@ -125,7 +134,7 @@ async function main() {
   const serverCpu = String(cpus - 1);
   const loadCpus = cpus === 2 ? '0' : `0-${cpus - 2}`;
   for (const f of ['big.h5', 'attrs1k.h5']) {
-    if (!fs.existsSync(path.join(here, 'data', f))) execFileSync('/usr/bin/python3', [path.join(here, 'make_data.py')], { stdio: 'inherit' });
+    if (!fs.existsSync(path.join(here, 'data', f))) execFileSync('/usr/bin/python3', [path.join(here, 'make_data.py'), path.join(here, 'data')], { stdio: 'inherit' });
   }
   const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'h5store-bench-pair-'));
   const servers: { name: string; stop: () => Promise<void>; urls: Record<string, string> }[] = [];
@@ -141,7 +150,7 @@ async function main() {
       fs.mkdirSync(path.join(root, 'b'), { recursive: true });
       for (const f of ['big.h5', 'attrs1k.h5']) fs.copyFileSync(path.join(here, 'data', f), path.join(root, 'b', f));
       if (values) fs.copyFileSync(path.join(tmp, 'links10k.h5'), path.join(root, 'b', 'links10k.h5'));
-      const s = await startBenchServer(['--root', root], {}, checkout);
+      const s = await startBenchServer(['--root', root], name === 'base' ? BASE_ENV : {}, checkout);
       execFileSync('taskset', ['-a', '-p', '-c', serverCpu, String(s.pid)], { stdio: 'ignore' }); // every thread of it
       const urls = Object.fromEntries((await smallGetPaths(s.url)).map(([kind, p]) => [kind, s.url + p]));
       if (values) {

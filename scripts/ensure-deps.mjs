@@ -22,8 +22,9 @@ const say = (m) => process.stderr.write(`[h5store setup] ${m}\n`);
 const RUNTIME = ['libhdf5-103-1', 'liblzf1', 'hdf5-plugin-lzf', 'hdf5-filter-plugin', 'hdf5-filter-plugin-blosc-serial', 'hdf5-filter-plugin-zfp-serial', 'libzstd1', 'liblz4-1', 'libdeflate0'];
 // xarray, h5netcdf and PyTables (with pandas) write the files scientists have for the viewer's
 // browser test and run xarray over the network (test/tools/make_science_files.py); zstandard and
-// lz4 make the detector filter test files (test/tools/detector_filters.py)
-const TEST_PKGS = ['python3-h5py', 'python3-numpy', 'hdf5-tools', 'python3-requests', 'python3-requests-unixsocket', 'python3-tz', 'python3-packaging', 'chromium', 'python3-xarray', 'python3-h5netcdf', 'python3-tables', 'python3-zstandard', 'python3-lz4'];
+// lz4 make the detector filter test files (test/tools/detector_filters.py); fatrace (fanotify)
+// shows that the server writes nothing into files other programs write (test/api/live-files.test.ts)
+const TEST_PKGS = ['python3-h5py', 'python3-numpy', 'hdf5-tools', 'python3-requests', 'python3-requests-unixsocket', 'python3-tz', 'python3-packaging', 'python3-fsspec', 'python3-aiohttp', 'chromium', 'python3-xarray', 'python3-h5netcdf', 'python3-tables', 'python3-zstandard', 'python3-lz4', 'fatrace'];
 
 function npmPackages() {
   const nm = path.join(root, 'node_modules');

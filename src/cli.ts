@@ -2,10 +2,11 @@
 /**
  * The `h5store` command.
  *
- *   h5store serve [--root DIR] [--port N] [--host ADDR] [--config FILE] [--users-file FILE] ...
+ *   h5store serve [DIR] [--root DIR] [--port N] [--host ADDR] [--config FILE] [--users-file FILE] ...
  *                 [--mount /archive=s3://bucket/prefix ...] [--s3-endpoint URL]
  *                 [--metrics-access public|user|off] [--metrics-port N] [--workers N]
  *   h5store samples [--root DIR]          write the sample domains and exit
+ *   h5store repair DOMAIN [--root DIR] [--force]   clear what a crashed writer left in a domain file
  *   h5store user add|remove|passwd NAME    users (password from a prompt, or stdin when piped)
  *   h5store user list
  *   h5store group add GROUP USER... | group remove GROUP [USER...] | group list
@@ -33,7 +34,7 @@ function common(cmd: Command): Command {
 
 const program = new Command('h5store').description('Serve HDF5 files over the HDF REST API').showHelpAfterError();
 
-common(program.command('serve').description('start the server'))
+common(program.command('serve').argument('[root]', 'data directory (the same as --root)').description('start the server'))
   .option('-p, --port <port>', 'TCP port (0 picks a free one)')
   .option('-H, --host <addr>', 'address to bind (default 127.0.0.1; 0.0.0.0 for every interface)')
   .option('--endpoint <url>', 'base URL used in hrefs')
@@ -49,8 +50,9 @@ common(program.command('serve').description('start the server'))
   .option('--metrics-port <port>', 'serve /metrics (and /healthz, /readyz) on this port instead')
   .option('-w, --workers <n>', 'processes serving the port: reads on all of them, writes to a domain in one (default: one per core; 1: a single process)')
   .option('--exit-with-stdin', 'exit when standard input closes (for test harnesses)')
-  .action(async (opts) => {
-    const config = load(opts);
+  .action(async (rootArg: string | undefined, opts) => {
+    if (rootArg !== undefined && opts.root !== undefined && opts.root !== rootArg) fail(`two data directories given: ${rootArg} and --root ${opts.root}`);
+    const config = load({ ...opts, root: opts.root ?? rootArg });
     if (cluster.isWorker) {
       await (await import('./cluster.js')).runWorker(config);
       return;
@@ -91,6 +93,34 @@ common(program.command('samples').description('write the sample domains under /s
   store.close();
   process.stdout.write(written.length ? `wrote ${written.join(', ')}\n` : 'samples already present\n');
 });
+
+common(program.command('repair <domain>').description('repair a domain file a crashed writer left: clear its superblock status flags (h5clear -s), the stale lock of an older h5store, an interrupted write (never done by the server itself)'))
+  .option('--quiet-ms <ms>', 'the file must not change for this long first (a program still writing it changes it)', '2000')
+  .option('--force', 'repair even if the file changes meanwhile (only when no program has it open)')
+  .action(
+    run(async (domain: string, opts) => {
+      const config = load(opts);
+      const quietMs = Number(opts.quietMs);
+      if (!Number.isFinite(quietMs) || quietMs < 0) throw new Error('--quiet-ms must be a number of milliseconds');
+      const { pino } = await import('pino');
+      const { Store } = await import('./store/store.js');
+      // logged like the server's own lines (JSON on stderr), so the repair shows in the same logs
+      const log = pino({ level: config.logLevel === 'silent' ? 'silent' : 'info' }, pino.destination(2));
+      const store = new Store({ ...config, root: config.root, mounts: [], log });
+      try {
+        const d = domain.startsWith('/') ? domain : `/${domain}`;
+        const done = await store.repairDomain(d, { quietMs, force: !!opts.force });
+        const what: Record<string, string> = {
+          journal: 'an interrupted write rolled back',
+          'legacy-lock': "an older h5store's stale lock removed, EOA set to the end of file",
+          'status-flags': 'superblock status flags cleared, EOA set to the end of file',
+        };
+        process.stdout.write(done.length ? `repaired ${d}: ${done.map((w) => what[w] ?? w).join('; ')}\n` : `${d}: nothing to repair\n`);
+      } finally {
+        store.close();
+      }
+    }),
+  );
 
 // ---------------------------------------------------------------------------------------------
 // Accounts

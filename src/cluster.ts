@@ -16,6 +16,9 @@
  *   writes to one file stay in one process: no cross-process lock hand-over, no reopening after
  *   each other's writes. Reads in the other workers see those writes through the store's file
  *   change check (the lock file's commit counter), as with any two processes.
+ * - Every worker answers as one process would (store/changeFeed.ts): deletions, creations and ACL
+ *   changes are appended to a change feed in the runtime directory before they are answered, and
+ *   applied by every worker at the start of its next request.
  * - A forwarded write whose owner is not there (restarting) waits for it up to `lockWaitMs` (the
  *   body is not read until the owner accepts the connection), then 503 with Retry-After; an owner
  *   that dies while answering gives 502 (the write may or may not have been made: it was
@@ -27,6 +30,7 @@
  *   away exits.
  */
 import cluster, { type Worker } from 'node:cluster';
+import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
 import http, { type IncomingMessage, type RequestListener, type ServerResponse } from 'node:http';
 import net from 'node:net';
@@ -36,6 +40,7 @@ import Router from '@koa/router';
 import { pino, type Logger } from 'pino';
 import type { Config } from './config.js';
 import { forwardedClient } from './http/forwarded.js';
+import { readFlightRecord } from './ops/flightRecorder.js';
 import type { Route } from './http/routeTable.js';
 import { normalizeDomain } from './store/paths.js';
 
@@ -46,15 +51,26 @@ const ENV = {
   dir: 'H5STORE_WORKER_DIR',
   port: 'H5STORE_WORKER_PORT',
   metricsPort: 'H5STORE_WORKER_METRICS_PORT',
+  family: 'H5STORE_WORKER_FAMILY',
 } as const;
 
 /** The header that carries the client's address to the owner (read only on the private socket). */
 const CLIENT_HEADER = 'x-h5store-forwarded-client';
 
+/** The file of the workers' change feed in the runtime directory (store/changeFeed.ts). */
+const CHANGE_FEED = 'changes.log';
+
 /** Longest wait for in-flight requests when stopping, then connections are closed. */
 const DRAIN_MS = 10_000;
 
-type ToWorker = { type: 'drain' } | { type: 'exit' };
+/** A worker death the primary saw: the worker's index, its signal or exit code, how often. */
+interface Death {
+  worker: number;
+  cause: string;
+  count: number;
+}
+
+type ToWorker = { type: 'drain' } | { type: 'exit' } | { type: 'deaths'; deaths: Death[] };
 type ToPrimary = { type: 'ready'; url: string } | { type: 'drained' };
 
 // ---------------------------------------------------------------------------------------------
@@ -111,6 +127,11 @@ export function ownerOf(domain: string, n: number): number {
     h = Math.imul(h, 0x01000193) >>> 0;
   }
   return h % n;
+}
+
+/** The flight record of worker `i` (ops/flightRecorder.ts): its last requests, read when it dies. */
+function recordOf(dir: string, i: number): string {
+  return path.join(dir, `w${i}.requests`);
 }
 
 /** The private socket of worker `i`. */
@@ -212,6 +233,15 @@ function forward(req: IncomingMessage, res: ServerResponse, owner: number, domai
       pres.pipe(res);
       pres.on('error', () => res.destroy());
       pres.once('aborted', () => res.destroy());
+      pres.once('end', () => {
+        // The owner answered before the whole body came (a refusal): the rest is read and dropped
+        // here, as Node does for its own early answers, or the client's next request on this
+        // kept-alive connection would never be read (it waited behind the unread body).
+        if (req.complete) return;
+        req.unpipe(preq);
+        preq.destroy();
+        req.resume();
+      });
     });
     let failed = false;
     preq.on('error', (e: NodeJS.ErrnoException) => {
@@ -249,16 +279,30 @@ export async function runWorker(base: Config): Promise<void> {
   process.on('SIGTERM', () => undefined);
   // What the primary asked before we were up is done once we are.
   const asked = { drain: false, exit: false };
-  let act: (m: ToWorker) => void = (m) => (asked[m.type] = true);
+  let act: (m: { type: 'drain' | 'exit' }) => void = (m) => (asked[m.type] = true);
+  let deaths: Death[] = [];
+  let tellDeaths = () => undefined as void;
   process.on('message', (m: ToWorker) => {
     if (m?.type === 'drain' || m?.type === 'exit') act(m);
+    else if (m?.type === 'deaths') {
+      deaths = m.deaths;
+      tellDeaths();
+    }
   });
   const logger = pino({ level: config.logLevel }).child({ worker: index });
   const { startServer } = await import('./main.js');
+  const { SharedChangeLog } = await import('./store/changeFeed.js');
   const running = await startServer(config, logger, {
     index,
+    changes: new SharedChangeLog(path.join(dir, CHANGE_FEED)),
+    family: Number(process.env[ENV.family]) || undefined,
+    recordFile: recordOf(dir, index),
     listener: (app, routes) => forwardingListener(app, { index, count, dir, isWrite: writeMatcher(routes), waitMs: Math.max(config.lockWaitMs, 1000), log: logger }),
   });
+
+  // deaths of the workers, counted in every worker's /metrics
+  tellDeaths = () => running.ops.metrics.setWorkerDeaths(deaths);
+  if (deaths.length) tellDeaths();
 
   const appCallback = running.app.callback();
   const sock = socketOf(dir, index);
@@ -290,13 +334,16 @@ export async function runWorker(base: Config): Promise<void> {
       });
       internal.closeIdleConnections();
     });
-    running.store.close();
+    await running.store.closeWhenIdle(); // a libhdf5 call on the worker thread ends first
     // the primary removes the directory; when it was killed, the last worker out does
     fs.rmSync(sock, { force: true });
+    fs.rmSync(recordOf(dir, index), { force: true });
     try {
-      fs.rmdirSync(dir);
+      // the change feed and flight records are the workers' other files there; other workers'
+      // sockets mean they are still up
+      if (fs.readdirSync(dir).every((n) => n === CHANGE_FEED || n.endsWith('.requests'))) fs.rmSync(dir, { recursive: true, force: true });
     } catch {
-      // other workers' sockets are still there
+      // gone already
     }
     process.exit(0);
   };
@@ -343,6 +390,8 @@ export async function runPrimary(config: Config, opts: { exitWithStdin: boolean 
   const port = config.port === 0 ? await freePort(config.host) : config.port;
   const metricsPort = config.metricsPort === 0 ? await freePort(config.metricsHost ?? config.host) : config.metricsPort;
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'h5store-workers-'));
+  // the workers' shared number in their file locks (xlock.ts FAMILY_BASE): 1..2^30
+  const family = 1 + (randomBytes(4).readUInt32LE(0) % (2 ** 30 - 1));
   fs.chmodSync(dir, 0o700);
   const removeDir = () => fs.rmSync(dir, { recursive: true, force: true });
   process.once('exit', removeDir);
@@ -363,6 +412,8 @@ export async function runPrimary(config: Config, opts: { exitWithStdin: boolean 
     failStart = reject;
   });
   const drained = new Set<number>();
+  /** Worker deaths so far (every worker counts them in /metrics). */
+  const deaths: Death[] = [];
   let onDrained: () => void = () => undefined;
   let onExited: () => void = () => undefined;
 
@@ -374,12 +425,14 @@ export async function runPrimary(config: Config, opts: { exitWithStdin: boolean 
       [ENV.dir]: dir,
       [ENV.port]: String(port),
       [ENV.metricsPort]: metricsPort === undefined ? '' : String(metricsPort),
+      [ENV.family]: String(family),
     });
     slots[i] = w;
     up[i] = false;
     w.on('message', (m: ToPrimary) => {
       if (m?.type === 'ready') {
         up[i] = true;
+        if (deaths.length) w.send({ type: 'deaths', deaths } satisfies ToWorker);
         if (stopping) w.send({ type: 'drain' } satisfies ToWorker); // (re)started while we stop
         url = m.url;
         if (started[i]) logger.info({ worker: i, pid: w.process.pid }, 'worker restarted');
@@ -405,7 +458,17 @@ export async function runPrimary(config: Config, opts: { exitWithStdin: boolean 
       // a worker that keeps dying right after its start is restarted ever more slowly (at most every 5 s)
       const lived = performance.now() - lastFork[i];
       backoff[i] = lived < 5000 ? Math.min(Math.max(backoff[i] * 2, 200), 5000) : 0;
-      logger.error({ worker: i, pid: w.process.pid, code, signal, restartInMs: backoff[i] }, 'worker died; restarting it');
+      // what it was doing: the requests in flight and the last ones before them (its flight record)
+      const record = readFlightRecord(recordOf(dir, i));
+      const cause = signal ?? `exit code ${code}`;
+      const d = deaths.find((x) => x.worker === i && x.cause === cause);
+      if (d) d.count++;
+      else deaths.push({ worker: i, cause, count: 1 });
+      for (const [j, other] of slots.entries()) if (other?.isConnected() && up[j]) other.send({ type: 'deaths', deaths } satisfies ToWorker);
+      logger.error(
+        { worker: i, pid: w.process.pid, code, signal, restartInMs: backoff[i], inFlight: record.inFlight, lastRequests: record.last.slice(-20) },
+        'worker died; restarting it',
+      );
       setTimeout(() => !stopping && fork(i), backoff[i]);
     });
   };

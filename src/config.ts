@@ -51,17 +51,86 @@ export const ConfigSchema = z
      * h5store process that wants to write the file makes it go at once; h5py cannot open the
      * file for writing while it is held.
      */
-    readLeaseMs: z.coerce.number().int().min(0).max(10_000).default(20),
+    readLeaseMs: z.coerce.number().int().min(0).max(10_000).default(0),
+    /**
+     * Longest time (ms) the shared lock of a file is held in one piece while reads continue
+     * (the lease included); then it is let go for a gap once the reads in flight end, so h5py
+     * (which tries its lock once and fails) can open the file for writing between reads (issue
+     * #26 item 3). 0: no limit.
+     */
+    readHoldMs: z.coerce.number().int().min(0).max(10_000).default(10),
+    /** The gap (ms) between two holds of a file's shared lock when one reached `readHoldMs`. */
+    readGapMs: z.coerce.number().int().min(0).max(1000).default(1),
+    /**
+     * How often (ms) a domain that clients follow (`GET /events`) is looked at for changes other
+     * programs make (this server's own writes are told at once).
+     */
+    eventPollMs: z.coerce.number().int().min(10).max(60_000).default(100),
+    /** Change feeds (`GET /events`) one process serves at once; more answer 503. */
+    maxEventStreams: z.coerce.number().int().min(0).max(100_000).default(1000),
+    /**
+     * The watchdog (ops/watchdog.ts): when the main thread has not answered for this long (ms), a
+     * thread of its own logs what it is doing (libhdf5 call, requests in flight); 0: no watchdog.
+     */
+    watchdogMs: z.coerce.number().int().min(0).default(2000),
     /** Bytes per libhdf5 read/write page; the event loop runs between pages. */
     pageBytes: z.coerce.number().int().min(4096).default(4 * MiB),
     /** Largest JSON value response, counted in binary bytes of the selection (413 above). */
     maxJsonValueBytes: z.coerce.number().int().min(1024).default(64 * MiB),
+    /**
+     * Answers of at least this many bytes are compressed (brotli or gzip) for clients that accept
+     * it (`Accept-Encoding`), JSON and other text; smaller ones never (0: never compress). Binary
+     * values and file downloads are never compressed.
+     */
+    compressMinBytes: z.coerce.number().int().min(0).default(8 * 1024),
     /** Largest JSON request body. */
     maxJsonBodyBytes: z.coerce.number().int().min(1024).default(100 * MiB),
     /** Largest binary request body (dataset value writes). */
     maxBinaryBodyBytes: z.coerce.number().int().min(1024).default(16 * 1024 * MiB),
     /** Binary bodies above this size are spooled to a temporary file and written page by page. */
     spoolBodyBytes: z.coerce.number().int().min(1024).default(256 * MiB),
+    /**
+     * Largest request body of an anonymous request on a server with users (issue #24 item 7):
+     * who may send more logs in first.
+     */
+    maxAnonymousBodyBytes: z.coerce.number().int().min(0).default(1 * MiB),
+    /**
+     * Most bytes of request bodies held in memory at once, over all requests (issue #24 item 10;
+     * JSON bodies count twice: text and value). A binary value body beyond it is spooled to a
+     * temporary file; any other body gets 503 with Retry-After.
+     */
+    bodyMemoryBytes: z.coerce.number().int().min(1 * MiB).default(512 * MiB),
+    /** Most bytes of spooled request bodies on disk at once; beyond, 503 with Retry-After. */
+    spoolBodyLimitBytes: z.coerce.number().int().min(1 * MiB).default(64 * 1024 * MiB),
+    /** Longest wait for a request's headers (ms; Node's `headersTimeout`), then the connection is closed. */
+    headersTimeoutMs: z.coerce.number().int().min(1000).default(10_000),
+    /**
+     * While a body is read: longest wait for its next bytes (ms), and the time after which it
+     * must average `minBodyBytesPerSecond`; else 408 and the connection is closed (0: no rule).
+     */
+    bodyTimeoutMs: z.coerce.number().int().min(0).default(10_000),
+    minBodyBytesPerSecond: z.coerce.number().int().min(0).default(1024),
+    /**
+     * Per-user limits (issue #24 item 11; http/userLimits.ts), none for the admin or in
+     * single-user mode, 0 for none: requests per second (per client address for anonymous
+     * requests), domains and folders created per hour, request-body bytes per hour. Beyond: 429.
+     */
+    userRequestsPerSecond: z.coerce.number().int().min(0).default(1000),
+    userDomainsPerHour: z.coerce.number().int().min(0).default(500),
+    userBodyBytesPerHour: z.coerce.number().int().min(0).default(256 * 1024 * MiB),
+    /**
+     * Addresses of reverse proxies in front of the server (comma-separated): for requests that
+     * come through one, the client's address (per-address limits, logs) is the last address of
+     * `X-Forwarded-For` that is not a listed proxy. Empty: the header is never read.
+     */
+    trustedProxies: z.string().default(''),
+    /** Most connections open at once (0: no limit); more are closed as they arrive. */
+    maxConnections: z.coerce.number().int().min(0).default(4096),
+    /**
+     * Most connections open at once from one client address (0: no limit). Behind a reverse
+     * proxy every connection comes from the proxy: raise it above the proxy's, or 0.
+     */
+    maxConnectionsPerAddress: z.coerce.number().int().min(0).default(256),
     /**
      * Pace each streamed response, while other requests are being served, to at most this many
      * bytes per second (0: no limit; a read served alone is never paced). Over a
@@ -95,6 +164,10 @@ export const ConfigSchema = z
      * decoded on the value threads; 0: whatever the machine's load (src/store/values/chunked.ts).
      */
     parallelChunkSpareCores: z.coerce.number().min(0).max(1024).default(1.5),
+    /** Most objects or links one answer lists (413 above, `max_objects_per_answer`; page with Limit). */
+    maxObjectsPerAnswer: z.coerce.number().int().min(1).default(100_000),
+    /** Most components of an h5path in a request (413 above, `max_path_depth`). */
+    maxPathDepth: z.coerce.number().int().min(1).default(512),
     /** Deepest nesting of arrays and objects in a JSON request body. */
     maxJsonDepth: z.coerce.number().int().min(8).max(10_000).default(100),
     /** Owner reported for domains and folders without a recorded owner. */
@@ -152,6 +225,21 @@ export const ConfigSchema = z
       .default([]),
     /** Seconds a verified password is remembered (so each request does not pay for scrypt). */
     authCacheSeconds: z.coerce.number().int().min(0).default(300),
+    /**
+     * Threads that hash passwords (scrypt), apart from libuv's thread pool that does the file
+     * I/O (issue #24 item 8). One client address has at most one check running, so a flood
+     * from one address leaves the other threads to everyone else.
+     */
+    passwordThreads: z.coerce.number().int().min(1).max(16).default(2),
+    /** Most password checks waiting for a thread; beyond, a login gets 503 with Retry-After. */
+    maxPasswordQueue: z.coerce.number().int().min(1).default(16),
+    /**
+     * Failed logins (401) from one client address within `authFailureWindowSeconds` after which
+     * its new logins get 429 with Retry-After until the window ends (0: no limit). Logins already
+     * verified are remembered and still pass.
+     */
+    authFailures: z.coerce.number().int().min(0).default(20),
+    authFailureWindowSeconds: z.coerce.number().int().min(1).default(60),
     /** Directory of the built web viewer served at /view/ (default: the package's dist/viewer). */
     viewerDir: z.string().min(1).optional(),
 

@@ -6,7 +6,11 @@
  * The store, codec and selection layers never mention HTTP statuses directly.
  */
 
-/** Error code -> HTTP status (service spec section 7; 413/503 from the wire reference 0.7). */
+/**
+ * Error code -> HTTP status (service spec section 7; 413/503 from the wire reference 0.7; 412 and
+ * 416 of the file download, RFC 9110 sections 13.1 and 14; 422 of the h5grove API, as h5grove
+ * answers a query argument it cannot use).
+ */
 export const STATUS = {
   BadRequest: 400,
   Unauthorized: 401,
@@ -14,12 +18,19 @@ export const STATUS = {
   NotFound: 404,
   MethodNotAllowed: 405,
   NotAcceptable: 406,
+  /** The client sent its request too slowly (headers or body; http/slowClients.ts). */
+  RequestTimeout: 408,
   Conflict: 409,
   Gone: 410,
+  PreconditionFailed: 412,
   PayloadTooLarge: 413,
   UnsupportedMediaType: 415,
+  RangeNotSatisfiable: 416,
   /** The request names a host this server does not answer to (`Host`; http/hosts.ts). */
   MisdirectedRequest: 421,
+  UnprocessableEntity: 422,
+  /** A per-user or per-address limit on requests, logins or creations (with `Retry-After`). */
+  TooManyRequests: 429,
   Internal: 500,
   NotImplemented: 501,
   Unavailable: 503,

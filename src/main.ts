@@ -2,6 +2,7 @@
  * Start the server: load the store, write samples when asked, listen; close every file on
  * SIGTERM/SIGINT.
  */
+import fs from 'node:fs';
 import http, { type RequestListener, type Server } from 'node:http';
 import type Koa from 'koa';
 import type { Route } from './http/routeTable.js';
@@ -16,9 +17,15 @@ import { Metrics } from './ops/metrics.js';
 import { HDF5_FILE_LOCKING_ENV } from './hdf5/vfd.js';
 import { ensureSamples } from './samples.js';
 import { S3Mount, parseMountSpec } from './store/s3mount.js';
+import type { ChangeFeed } from './store/changeFeed.js';
+import { compressors, filterReport } from './store/datasets.js';
 import { Store } from './store/store.js';
 import { startValueThreads } from './store/values/threadPool.js';
-import { requestsInFlight } from './http/inflight.js';
+import { recordRequestsIn, requestsInFlight } from './http/inflight.js';
+import { limitConnections } from './http/slowClients.js';
+import { mapSharedFile } from './hdf5/posix.js';
+import { type FlightRecorder, openFlightRecorder } from './ops/flightRecorder.js';
+import { startWatchdog } from './ops/watchdog.js';
 
 export interface Running {
   server: Server;
@@ -47,6 +54,12 @@ export interface WorkerOptions {
   index: number;
   /** The request listener of the public port, given the app's and its route table (forwards writes to their owner). */
   listener(app: RequestListener, routes: Route[]): RequestListener;
+  /** What the workers tell each other (store/changeFeed.ts). */
+  changes?: ChangeFeed;
+  /** The number the workers share in their file locks (store/xlock.ts). */
+  family?: number;
+  /** Where the worker's flight record lives (ops/flightRecorder.ts): the primary reads it when the worker dies. */
+  recordFile?: string;
 }
 
 /**
@@ -74,6 +87,18 @@ export async function startServer(config: Config, logger: Logger = pino({ level:
   );
   const metrics = new Metrics();
   if (worker) metrics.registry.setDefaultLabels({ worker: String(worker.index) });
+  // the last requests, where they outlive the process (and where the watchdog reads them)
+  let record: FlightRecorder | undefined;
+  try {
+    record = openFlightRecorder(mapSharedFile, worker?.recordFile);
+    recordRequestsIn(record);
+  } catch (e) {
+    logger.warn({ err: (e as Error).message }, 'no flight record of requests (they will not be named after a crash)');
+  }
+  if (config.watchdogMs > 0) {
+    const dog = startWatchdog({ stallMs: config.watchdogMs, recordFd: record?.fd, bindings: { ...logger.bindings(), pid: process.pid } });
+    metrics.bindWatchdog(dog.stalls);
+  }
   const store = new Store({
     root: config.root,
     idleCloseMs: config.idleCloseMs,
@@ -89,21 +114,41 @@ export async function startServer(config: Config, logger: Logger = pino({ level:
     maxInitializerBytes: config.maxInitializerBytes,
     parallelChunkMinBytes: config.parallelChunkMinBytes,
     parallelChunkSpareCores: config.parallelChunkSpareCores,
+    maxObjectsPerAnswer: config.maxObjectsPerAnswer,
+    maxPathDepth: config.maxPathDepth,
     lockWaitMs: config.lockWaitMs,
     fsync: config.fsync,
     statCacheMs: config.statCacheMs,
     readLeaseMs: config.readLeaseMs,
+    readHoldMs: config.readHoldMs,
+    readGapMs: config.readGapMs,
+    eventPollMs: config.eventPollMs,
+    maxEventStreams: config.maxEventStreams,
     log: logger,
     observer: metrics.storeObserver,
     mounts,
     droppedInPrivate: hasUsers(config) && !config.defaultPublic,
+    changes: worker?.changes,
+    lockFamily: worker?.family,
   });
+  // what libhdf5 can compress and decode with, asked once now (GET / and /about answer it):
+  // never later while a long call runs on the HDF5 worker thread (heavy.ts), where the question
+  // would fail and the filter list be kept without the filters libhdf5 has
+  compressors();
+  filterReport();
   const ops = createOps(store, metrics);
   if (config.samples) {
     const written = await ensureSamples(store);
     if (written.length) logger.info({ domains: written }, 'wrote sample domains');
   }
   const auth = new Authenticator(authOptions(config));
+  if (config.usersFile && !fs.existsSync(config.usersFile)) {
+    // not fatal (the file is read again when it appears), but nobody can sign in until it exists
+    logger.warn(
+      { usersFile: config.usersFile },
+      `the users file ${config.usersFile} does not exist: no user can sign in until it does. Add the first user with: h5store user add admin --users-file ${config.usersFile}`,
+    );
+  }
   if (!hasUsers(config)) {
     if (isLoopbackHost(config.host)) {
       logger.info(`no users file: single-user mode, every request may do everything (only from this machine: ${config.host}); serve other machines with --host 0.0.0.0 and --users-file FILE`);
@@ -114,7 +159,10 @@ export async function startServer(config: Config, logger: Logger = pino({ level:
   const deps = { config, store, logger, auth, startTime: Math.floor(Date.now() / 1000) };
   const app = createApp(deps, ops);
   const routes = routeTable(deps);
-  const server = worker ? http.createServer(worker.listener(app.callback(), routes)) : http.createServer(app.callback());
+  // headersTimeout is checked every second, not every 30 s (slowloris; http/slowClients.ts)
+  const serverOpts = { connectionsCheckingInterval: 1000 };
+  const server = worker ? http.createServer(serverOpts, worker.listener(app.callback(), routes)) : http.createServer(serverOpts, app.callback());
+  limitConnections(server, config);
   server.listen(config.port, config.host);
   await new Promise<void>((resolve, reject) => {
     server.once('listening', resolve);
@@ -162,7 +210,8 @@ export async function startServer(config: Config, logger: Logger = pino({ level:
         }),
     );
     await Promise.all(closing);
-    store.close();
+    // a libhdf5 call still running on the worker thread (heavy.ts) ends first
+    await store.closeWhenIdle();
   };
   const drain = async (timeoutMs: number) => {
     const t0 = performance.now();

@@ -80,6 +80,8 @@ async function createTypes(store: Store, domain: string): Promise<void> {
   await put('vlen_int', { type: { class: 'H5T_VLEN', base: 'H5T_STD_I32LE' }, shape: [3] }, [[1], [2, 3], []]);
   await put('scalar', { type: 'H5T_IEEE_F64LE' }, 3.5);
   await store.putAttribute(domain, 'group', root, 'description', { type: vstr, value: 'one dataset per HDF5 type class' }, true);
+  // a scalar root attribute, for the README's `GET /domains?query=` example
+  await store.putAttribute(domain, 'group', root, 'sample_version', { type: 'H5T_STD_I32LE', value: 2 }, true);
 }
 
 /**

@@ -14,9 +14,17 @@
  *   user, the admin or a group by name, whatever the token's `preferred_username` says (issue #24
  *   item 5). Admin rights only by the explicit list `oidcAdmins`; groups only where the users
  *   file names `oidc:<id>` as a member.
- * - Malformed headers (other schemes, bad base64, no colon, empty, over 4 KiB): 400.
+ * - Malformed headers (other schemes, not exactly one space after the scheme, bad base64, no
+ *   colon, an empty user name, credentials that are not UTF-8 or hold control characters, as
+ *   RFC 7617 section 2 forbids, empty, over 4 KiB): 400, with or without users (issue #24 item 16).
  * - Unknown user, wrong password, unknown/expired/revoked token: 401 with `WWW-Authenticate`.
- *   Repeated failures for one user name are slowed down (bounded exponential back-off).
+ * Password checks (issue #24 item 8) run on threads of their own (passwordPool.ts), never on
+ * libuv's pool that serves file I/O; at most `maxPasswordQueue` wait (then 503), at most two at
+ * once per client address (then 429), and a client address with `authFailures` failed logins in
+ * `authFailureWindowSeconds` gets 429 with `Retry-After` for every new login until the window
+ * ends (logins verified before still pass: they are remembered). A name that logged in from an
+ * address before goes first in the queue, so an attack from elsewhere does not delay it. The
+ * user name is never slowed down as such: that slowed the real user, not an attacker.
  * A server without a users file (and without OpenID Connect) has no users: well-formed
  * credentials are then ignored and the request is `default`'s (h5pyd users often have a user
  * name configured for every server).
@@ -24,18 +32,27 @@
  * that carries credentials), so `h5store user remove` and `token revoke` take effect at once.
  */
 import { hash, randomBytes } from 'node:crypto';
+import { RateLimiterMemory } from 'rate-limiter-flexible';
 import fs from 'node:fs';
 import { createRemoteJWKSet, jwtVerify, type JWTVerifyGetKey } from 'jose';
 import { LRUCache } from 'lru-cache';
 import type { Config } from '../config.js';
 import { H5StoreError, badRequest } from '../errors.js';
 import { ANONYMOUS, OIDC_PREFIX, type Principal, checkAclName } from './acl.js';
+import { PasswordPool } from './passwordPool.js';
 import { parseToken, readUsersFile, sameHash, tokenHash, verifyPassword, type UsersDoc } from './users.js';
 
 /** Longest Authorization header accepted (a JWT is about 1 KiB). */
 const MAX_HEADER = 4096;
-/** Longest wait added after repeated failures for one user name. */
-const MAX_DELAY_MS = 2000;
+/** Password checks one client address may have running or waiting at once (beyond: 429). */
+const CHECKS_PER_ADDRESS = 2;
+/** How long a successful login of a name from an address gives its next logins priority. */
+const KNOWN_LOGIN_MS = 30 * 24 * 3600_000;
+
+/** 429 with `Retry-After` (whole seconds, at least 1). */
+export function tooManyRequests(message: string, retryAfterMs: number): H5StoreError {
+  return new H5StoreError('TooManyRequests', message, { 'Retry-After': String(Math.max(1, Math.ceil(retryAfterMs / 1000))) });
+}
 
 /** 401 with a challenge. Browsers' pages (X-Requested-With) get no Basic challenge, so no native prompt. */
 export function unauthorized(message: string, xhr = false): H5StoreError {
@@ -54,6 +71,13 @@ export interface AuthOptions {
   oidcUserClaim: string;
   /** Values of `oidcUserClaim` (or whole `oidc:<id>` names) of the OpenID Connect users who are admins. */
   oidcAdmins: string[];
+  /** Threads hashing passwords (passwordPool.ts). */
+  passwordThreads: number;
+  /** Most password checks waiting for a thread (beyond: 503). */
+  maxPasswordQueue: number;
+  /** Failed logins from one client address within `authFailureWindowSeconds` before it gets 429 (0: no limit). */
+  authFailures: number;
+  authFailureWindowSeconds: number;
 }
 
 /** Whether the server has users: a users file, or OpenID Connect (then nobody is `default` by credentials). */
@@ -73,6 +97,10 @@ export function authOptions(c: Config): AuthOptions {
     oidcJwksUri: c.oidcJwksUri,
     oidcUserClaim: c.oidcUserClaim,
     oidcAdmins: c.oidcAdmins,
+    passwordThreads: c.passwordThreads,
+    maxPasswordQueue: c.maxPasswordQueue,
+    authFailures: c.authFailures,
+    authFailureWindowSeconds: c.authFailureWindowSeconds,
   };
 }
 
@@ -81,12 +109,27 @@ export class Authenticator {
   private docStamp = '';
   private readonly secret = randomBytes(32).toString('hex');
   private readonly verified: LRUCache<string, Principal>;
-  private readonly failures = new LRUCache<string, { n: number }>({ max: 10_000, ttl: 15 * 60_000 });
+  /** Failed logins per client address (issue #24 item 8). */
+  private readonly failures: RateLimiterMemory | undefined;
+  /** Checks in progress by header key: parallel requests with the same credentials share one. */
+  private readonly checks = new Map<string, Promise<Principal>>();
+  /** Password checks running or waiting per client address. */
+  private readonly checking = new Map<string, number>();
+  /** `<address>\0<user>` of successful password logins: their next logins go first. */
+  private readonly knownLogins = new LRUCache<string, true>({ max: 10_000, ttl: KNOWN_LOGIN_MS });
+  private readonly pool: PasswordPool;
   private jwks: JWTVerifyGetKey | undefined;
 
   constructor(private readonly opts: AuthOptions) {
     this.verified = new LRUCache({ max: 10_000, ttl: Math.max(1, opts.authCacheSeconds) * 1000 });
+    this.failures = opts.authFailures > 0 ? new RateLimiterMemory({ points: opts.authFailures, duration: Math.max(1, opts.authFailureWindowSeconds) }) : undefined;
+    this.pool = new PasswordPool({ threads: opts.passwordThreads, maxQueue: opts.maxPasswordQueue });
     this.refresh();
+  }
+
+  /** Password checks running or waiting now (for metrics and the bench). */
+  get passwordChecks(): number {
+    return this.pool.load;
   }
 
   /** True when a users file is configured (the server has users). */
@@ -156,42 +199,77 @@ export class Authenticator {
    * The principal of a request.
    * @param header the `Authorization` header ('' or undefined: anonymous)
    * @param xhr the request came from a page's script (no Basic challenge on 401)
-   * @throws H5StoreError BadRequest (malformed header), Unauthorized (bad credentials).
+   * @param client the client's address (failed logins and password checks are counted per address)
+   * @throws H5StoreError BadRequest (malformed header), Unauthorized (bad credentials),
+   *   TooManyRequests (too many failures or checks from `client`), Unavailable (too many checks).
    */
-  async authenticate(header: string | undefined, xhr = false): Promise<Principal> {
+  async authenticate(header: string | undefined, xhr = false, client = ''): Promise<Principal> {
     if (header === undefined || header === '') return ANONYMOUS;
     if (header.length > MAX_HEADER) throw badRequest('Authorization header too long');
     const sp = header.indexOf(' ');
     const scheme = (sp < 0 ? header : header.slice(0, sp)).toLowerCase();
-    const value = sp < 0 ? '' : header.slice(sp + 1).trim();
+    const value = sp < 0 ? '' : header.slice(sp + 1);
     if (scheme !== 'basic' && scheme !== 'bearer') throw badRequest('Unsupported Authorization scheme (use Basic or Bearer)');
-    if (value === '') throw badRequest(`Empty ${scheme === 'basic' ? 'Basic' : 'Bearer'} credentials`);
+    if (value.trim() === '') throw badRequest(`Empty ${scheme === 'basic' ? 'Basic' : 'Bearer'} credentials`);
+    if (/\s/.test(value)) throw badRequest('Malformed Authorization header: one space between the scheme and the credentials, and none in them');
+    if (scheme === 'basic') parseBasic(value); // malformed: 400 whether or not there are users
     this.refresh();
     const key = hash('sha256', this.secret + header, 'base64');
     const known = this.verified.get(key);
     if (known) return known;
-    const p = scheme === 'basic' ? await this.basic(value, xhr) : await this.bearer(value, xhr);
+    // the same credentials already being checked (a client's parallel first requests): one check
+    const same = this.checks.get(key);
+    if (same) return same;
+    const check = this.check(key, scheme, value, xhr, client);
+    this.checks.set(key, check);
+    try {
+      return await check;
+    } finally {
+      this.checks.delete(key);
+    }
+  }
+
+  private async check(key: string, scheme: string, value: string, xhr: boolean, client: string): Promise<Principal> {
+    await this.admit(client);
+    let p: Principal & { expiresAt?: number };
+    try {
+      p = scheme === 'basic' ? await this.basic(value, xhr, client) : await this.bearer(value, xhr);
+    } catch (e) {
+      if (e instanceof H5StoreError && e.code === 'Unauthorized') await this.failures?.penalty(client, 1);
+      throw e;
+    }
     this.verified.set(key, p, p.expiresAt ? { ttl: Math.max(1, Math.min(p.expiresAt - Date.now(), this.opts.authCacheSeconds * 1000)) } : undefined);
     return p;
   }
 
-  private async basic(value: string, xhr: boolean): Promise<Principal & { expiresAt?: number }> {
-    if (!/^[A-Za-z0-9+/]+={0,2}$/.test(value) || value.length % 4 === 1) throw badRequest('Malformed Basic credentials (not base64)');
-    const text = Buffer.from(value, 'base64').toString('utf8');
-    const colon = text.indexOf(':');
-    if (colon < 0) throw badRequest('Malformed Basic credentials (no colon between user and password)');
-    const user = text.slice(0, colon);
-    const password = text.slice(colon + 1);
-    if (user === '') throw badRequest('Malformed Basic credentials (empty user name)');
-    if (!this.hasUsers) return ANONYMOUS; // no users exist: nobody to be but `default`
-    await this.backoff(user);
-    const rec = Object.prototype.hasOwnProperty.call(this.doc.users, user) ? this.doc.users[user] : undefined;
-    const ok = await verifyPassword(password, rec?.hash);
-    if (!ok || !rec) {
-      this.fail(user);
-      throw unauthorized('Invalid user name or password', xhr);
+  /** 429 when `client` failed `authFailures` logins in the current window. */
+  private async admit(client: string): Promise<void> {
+    if (!this.failures || !this.hasAccounts) return;
+    const r = await this.failures.get(client);
+    if (r && r.consumedPoints >= this.opts.authFailures) {
+      throw tooManyRequests(`Too many failed logins from this address (${this.opts.authFailures} in ${this.opts.authFailureWindowSeconds} s, setting authFailures): try again later`, r.msBeforeNext);
     }
-    this.failures.delete(user);
+  }
+
+  private async basic(value: string, xhr: boolean, client: string): Promise<Principal & { expiresAt?: number }> {
+    const { user, password } = parseBasic(value);
+    if (!this.hasUsers) return ANONYMOUS; // no users exist: nobody to be but `default`
+    const rec = Object.prototype.hasOwnProperty.call(this.doc.users, user) ? this.doc.users[user] : undefined;
+    const n = this.checking.get(client) ?? 0;
+    if (n >= CHECKS_PER_ADDRESS) throw tooManyRequests(`Too many password checks from this address at once (at most ${CHECKS_PER_ADDRESS}): wait for the answers`, 1000);
+    this.checking.set(client, n + 1);
+    let ok: boolean;
+    try {
+      const priority = this.knownLogins.has(`${client}\0${user}`);
+      const failed = this.failures ? ((await this.failures.get(client))?.consumedPoints ?? 0) : 0;
+      ok = await verifyPassword(password, rec?.hash, (job) => this.pool.scrypt(job, { priority, from: client, suspect: failed > 0 && !priority }));
+    } finally {
+      const m = (this.checking.get(client) ?? 1) - 1;
+      if (m > 0) this.checking.set(client, m);
+      else this.checking.delete(client);
+    }
+    if (!ok || !rec) throw unauthorized('Invalid user name or password', xhr);
+    this.knownLogins.set(`${client}\0${user}`, true);
     return this.principal(user);
   }
 
@@ -199,13 +277,9 @@ export class Authenticator {
     const tok = parseToken(value);
     if (!this.hasUsers && !this.hasOidc) return ANONYMOUS; // no users exist: nobody to be but `default`
     if (tok) {
-      await this.backoff('token:' + tok.id);
       const rec = this.doc.tokens.find((t) => t.id === tok.id);
       const ok = rec !== undefined && sameHash(tokenHash(tok.secret), rec.hash);
-      if (!ok || !rec) {
-        this.fail('token:' + tok.id);
-        throw unauthorized('Invalid or revoked API token', xhr);
-      }
+      if (!ok || !rec) throw unauthorized('Invalid or revoked API token', xhr);
       if (rec.expires !== null && rec.expires * 1000 <= Date.now()) throw unauthorized('The API token has expired', xhr);
       if (!Object.prototype.hasOwnProperty.call(this.doc.users, rec.user)) throw unauthorized('The API token belongs to a removed user', xhr);
       return { ...this.principal(rec.user), expiresAt: rec.expires === null ? undefined : rec.expires * 1000 };
@@ -258,17 +332,29 @@ export class Authenticator {
     if (!doc.jwks_uri) throw new H5StoreError('Unavailable', 'The issuer publishes no jwks_uri');
     return doc.jwks_uri;
   }
+}
 
-  /** Wait before checking credentials of a name that failed recently (100 ms doubling, at most 2 s). */
-  private async backoff(name: string): Promise<void> {
-    const f = this.failures.get(name);
-    if (!f || f.n < 3) return;
-    const ms = Math.min(MAX_DELAY_MS, 100 * 2 ** (f.n - 3));
-    await new Promise((r) => setTimeout(r, ms));
-  }
+const UTF8 = new TextDecoder('utf-8', { fatal: true });
 
-  private fail(name: string): void {
-    const f = this.failures.get(name);
-    this.failures.set(name, { n: (f?.n ?? 0) + 1 });
+/**
+ * The user name and password of Basic credentials (RFC 7617): base64 of `user:password`, valid
+ * UTF-8, no control characters in either (section 2), a user name that is not empty.
+ * @throws H5StoreError BadRequest naming what is wrong.
+ */
+export function parseBasic(value: string): { user: string; password: string } {
+  if (!/^[A-Za-z0-9+/]+={0,2}$/.test(value) || value.length % 4 === 1) throw badRequest('Malformed Basic credentials (not base64)');
+  let text: string;
+  try {
+    text = UTF8.decode(Buffer.from(value, 'base64'));
+  } catch {
+    throw badRequest('Malformed Basic credentials (not UTF-8)');
   }
+  const colon = text.indexOf(':');
+  if (colon < 0) throw badRequest('Malformed Basic credentials (no colon between user and password)');
+  const user = text.slice(0, colon);
+  const password = text.slice(colon + 1);
+  if (user === '') throw badRequest('Malformed Basic credentials (empty user name)');
+  // eslint-disable-next-line no-control-regex
+  if (/[\u0000-\u001f\u007f]/.test(text)) throw badRequest('Malformed Basic credentials (control characters in the user name or password)');
+  return { user, password };
 }

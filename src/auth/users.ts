@@ -66,19 +66,48 @@ export async function hashPassword(password: string): Promise<string> {
 /** A hash that never matches, used to spend the same time on unknown users. */
 let dummyHash: Promise<string> | undefined;
 
+/** A stored hash's parts: scrypt's parameters, the salt and the key it must give. */
+export interface StoredHash {
+  N: number;
+  r: number;
+  p: number;
+  salt: Buffer;
+  key: Buffer;
+}
+
 /**
- * Check a password against a stored hash in constant time (an unknown user costs the same).
+ * Parse a stored `scrypt$<log2 N>$<r>$<p>$<salt>$<key>` hash.
+ * @returns undefined when it is not one, or its parameters are outside 2^10 <= N <= 2^20,
+ *   1 <= r <= 32, 1 <= p <= 16 (a users file cannot make a check arbitrarily costly).
+ */
+export function parseHash(stored: string): StoredHash | undefined {
+  const m = /^scrypt\$(\d+)\$(\d+)\$(\d+)\$([A-Za-z0-9+/=]+)\$([A-Za-z0-9+/=]+)$/.exec(stored);
+  if (!m) return undefined;
+  const [logN, r, p] = [Number(m[1]), Number(m[2]), Number(m[3])];
+  if (logN < 10 || logN > 20 || r < 1 || r > 32 || p < 1 || p > 16) return undefined;
+  return { N: 2 ** logN, r, p, salt: Buffer.from(m[4], 'base64'), key: Buffer.from(m[5], 'base64') };
+}
+
+/** The hash an unknown user's password is checked against (made once per process). */
+export function unknownUserHash(): Promise<string> {
+  return (dummyHash ??= hashPassword(randomBytes(12).toString('hex')));
+}
+
+/**
+ * Check a password against a stored hash in constant time (an unknown user costs the same),
+ * computing scrypt with `derive` (default: `node:crypto`'s, on libuv's thread pool; the server
+ * passes its password threads, passwordPool.ts).
  * @returns true when it matches.
  */
-export async function verifyPassword(password: string, stored: string | undefined): Promise<boolean> {
-  const target = stored ?? (await (dummyHash ??= hashPassword(randomBytes(12).toString('hex'))));
-  const m = /^scrypt\$(\d+)\$(\d+)\$(\d+)\$([A-Za-z0-9+/=]+)\$([A-Za-z0-9+/=]+)$/.exec(target);
-  if (!m) return false;
-  const [logN, r, p] = [Number(m[1]), Number(m[2]), Number(m[3])];
-  if (logN < 10 || logN > 20 || r < 1 || r > 32 || p < 1 || p > 16) return false;
-  const want = Buffer.from(m[5], 'base64');
-  const got = await scrypt(password, Buffer.from(m[4], 'base64'), { N: 2 ** logN, r, p, keylen: want.length });
-  return timingSafeEqual(got, want) && stored !== undefined;
+export async function verifyPassword(
+  password: string,
+  stored: string | undefined,
+  derive: (job: { password: string; salt: Buffer; N: number; r: number; p: number; keylen: number }) => Promise<Buffer> = (j) => scrypt(j.password, j.salt, j),
+): Promise<boolean> {
+  const h = parseHash(stored ?? (await unknownUserHash()));
+  if (!h) return false;
+  const got = await derive({ password, salt: h.salt, N: h.N, r: h.r, p: h.p, keylen: h.key.length });
+  return got.length === h.key.length && timingSafeEqual(got, h.key) && stored !== undefined;
 }
 
 /** SHA-256 of a token secret, as stored. */

@@ -403,6 +403,23 @@ export function isVariableLength(t: TypeJson): boolean {
 }
 
 /**
+ * numpy's (h5py's) view of the elements of an array type (H5T_ARRAY, nested ones included): an
+ * element of the innermost base per array cell, the array's dims (outer first) appended to the
+ * dataspace's shape; `dims` is `[]` and `elem` the type itself for other types. h5py reads a
+ * dataset of `H5T_ARRAY` of shape (2, 3) over 5 elements as a (5, 2, 3) array of the base.
+ * @returns the element type and the dims to append; `cells` is their product (1 for `[]`)
+ */
+export function arrayElementView(t: TypeJson): { elem: TypeJson; dims: number[]; cells: number } {
+  const dims: number[] = [];
+  let elem = t;
+  while (elem.class === 'H5T_ARRAY') {
+    dims.push(...elem.dims);
+    elem = elem.base;
+  }
+  return { elem, dims, cells: dims.reduce((a, b) => a * b, 1) };
+}
+
+/**
  * True for h5py's boolean convention (wire-reference 3.1): an enum over an 8-bit integer base whose
  * mapping is exactly `{FALSE: 0, TRUE: 1}`. Values of such types are JSON `true`/`false`.
  */

@@ -578,8 +578,9 @@ export type RegionSelectType = (typeof REGION_SELECT_TYPES)[number];
 
 /**
  * A region reference value in hdf5-json's form (issue #12): the dataset's id, the selection type,
- * and for points the coordinates `[[i, j], ...]`, for hyperslabs the blocks as inclusive start
- * and end corners `[[[i0, j0], [i1, j1]], ...]`. A null reference is JSON `null`.
+ * and for points the coordinates `[[i, j], ...]`, for hyperslabs the blocks as their first
+ * element and the corner one past their last `[[[i0, j0], [i1 + 1, j1 + 1]], ...]` (as the
+ * hdf5-json corpus writes them, issue #25). A null reference is JSON `null`.
  */
 export interface RegionRef {
   id: string;
@@ -597,8 +598,9 @@ const coordList = (v: unknown, what: string): number[] => {
 /**
  * Validate a region reference value from a request: `null`, `""` or `{}` for a null reference,
  * else `{"id", "select_type", "selection"}` (`class` is accepted for `select_type`, and
- * hyperslab blocks as `{"start", "opposite"}` objects, as older hdf5-json files have them).
- * Bounds are checked against the dataset later (store/regionRefs.ts).
+ * hyperslab blocks as `{"start", "opposite"}` objects, as older hdf5-json files have them, the
+ * opposite corner being the last element). Bounds are checked against the dataset later
+ * (store/regionRefs.ts).
  * @returns the canonical value, or null for a null reference.
  */
 export function parseRegionRef(v: unknown): RegionRef | null {
@@ -631,16 +633,23 @@ export function parseRegionRef(v: unknown): RegionRef | null {
   const blocks = sel.map((b, i) => {
     let start: unknown;
     let end: unknown;
+    // hdf5-json's end corner is one past the block (its corpus: rows 0..0 as [0, ...] to [1, ...]);
+    // its older {"start", "opposite"} form names the last element itself (normalized to one past)
+    let past = 0;
     if (Array.isArray(b) && b.length === 2) [start, end] = b;
     else if (b && typeof b === 'object' && !Array.isArray(b)) {
-      start = (b as Record<string, unknown>).start;
-      end = (b as Record<string, unknown>).opposite ?? (b as Record<string, unknown>).end;
+      const o = b as Record<string, unknown>;
+      start = o.start;
+      if (o.opposite !== undefined) {
+        end = o.opposite;
+        past = 1;
+      } else end = o.end;
     } else throw badRequest(`Invalid region reference: block ${i} must be [start corner, end corner], got ${describe(b)}`);
     const s0 = coordList(start, `block ${i} start`);
-    const e0 = coordList(end, `block ${i} end`);
+    const e0 = coordList(end, `block ${i} end`).map((x) => x + past);
     if (s0.length !== e0.length) throw badRequest(`Invalid region reference: block ${i} corners differ in rank`);
     s0.forEach((x, d) => {
-      if (e0[d] < x) throw badRequest(`Invalid region reference: block ${i} ends before it starts in dimension ${d}`);
+      if (e0[d] <= x) throw badRequest(`Invalid region reference: block ${i} is empty in dimension ${d} (its end corner is one past its last element)`);
     });
     return [s0, e0];
   });
@@ -937,6 +946,23 @@ export function selectionValues(value: unknown, shape: readonly number[], count:
   if (Array.isArray(value) && walk(value) && flat.length === count) return flat;
   if (nestedError) throw nestedError;
   throw mismatch('', `expected ${count} elements, got ${Array.isArray(value) ? (flat.length > count ? 'more' : flat.length) : 1}`);
+}
+
+/**
+ * A JSON value for a compound of one field (a write of one named field, `fields=x`) with plain
+ * values where its elements should be: each such value becomes the one-field element `[v]`
+ * (HSDS takes `[1, 2, 3]` for field `x` as well as `[[1], [2], [3]]`; issue #25). Values of other
+ * types, and elements already given as lists or objects, are returned as they are.
+ */
+export function wrapSingleFieldValues(value: unknown, t: TypeJson): unknown {
+  if (t.class !== 'H5T_COMPOUND' || t.fields.length !== 1) return value;
+  const field = t.fields[0]!.type;
+  const wrap = (v: unknown): unknown => {
+    if (looksLikeElement(v, t)) return v;
+    if (looksLikeElement(v, field) && !Array.isArray(v)) return [v];
+    return Array.isArray(v) ? v.map(wrap) : v;
+  };
+  return wrap(value);
 }
 
 /**

@@ -19,6 +19,8 @@ export const H5F_ACC_RDONLY = 0;
 export const H5F_ACC_RDWR = 1;
 export const H5F_ACC_TRUNC = 2;
 export const H5F_ACC_EXCL = 4;
+/** Open for reading while a SWMR writer writes (H5Fpublic.h). */
+export const H5F_ACC_SWMR_READ = 0x40;
 export const H5F_OBJ_ALL = 31;
 export const H5F_CLOSE_WEAK = 1;
 export const H5F_CLOSE_STRONG = 3;
@@ -165,3 +167,13 @@ export const FILTERS: { id: number; cls: string; name: string }[] = [
   { id: 32013, cls: 'H5Z_FILTER_ZFP', name: 'zfp' },
   { id: 32015, cls: 'H5Z_FILTER_ZSTD', name: 'zstd' },
 ];
+
+/**
+ * The creation-order flags of objects h5store creates (issue #25): creation order is always
+ * tracked (H5P_CRT_ORDER_TRACKED, as HSDS stamps every link and attribute with its time), and
+ * also indexed when the client asked for it (`CreateOrder`, h5py's `track_order=True`:
+ * H5P_CRT_ORDER_TRACKED | H5P_CRT_ORDER_INDEXED). Only the asked-for form reports `CreateOrder`.
+ */
+export function creationOrderFlags(asked: boolean | undefined): number {
+  return asked ? 3 : 1;
+}

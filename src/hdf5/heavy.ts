@@ -137,6 +137,16 @@ export function hdf5Turn<T>(fn: () => T): T | Promise<T> {
   return whenIdle().then(() => hdf5Turn(fn));
 }
 
+/**
+ * Let the event loop run one turn (timers, I/O, other requests), then resolve in libhdf5's turn
+ * (`hdf5Turn`): the pause of long main-thread work that holds a file's read lock and calls
+ * libhdf5 again as soon as it resumes (store.ts `readWalked`, `readInSteps`).
+ */
+export async function hdf5Pause(): Promise<void> {
+  await new Promise<void>((resolve) => setImmediate(resolve));
+  await hdf5Turn(() => undefined);
+}
+
 /** Resolves when no libhdf5 call runs on the worker thread. */
 export async function whenIdle(): Promise<void> {
   // Atomics.waitAsync (Node 16+; not in TypeScript's ES2022 lib)

@@ -10,7 +10,7 @@ import * as C from './constants.js';
 import { datasetIoOnWorker } from './heavy.js';
 import { ACPL_UTF8, G, H5, H5Aiterate2, H5Dget_num_chunks, type Hid, LCPL_UTF8 } from './lib.js';
 import { type RefCodec, hasIndirect, memSize, memToWire, wireToMem } from './memory.js';
-import { MAX_ENCODED_TYPE, createType, describeType, encodedTypeSize } from './types.js';
+import { type H5pyType, MAX_ENCODED_TYPE, createType, describeH5pyType, describeType, encodedTypeSize } from './types.js';
 
 // ---------------------------------------------------------------------------------------------
 // Dataspaces
@@ -158,7 +158,7 @@ export interface DatasetCreation {
   fillValue?: Buffer;
   fillTime: number;
   allocTime: number;
-  /** Attribute creation order tracked (h5py track_order). */
+  /** Attribute creation order tracked and indexed (h5py `track_order`: `CreateOrder: 1`; C.creationOrderFlags). */
   trackAttrOrder: boolean;
 }
 
@@ -210,7 +210,7 @@ export function describeCreation(dcpl: Hid, type: TypeJson, refs?: RefCodec): Da
     fillValue,
     fillTime: ft[0],
     allocTime: at[0],
-    trackAttrOrder: (ao[0] & 1) !== 0,
+    trackAttrOrder: (ao[0] & 3) === 3,
   };
 }
 
@@ -538,7 +538,7 @@ export function describeCreationOf(did: Hid, type?: TypeJson, refs?: RefCodec): 
  * `H5Dread` into `memType` gives: contiguous layout (no filters: they need chunks), no external
  * storage, storage allocated (an unallocated dataset reads as fill values), and `memType` equal
  * to the stored type (`H5Tequal`: no conversion). The caller can then read values with plain
- * file reads (store/values/read.ts `filePages`).
+ * file reads (store/values/read.ts `fileBytePages`).
  * @returns the absolute file offset of element 0 (`H5Dget_offset`, which counts a user block)
  *   and the bytes allocated (`H5Dget_storage_size`), or undefined when any condition fails
  */
@@ -588,6 +588,34 @@ export function storageInfo(did: Hid): { numChunks: number; allocatedSize: numbe
   return { numChunks, allocatedSize };
 }
 
+/**
+ * A dataset's chunk dims and filter pipeline as h5py shows them (`dset.chunks`, and h5grove's
+ * `{id, name}` per filter): `null` when not chunked / without filters. Only the calls needed
+ * (a group's metadata in h5grove's API describes every dataset in it).
+ */
+export function datasetChunking(did: Hid): { chunks: number[] | null; filters: { id: number; name: string }[] | null } {
+  const dcpl = H5.H5Dget_create_plist(did);
+  try {
+    let chunks: number[] | null = null;
+    if ((H5.H5Pget_layout(dcpl) as number) === C.H5D_CHUNKED) {
+      const d = new BigUint64Array(32);
+      const n = H5.H5Pget_chunk(dcpl, 32, d) as number;
+      chunks = Array.from(d.slice(0, Math.max(n, 0)), Number);
+    }
+    const nf = H5.H5Pget_nfilters(dcpl) as number;
+    const filters: { id: number; name: string }[] = [];
+    for (let i = 0; i < nf; i++) {
+      const name = Buffer.alloc(256);
+      const id = H5.H5Pget_filter2(dcpl, i, [0], [0], null, 256, name, [0]) as number;
+      const end = name.indexOf(0);
+      filters.push({ id, name: name.toString('latin1', 0, end < 0 ? 256 : end) });
+    }
+    return { chunks, filters: filters.length ? filters : null };
+  } finally {
+    H5.H5Pclose(dcpl);
+  }
+}
+
 /** Open a dataset by name relative to `loc` (no external links). */
 export function openDataset(loc: Hid, name: string): Hid {
   return H5.H5Dopen2(loc, name, C.H5P_DEFAULT);
@@ -612,6 +640,7 @@ export interface DatasetCreateOptions {
   fillValue?: Buffer;
   fillTime?: number;
   allocTime?: number;
+  /** Index attribute creation order too (`CreateOrder`); it is tracked in any case (C.creationOrderFlags). */
   trackAttrOrder?: boolean;
 }
 
@@ -661,7 +690,7 @@ export function createDataset(
     }
     if (opts.fillTime !== undefined) H5.H5Pset_fill_time(dcpl, opts.fillTime);
     if (opts.allocTime !== undefined) H5.H5Pset_alloc_time(dcpl, opts.allocTime);
-    if (opts.trackAttrOrder) H5.H5Pset_attr_creation_order(dcpl, 3);
+    H5.H5Pset_attr_creation_order(dcpl, C.creationOrderFlags(opts.trackAttrOrder));
     return name === undefined
       ? H5.H5Dcreate_anon(loc, fileType, sid, dcpl, C.H5P_DEFAULT)
       : H5.H5Dcreate2(loc, name, fileType, sid, LCPL_UTF8, dcpl, C.H5P_DEFAULT);
@@ -779,13 +808,17 @@ function datatypeMessageV3(t: TypeJson): number {
 /** Commit a datatype, anonymous when `name` is undefined. Returns the open datatype id. */
 export function commitType(loc: Hid, name: string | undefined, type: TypeJson): Hid {
   const tid = createStorableType(type, loc);
+  const tcpl = H5.H5Pcreate(G.P_DATATYPE_CREATE);
   try {
-    if (name === undefined) H5.H5Tcommit_anon(loc, tid, C.H5P_DEFAULT, C.H5P_DEFAULT);
-    else H5.H5Tcommit2(loc, name, tid, LCPL_UTF8, C.H5P_DEFAULT, C.H5P_DEFAULT);
+    H5.H5Pset_attr_creation_order(tcpl, C.creationOrderFlags(false)); // tracked (objects.ts creationOrderFlags)
+    if (name === undefined) H5.H5Tcommit_anon(loc, tid, tcpl, C.H5P_DEFAULT);
+    else H5.H5Tcommit2(loc, name, tid, LCPL_UTF8, tcpl, C.H5P_DEFAULT);
     return tid;
   } catch (e) {
     H5.H5Tclose(tid);
     throw e;
+  } finally {
+    H5.H5Pclose(tcpl);
   }
 }
 
@@ -837,6 +870,30 @@ export function closeAttribute(aid: Hid): void {
 /** Name, type and dataspace of an open attribute. */
 export function describeAttribute(aid: Hid, name: string, committedId?: (tid: Hid) => string | undefined): AttributeMeta {
   return { name, ...typeAndSpace(H5.H5Aget_type(aid), H5.H5Aget_space(aid), committedId) };
+}
+
+/**
+ * The h5py view of a dataset's type and dataspace (h5grove metadata): the type as
+ * `describeH5pyType`, the shape as h5py's (`[]` scalar, `null` for H5S_NULL).
+ */
+export function datasetH5pyMeta(did: Hid): { type: H5pyType; shape: number[] | null } {
+  return h5pyMeta(H5.H5Dget_type(did), H5.H5Dget_space(did));
+}
+
+/** The same for an open attribute. */
+export function attributeH5pyMeta(aid: Hid): { type: H5pyType; shape: number[] | null } {
+  return h5pyMeta(H5.H5Aget_type(aid), H5.H5Aget_space(aid));
+}
+
+/** Describe, then close, a type and a dataspace id. */
+function h5pyMeta(tid: Hid, sid: Hid): { type: H5pyType; shape: number[] | null } {
+  try {
+    const space = describeSpace(sid);
+    return { type: describeH5pyType(tid), shape: space.cls === 'H5S_NULL' ? null : space.dims };
+  } finally {
+    H5.H5Sclose(sid);
+    H5.H5Tclose(tid);
+  }
 }
 
 /** Read a whole attribute value in the wire format (`n` elements; 0 for H5S_NULL). */

@@ -449,13 +449,29 @@ export function waitIdleSync(): void {
   }
 }
 
+/**
+ * The libhdf5 function this thread is in (1 + its index in `CALL_NAMES`; 0: none), for the
+ * watchdog (ops/watchdog.ts), which reads it from another thread when this one stops answering.
+ */
+export const CURRENT_CALL = new Int32Array(new SharedArrayBuffer(4));
+/** Names of the functions `CURRENT_CALL` counts. */
+export const CALL_NAMES: string[] = [];
+
 /** Wrap a bound libhdf5 function with the worker gate and the return-value checks above. */
 export function wrap(name: string, ret: string, fn: AnyFn): AnyFn {
   const inner = fn;
+  const idx = CALL_NAMES.push(name);
   fn = (...args: unknown[]) => {
     const v = Atomics.load(BUSY, 0);
     if (v === 1 || v === 2) waitIdleSync();
-    return inner(...args);
+    // nested through callbacks (H5Literate...): the outer call is current again after this one
+    const outer = CURRENT_CALL[0];
+    CURRENT_CALL[0] = idx;
+    try {
+      return inner(...args);
+    } finally {
+      CURRENT_CALL[0] = outer;
+    }
   };
   if (ret === 'hid_t' || ret === 'herr_t' || ret === 'ssize_t_' || ret === 'hssize_t') {
     return (...args: unknown[]) => {

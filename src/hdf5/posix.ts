@@ -125,3 +125,22 @@ export function startWriteback(fd: number, offset: number, length: number): bool
   if (!syncFileRangeFn || length <= 0) return false;
   return syncFileRangeFn(fd, offset, length, SYNC_FILE_RANGE_WRITE) === 0;
 }
+
+const mmapFn = LIBC.func('void *mmap(void *addr, size_t length, int prot, int flags, int fd, int64_t offset)');
+const PROT_READ_WRITE = 3;
+const MAP_SHARED = 1;
+const MAP_FAILED = 0xffffffffffffffffn;
+
+/**
+ * Map `bytes` of the file open as `fd` (read-write, at least that long) into memory, shared
+ * (`mmap(MAP_SHARED)`): what is written into the returned Buffer is in the file at once, for
+ * other processes and after this process dies, with no system call per write. The mapping
+ * lives as long as the process (it is never unmapped).
+ * @throws Error when the mapping fails
+ */
+export function mapSharedFile(fd: number, bytes: number): Buffer {
+  const p = mmapFn(null, bytes, PROT_READ_WRITE, MAP_SHARED, fd, 0);
+  const addr = p === null ? 0n : BigInt(koffi.address(p) as bigint);
+  if (addr === 0n || addr === MAP_FAILED) throw new Error(`mmap of ${bytes} bytes failed (errno ${koffi.errno()})`);
+  return Buffer.from(koffi.view(p, bytes) as ArrayBuffer);
+}

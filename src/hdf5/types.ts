@@ -361,3 +361,122 @@ export function encodedTypeSize(tid: Hid): number {
 
 /** Largest encoded type (`encodedTypeSize`) a file can hold: 65535 bytes, 8-byte aligned, + 2. */
 export const MAX_ENCODED_TYPE = 65528 + 2;
+
+// ---------------------------------------------------------------------------------------------
+// Types as h5py describes them (the h5grove API, issue #28 item 7)
+
+/** numpy's `dtype.str` of a type, or for a structured type its fields' (h5grove `stringify_dtype`). */
+export type NumpyDtype = string | { [field: string]: NumpyDtype };
+
+/**
+ * An HDF5 datatype as h5py's type objects describe it (h5grove's `get_type_metadata`): the class
+ * code (`H5T_class_t`), numpy's `dtype`, the size in bytes, then per class `order` (0 LE, 1 BE;
+ * integers, floats, bitfields), `sign` (0 unsigned, 1 two's complement), `cset` (0 ASCII, 1
+ * UTF-8), `strpad` (0 null-terminated, 1 null-padded, 2 space-padded) and `vlen` (strings),
+ * `tag` (opaque), `members` (compound: a list of `{name, ...type}`; enum: `{name: value}`),
+ * `base` (enum, vlen, array) and `dims` (array). Keys in this order, as h5grove writes them.
+ */
+export interface H5pyType {
+  class: number;
+  dtype: NumpyDtype;
+  size: number;
+  order?: number;
+  sign?: number;
+  cset?: number;
+  strpad?: number;
+  vlen?: boolean;
+  tag?: string;
+  members?: (H5pyType & { name: string })[] | Record<string, number>;
+  base?: H5pyType;
+  dims?: number[];
+}
+
+/** numpy's byte-order character of a type of `size` bytes. */
+function numpyOrder(tid: Hid, size: number): string {
+  return size === 1 ? '|' : H5.H5Tget_order(tid) === C.H5T_ORDER_BE ? '>' : '<';
+}
+
+/** The enum h5py reads as numpy's bool: exactly `FALSE` = 0 and `TRUE` = 1. */
+function isBoolEnum(members: Record<string, number>): boolean {
+  const names = Object.keys(members);
+  return names.length === 2 && members.FALSE === 0 && members.TRUE === 1;
+}
+
+/**
+ * Describe an HDF5 datatype as h5py does (see `H5pyType`); numpy dtypes as h5py maps them:
+ * `<i4`, `|u1`, `>f8`, `<f2`, `<f16` (long double), bitfields as unsigned integers, the
+ * `FALSE`/`TRUE` enum as `|b1`, other enums as their base, fixed strings `|S<n>`, variable
+ * strings, sequences and references `|O`, opaque and array types `|V<size>`, a compound of two
+ * floats `r` and `i` as complex (`<c8`, `<c16`), other compounds as the dict of their fields.
+ * @param tid an open datatype id (not closed here)
+ */
+export function describeH5pyType(tid: Hid): H5pyType {
+  const cls = H5.H5Tget_class(tid) as number;
+  const size = Number(H5.H5Tget_size(tid));
+  const head = (dtype: NumpyDtype): H5pyType => ({ class: cls, dtype, size });
+  const withSuper = <T>(fn: (base: Hid) => T): T => {
+    const base = H5.H5Tget_super(tid);
+    try {
+      return fn(base);
+    } finally {
+      H5.H5Tclose(base);
+    }
+  };
+  switch (cls) {
+    case C.H5T_INTEGER: {
+      const sign = H5.H5Tget_sign(tid) as number;
+      return { ...head(`${numpyOrder(tid, size)}${sign === C.H5T_SGN_2 ? 'i' : 'u'}${size}`), order: H5.H5Tget_order(tid) as number, sign };
+    }
+    case C.H5T_FLOAT:
+      return { ...head(`${numpyOrder(tid, size)}f${size}`), order: H5.H5Tget_order(tid) as number };
+    case C.H5T_BITFIELD:
+      return { ...head(`${numpyOrder(tid, size)}u${size}`), order: H5.H5Tget_order(tid) as number };
+    case C.H5T_STRING: {
+      const vlen = H5.H5Tis_variable_str(tid) as boolean;
+      return { ...head(vlen ? '|O' : `|S${size}`), cset: H5.H5Tget_cset(tid) as number, strpad: H5.H5Tget_strpad(tid) as number, vlen };
+    }
+    case C.H5T_OPAQUE:
+      return { ...head(`|V${size}`), tag: takeCString(H5.H5Tget_tag(tid)) };
+    case C.H5T_REFERENCE:
+      return head('|O');
+    case C.H5T_COMPOUND: {
+      const n = H5.H5Tget_nmembers(tid) as number;
+      const members: (H5pyType & { name: string })[] = [];
+      for (let i = 0; i < n; i++) {
+        const mt = H5.H5Tget_member_type(tid, i);
+        try {
+          members.push({ name: memberName(tid, i), ...describeH5pyType(mt) });
+        } finally {
+          H5.H5Tclose(mt);
+        }
+      }
+      const [r, im] = members;
+      const complex = n === 2 && r!.name === 'r' && im!.name === 'i' && r!.class === C.H5T_FLOAT && im!.dtype === r!.dtype && (r!.size === 4 || r!.size === 8);
+      const dtype: NumpyDtype = complex ? `${(r!.dtype as string)[0]}c${2 * r!.size}` : Object.fromEntries(members.map((m) => [m.name, m.dtype]));
+      return { ...head(dtype), members };
+    }
+    case C.H5T_ENUM: {
+      const base = withSuper((b) => describeH5pyType(b));
+      const be = base.order === C.H5T_ORDER_BE;
+      const signed = base.sign === C.H5T_SGN_2;
+      const n = H5.H5Tget_nmembers(tid) as number;
+      const members: Record<string, number> = {};
+      const buf = Buffer.alloc(Math.max(8, base.size));
+      for (let i = 0; i < n; i++) {
+        H5.H5Tget_member_value(tid, i, buf);
+        members[memberName(tid, i)] = readInt(buf, base.size, be, signed);
+      }
+      return { ...head(isBoolEnum(members) ? '|b1' : base.dtype), members, base };
+    }
+    case C.H5T_VLEN:
+      return { ...head('|O'), base: withSuper((b) => describeH5pyType(b)) };
+    case C.H5T_ARRAY: {
+      const nd = H5.H5Tget_array_ndims(tid) as number;
+      const dims = new BigUint64Array(Math.max(nd, 1));
+      H5.H5Tget_array_dims2(tid, dims);
+      return { ...head(`|V${size}`), dims: Array.from(dims.slice(0, nd), Number), base: withSuper((b) => describeH5pyType(b)) };
+    }
+    default:
+      return head(`|V${size}`);
+  }
+}

@@ -375,6 +375,23 @@ const READ_SIEVE_BYTES = 4096;
 H5.H5Pset_sieve_buf_size(READ_FAPL, READ_SIEVE_BYTES);
 
 /**
+ * File access property list of read-only handles of files whose superblock says "open for
+ * writing" without SWMR (issue #26: a plain writer with `libver="latest"` at work, or a crashed
+ * one; libhdf5 refuses them read-only and SWMR-read alike): `READ_FAPL` plus libhdf5's private
+ * access properties `clear_status_flags` (the flags are forgotten in memory: H5F_open sets the
+ * superblock's in-memory `status_flags` to 0 before it checks them; a read-only handle never
+ * writes the superblock back, and `sec2` opens the file `O_RDONLY`) and `skip_eof_check` (a live
+ * writer's stored EOA may lie past the bytes it has written so far). h5clear uses the same two.
+ */
+export const FLAGGED_READ_FAPL: Hid = (() => {
+  const p: Hid = H5.H5Pcopy(READ_FAPL);
+  const yes = Buffer.from([1]);
+  H5Pset(p, 'clear_status_flags', yes);
+  H5Pset(p, 'skip_eof_check', yes);
+  return p;
+})();
+
+/**
  * File access property list of read-write handles: the journaling driver, close degree STRONG
  * (closing the file closes every object in it, so a rollback never leaves libhdf5 a stale view).
  */

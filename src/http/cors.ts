@@ -16,8 +16,10 @@ import type { Context, Middleware, Next } from 'koa';
 import { H5StoreError } from '../errors.js';
 import { requestOrigin } from './present.js';
 
-const ALLOW_HEADERS = ['Authorization', 'Content-Type', 'Accept', 'X-Store-domain', 'X-Hdf-domain', 'X-Requested-With', 'X-Request-Id'];
-const EXPOSE_HEADERS = ['Content-Length', 'Content-Type', 'ETag', 'WWW-Authenticate', 'X-Request-Id'];
+// Range, If-Range, If-Match, If-None-Match: ranged and conditional reads of GET /file (h5wasm's lazy
+// files, fsspec) from pages of other sites
+const ALLOW_HEADERS = ['Authorization', 'Content-Type', 'Accept', 'X-Store-domain', 'X-Hdf-domain', 'X-Requested-With', 'X-Request-Id', 'Range', 'If-Range', 'If-Match', 'If-None-Match'];
+const EXPOSE_HEADERS = ['Content-Length', 'Content-Type', 'ETag', 'WWW-Authenticate', 'X-Request-Id', 'Content-Range', 'Accept-Ranges', 'Content-Disposition', 'Content-Encoding'];
 const METHODS = ['GET', 'PUT', 'POST', 'DELETE', 'OPTIONS'];
 
 /** Parse `corsOrigins`: `*`, or a list of origins (scheme://host[:port]) separated by commas/spaces. */

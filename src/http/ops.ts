@@ -105,7 +105,9 @@ export function opsMiddleware(ops: Ops, logger: Logger) {
     const sock = ctx.req.socket;
     const read0 = sock.bytesRead;
     const written0 = sock.bytesWritten;
-    const ended = requestStarted();
+    const ended = requestStarted(ctx.method, ctx.url);
+    // a response that lasts as long as its client (GET /events) stops counting as in flight
+    ctx.state.leaveInFlight = ended;
     let done = false;
     const finish = (closed = true) => {
       if (done) return;

@@ -11,6 +11,7 @@ import type { Flag, Principal } from '../auth/acl.js';
 import type { Access } from '../store/access.js';
 import type { AclTarget, AclView } from '../store/store.js';
 import type { DomainRef } from './request.js';
+import type { UserLimits } from './userLimits.js';
 
 /**
  * What a permission is checked on (spec 2.3, 5):
@@ -41,8 +42,26 @@ export interface Route {
   need: Requirement | ((ctx: Context) => Requirement);
   /** The domain selector: `required` (default) or `optional` (absent means the top folder `/`). */
   domain?: 'required' | 'optional';
-  /** Read a JSON object body before the check (into `ctx.state.body`) because the target is in it. */
+  /**
+   * Where the domain is named: `domain` (default: the `domain` query parameter, else the
+   * X-Store-domain / X-Hdf-domain headers) or `file` (h5grove's `file` query parameter, a path
+   * that may leave out the leading `/`).
+   */
+  domainParam?: 'domain' | 'file';
+  /**
+   * The guard reads the JSON object body (into `ctx.state.body`): after the check when the
+   * requirement does not depend on it (the objects it names are then checked as `targets`),
+   * before it for `bodyDecides` routes.
+   */
   jsonBody?: boolean;
+  /** With `jsonBody`: the body may also be a JSON list (into `ctx.state.bodyList`; `body` is then `{}`). */
+  jsonList?: boolean;
+  /**
+   * The requirements a route may come to once its body is read, when its requirement (`need`
+   * as a function) or its object (`object`) depends on the body: a requester who passes none of
+   * them, on any object of the domain, is refused before the body is read (issue #24 item 7).
+   */
+  bodyDecides?: Need[];
   /**
    * The object the `object` scope means, when it is not (only) the `:id` path parameter: an id
    * from the body, or an `h5path` (relative to `parentId`) whose object's own ACL applies.
@@ -53,6 +72,12 @@ export interface Route {
    * or ids in the body): the requirement is checked on each of them as well.
    */
   targets?: (ctx: Context) => AclTarget[];
+  /**
+   * GET answers made of the domain file alone: they carry an ETag and Last-Modified of the
+   * file's version, and `If-None-Match`/`If-Modified-Since` are answered 304 (conditional.ts);
+   * a function: only for the requests it accepts.
+   */
+  conditional?: boolean | ((ctx: Context) => boolean);
   handler: (ctx: Context) => Promise<void> | void;
 }
 
@@ -65,6 +90,8 @@ export interface AuthState {
   ref?: DomainRef;
   /** The JSON body, for routes declared with `jsonBody`. */
   body?: Record<string, unknown>;
+  /** A JSON list body, for routes declared with `jsonList`. */
+  bodyList?: unknown[];
   /** What the permission check looked at (routes with a requirement). */
   acl?: AclView;
   /** Whether the requester may `flag` the thing an ACL view describes (listing filters). */
@@ -75,6 +102,9 @@ export interface AuthState {
    * into, virtual dataset sources and external storage, other domains.
    */
   access: Access;
+  /** The per-user limits and whose counters this request uses (undefined: none apply). */
+  limits?: UserLimits;
+  limitKey?: string;
 }
 
 /** Shorthand for a route entry. */
@@ -84,14 +114,18 @@ export function route(method: Method, path: string, need: Route['need'], handler
 
 /**
  * Options of the routes that create an object (POST /groups, /datasets, /datatypes): the body
- * is read first, because `create` is checked on the group the new object is linked into
+ * is read before the check (once the requester is known to be able to create somewhere in the
+ * domain: `bodyDecides`), because `create` is checked on the group the new object is linked into
  * (`link.id`; else the group `h5path` goes into, relative to `parent_id`: the deepest existing
  * group on the way, issue #24 item 2; else `parent_id`; the domain's root when none is given).
  * The store checks the same group again inside the write, once the path is resolved in the
- * locked file (`Store.mayPlace`, with `AuthState.access`).
+ * locked file (`Store.mayPlace`, with `AuthState.access`). A list body (HSDS 1.0's batch create,
+ * issue #25) is checked on the domain here, and each item's group by the store (`mayPlace`).
  */
 export const createOpts: Partial<Route> = {
   jsonBody: true,
+  jsonList: true,
+  bodyDecides: [{ flag: 'create', on: 'object' }],
   object: (ctx) => {
     const body = (ctx.state as { body?: Record<string, unknown> }).body ?? {};
     const link = body.link as { id?: unknown } | undefined;
@@ -127,7 +161,11 @@ function firstSegment(p: string): string {
  * a sixth of a small GET's CPU (issue #9 target 1). Everything else (no route of that method,
  * several: 404, 405, 501) goes through the segment's router and `allowedMethods` as before.
  */
-export function routesMiddleware(routes: Route[], guard: (r: Route) => (ctx: Context, next: () => Promise<unknown>) => Promise<unknown>, opts: { allowedMethods: boolean }): Middleware {
+export function routesMiddleware(
+  routes: Route[],
+  guard: (r: Route) => (ctx: Context, next: () => Promise<unknown>) => Promise<unknown>,
+  opts: { allowedMethods: boolean; around?: (r: Route) => Middleware | undefined },
+): Middleware {
   const bySegment = new Map<string, Route[]>();
   const anySegment: Route[] = [];
   for (const r of routes) {
@@ -141,7 +179,8 @@ export function routesMiddleware(routes: Route[], guard: (r: Route) => (ctx: Con
     const byMethod: Dispatch['byMethod'] = new Map();
     for (const r of [...list, ...anySegment]) {
       const handler = (ctx: Context) => r.handler(ctx);
-      const chain = [guard(r), handler];
+      const around = opts.around?.(r);
+      const chain = around ? [guard(r), around, handler] : [guard(r), handler];
       router.register(r.path, [r.method], chain);
       // the same route once more in a router of its method alone, for the direct dispatch
       let m = byMethod.get(r.method);

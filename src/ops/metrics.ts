@@ -16,6 +16,8 @@
  * | `h5store_chunk_cache_bytes` | gauge | (bytes of decoded chunks held) |
  * | `h5store_s3_requests_total` / `h5store_s3_fetched_bytes_total` | counter | mount, op |
  * | `h5store_build_info` | gauge (1) | version, hdf5_version, node_version, commit |
+ * | `h5store_event_loop_stalls_total` | counter | (times the watchdog saw the main thread not answer for `watchdogMs`) |
+ * | `h5store_worker_deaths_total` | counter | dead_worker, cause (`serve --workers N`: workers that died, told by the primary) |
  * | `nodejs_eventloop_lag_seconds` (+ `_p50`, `_p90`, `_p99`, `_max`...), `process_*`, `nodejs_*` | prom-client's default metrics | |
  */
 import fs from 'node:fs';
@@ -89,6 +91,43 @@ export class Metrics {
       lockWait: (lock, seconds) => this.lockWait.observe({ lock }, seconds),
       lockRefused: (lock) => this.lockRefusals.inc({ lock }),
     };
+  }
+
+  /** Worker processes of `serve --workers N` that died, by worker and cause (told by the primary). */
+  private workerDeaths: { worker: number; cause: string; count: number }[] = [];
+  private workerDeathsMetric: Counter<'dead_worker' | 'cause'> | undefined;
+
+  /**
+   * The deaths of the cluster's workers so far (the primary tells every worker; every worker
+   * reports the same numbers, so any scrape has them).
+   */
+  setWorkerDeaths(deaths: { worker: number; cause: string; count: number }[]): void {
+    this.workerDeaths = deaths;
+    if (this.workerDeathsMetric) return;
+    const self = this;
+    this.workerDeathsMetric = new Counter({
+      name: 'h5store_worker_deaths_total',
+      help: 'Worker processes of serve --workers N that died and were restarted, by the dead worker index and cause (signal or exit code); logged by the primary with their last requests',
+      labelNames: ['dead_worker', 'cause'],
+      registers: [this.registry],
+      collect() {
+        this.reset();
+        for (const d of self.workerDeaths) this.inc({ dead_worker: String(d.worker), cause: d.cause }, d.count);
+      },
+    });
+  }
+
+  /** Count the watchdog's stalls (ops/watchdog.ts) at scrape time. */
+  bindWatchdog(stalls: () => number): void {
+    new Counter({
+      name: 'h5store_event_loop_stalls_total',
+      help: 'Times the main thread did not answer for watchdogMs (each logged by the watchdog with what it was doing)',
+      registers: [this.registry],
+      collect() {
+        this.reset();
+        this.inc(stalls());
+      },
+    });
   }
 
   /** Gauges read from the store at scrape time: open files, open HDF5 ids, S3 mount counters. */

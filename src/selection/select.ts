@@ -302,8 +302,25 @@ function bodyVector(value: unknown, key: string, rank: number): number[] | undef
 }
 
 /**
+ * A `select` given as a JSON list, one item per dimension (HSDS accepts it in a POST .../value
+ * body, issue #25): an index (`3`), a slice as text (`"0:10"`, `"0:10:2"`, `":"`), or a list of
+ * coordinates (`[1, 5, 7]`), written as the `select=` text the parser reads (`[3,0:10,[1,5,7]]`).
+ * @throws H5StoreError BadRequest for any other item
+ */
+export function selectFromList(items: unknown[]): string {
+  const parts = items.map((it, d) => {
+    if (typeof it === 'number' && Number.isSafeInteger(it)) return String(it);
+    if (typeof it === 'string' && /^[-0-9: ]*$/.test(it)) return it;
+    if (Array.isArray(it) && it.every((x) => typeof x === 'number' && Number.isSafeInteger(x))) return `[${it.join(',')}]`;
+    throw invalid(`'select' item ${d} must be an index, a slice such as "0:10", or a list of coordinates`);
+  });
+  return `[${parts.join(',')}]`;
+}
+
+/**
  * The JSON body forms of a selection (wire-reference 2.4, `PUT`/`POST …/value`):
- * - `{"select": "[...]"}` — the string grammar of `parseSelect`;
+ * - `{"select": "[...]"}` — the string grammar of `parseSelect`, or a list with one item per
+ *   dimension (`selectFromList`);
  * - `{"start": s, "stop": e, "step": k}` — ints (rank-1 datasets) or lists of ints, one per
  *   dimension; any of them may be left out (defaults 0, extent, 1). Same bounds as the string
  *   form: `0 <= start < extent`, `start < stop <= extent`, `step >= 1`.
@@ -322,7 +339,8 @@ export function selectionFromBody(
   const hasSlab = has(body.start) || has(body.stop) || has(body.step);
   if (has(body.select)) {
     if (hasSlab) throw invalid("'select' cannot be combined with 'start', 'stop' or 'step'");
-    if (typeof body.select !== 'string') throw invalid("'select' must be a string such as '[0:10,:]'");
+    if (Array.isArray(body.select)) return parseSelect(selectFromList(body.select), dims);
+    if (typeof body.select !== 'string') throw invalid("'select' must be a string such as '[0:10,:]' or a list with one item per dimension");
     return parseSelect(body.select, dims);
   }
   if (!hasSlab) return undefined;

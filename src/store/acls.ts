@@ -22,6 +22,7 @@ import { FLAGS } from '../auth/acl.js';
 import type { DomainFile } from './domainFile.js';
 import { StateSlot } from './fileState.js';
 import { FOLDER_META } from './paths.js';
+import type { StatCache } from './statCache.js';
 
 /** The ACL state of a domain file. */
 export interface FileAcl {
@@ -104,31 +105,52 @@ export function writeFileAcl(f: DomainFile, state: FileAcl): void {
 }
 
 /**
- * Folder sidecars, cached for `ttlMs` (another process's change is seen within that time; this
- * process's own changes at once).
+ * Folder sidecars, each kept with the identity of the file it was read from (inode, size, mtime,
+ * ctime: a sidecar is replaced by rename, so every write gives a new inode). A lookup checks that
+ * identity with one `stat` of the sidecar path, reused for the stat cache's `freshMs` (statCache.ts,
+ * 2 ms), which is dropped by every change of this process and, under `serve --workers N`, of its
+ * siblings (changeFeed.ts): a change is seen at once by every worker, and within `freshMs` when
+ * another program (or a server on another machine) made it.
  */
 export class FolderAcls {
-  private readonly cache = new Map<string, { at: number; value: FolderAcl | null }>();
+  private readonly cache = new Map<string, { at: number; generation: number; stamp: string; value: FolderAcl | null }>();
 
   constructor(
     private readonly realRoot: string,
-    private readonly ttlMs = 1000,
+    private readonly stats?: StatCache,
   ) {}
 
   /** The sidecar of one directory, or null when it has none (or it cannot be parsed). */
   own(dir: string): FolderAcl | null {
     const now = performance.now();
+    const fresh = this.stats?.freshMs ?? 0;
+    const generation = this.stats?.generation ?? 0;
     const hit = this.cache.get(dir);
-    if (hit && now - hit.at < this.ttlMs) return hit.value;
-    let value: FolderAcl | null = null;
+    if (hit && hit.generation === generation && now - hit.at < fresh) return hit.value;
+    const file = path.join(dir, FOLDER_META);
+    let st: fs.Stats | undefined;
     try {
-      const doc = JSON.parse(fs.readFileSync(path.join(dir, FOLDER_META), 'utf8')) as { owner?: unknown; acls?: unknown };
-      value = { owner: typeof doc.owner === 'string' ? doc.owner : '', acls: cleanAcl(doc.acls) };
+      st = fs.statSync(file, { throwIfNoEntry: false });
     } catch {
-      value = null;
+      st = undefined; // not a directory, no access: no sidecar
+    }
+    const stamp = st ? `${st.ino}:${st.size}:${st.mtimeMs}:${st.ctimeMs}` : '';
+    if (hit && hit.stamp === stamp) {
+      hit.at = now;
+      hit.generation = generation;
+      return hit.value;
+    }
+    let value: FolderAcl | null = null;
+    if (st) {
+      try {
+        const doc = JSON.parse(fs.readFileSync(file, 'utf8')) as { owner?: unknown; acls?: unknown };
+        value = { owner: typeof doc.owner === 'string' ? doc.owner : '', acls: cleanAcl(doc.acls) };
+      } catch {
+        value = null;
+      }
     }
     if (this.cache.size > 10_000) this.cache.clear();
-    this.cache.set(dir, { at: now, value });
+    this.cache.set(dir, { at: now, generation, stamp, value });
     return value;
   }
 
@@ -160,7 +182,8 @@ export class FolderAcls {
       fs.closeSync(fd);
     }
     fs.renameSync(tmp, file);
-    this.cache.set(dir, { at: performance.now(), value });
+    // the next lookup reads it again (its stamp is new): this process sees its own change at once
+    this.cache.delete(dir);
   }
 
   /** Forget cached sidecars (after a folder was deleted or replaced). */

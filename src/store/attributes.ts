@@ -257,6 +257,12 @@ export function getAttribute(f: DomainFile, kind: ObjectKind, ownerId: string, n
   });
 }
 
+/** The values of the `attributes` dict of an object's JSON (`IncludeData`, default true; `max_data_size`). */
+export interface AttrValueOptions {
+  includeData?: boolean;
+  maxDataSize?: number;
+}
+
 /** Options of attribute listings (wire-reference 2.6). */
 export interface AttributeListOptions extends ValueOptions {
   limit?: number;
@@ -272,11 +278,13 @@ function attrNames(f: DomainFile, oid: Hid, addr: bigint, createOrder: boolean):
   const cached = cache.get(key);
   if (cached) return cached;
   let names: string[] | undefined;
-  if (createOrder) {
+  // Creation order only where the object tracks it: otherwise libhdf5 gives the order its
+  // storage happens to have (a hash order for more than 8 attributes): name order then.
+  if (createOrder && h5.tracksAttributeOrder(oid)) {
     try {
       names = io.listAttributeNames(oid, 'crt');
     } catch {
-      /* creation order not tracked: fall back to names */
+      /* creation order not readable: fall back to names */
     }
   }
   names ??= io.listAttributeNames(oid, 'name');
@@ -382,21 +390,29 @@ export function attributesOfObjects(
 /**
  * GET /groups/<id>/attributes?follow_links=1 (wire-reference 2.6): the attributes of the group
  * and of every object below it reachable by hard links (each once), keyed by id, in traversal
- * order. `Marker` does not apply; the reserved group and objects held only by it are left out.
+ * order. `Marker` does not apply; `Limit` caps the total (as for links); the reserved group and
+ * objects held only by it are left out.
  */
 export function attributesBelow(f: DomainFile, groupId: string, opts: AttributeListOptions): Record<string, AttributeJson[]> {
   return f.withId(groupId, 'group', (gid, gaddr) => {
     const out: Record<string, AttributeJson[]> = {};
     const paths = h5.objectPaths(gid);
     const fromRoot = gaddr === f.rootAddr;
-    const each = { ...opts, marker: undefined };
-    out[f.idOf(gaddr, 'group')] = attributesOf(f, gid, gaddr, each);
+    // `Limit` caps the total number of attributes, as for links (issue #25)
+    let left = opts.limit && opts.limit > 0 ? opts.limit : Infinity;
+    const take = (oid: Hid, addr: bigint): AttributeJson[] => {
+      if (left <= 0) return [];
+      const items = attributesOf(f, oid, addr, { ...opts, marker: undefined, limit: left === Infinity ? undefined : left });
+      left -= items.length;
+      return items;
+    };
+    out[f.idOf(gaddr, 'group')] = take(gid, gaddr);
     for (const [addr, p] of paths) {
       if (addr === gaddr || f.reserved.isInternal(addr)) continue;
       if (fromRoot && (p === RESERVED || p.startsWith(RESERVED + '/'))) continue;
       h5.withObject(f.h, addr, (o) => {
         const kind = h5.objectInfo(o).kind;
-        if (kind) out[f.idOf(addr, kind)] = attributesOf(f, o, addr, each);
+        if (kind) out[f.idOf(addr, kind)] = take(o, addr);
       });
     }
     return out;
@@ -411,9 +427,9 @@ function openAttrCheck(f: DomainFile, oid: Hid, ownerId: string, name: string): 
  * The `attributes` dict of `include_attrs` (storage form keyed by name, wire-reference 2.1), in
  * name order, or creation order with `createOrder` when the object tracks it.
  */
-export function attributesDict(f: DomainFile, oid: Hid, addr: bigint, createOrder = false): Record<string, Omit<AttributeJson, 'name'>> {
+export function attributesDict(f: DomainFile, oid: Hid, addr: bigint, createOrder = false, values: AttrValueOptions = {}): Record<string, Omit<AttributeJson, 'name'>> {
   const out: Record<string, Omit<AttributeJson, 'name'>> = {};
-  for (const a of attributesOf(f, oid, addr, { includeData: true, createOrder })) {
+  for (const a of attributesOf(f, oid, addr, { includeData: values.includeData ?? true, maxDataSize: values.maxDataSize, createOrder })) {
     const { name, ...rest } = a;
     out[name] = rest;
   }
@@ -649,9 +665,10 @@ export function deleteAttribute(f: DomainFile, kind: ObjectKind, ownerId: string
 
 /**
  * Delete several attributes (DELETE .../attributes?attr_names=a/b); all must exist (404 before
- * anything is deleted).
+ * anything is deleted). A name given twice is deleted once (libhdf5 fails the second delete).
  */
-export function deleteAttributes(f: DomainFile, kind: ObjectKind, ownerId: string, names: string[]): void {
+export function deleteAttributes(f: DomainFile, kind: ObjectKind, ownerId: string, given: string[]): void {
+  const names = [...new Set(given)];
   f.withId(ownerId, kind, (oid) => {
     for (const n of names) io.closeAttribute(openAttr(f, oid, ownerId, n));
     for (const n of names) {

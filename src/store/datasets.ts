@@ -5,8 +5,8 @@ import { parseShape } from '../codec/shapes.js';
 import type { ShapeJson } from '../codec/shapes.js';
 import type { TypeJson } from '../codec/types.js';
 import { parseType } from '../codec/types.js';
-import { WireValue, showJson } from '../codec/json.js';
-import { encodeElements, flattenValue } from '../codec/values.js';
+import { RawJson, WireValue, showJson, stringifyJson } from '../codec/json.js';
+import { decodeElements, encodeElements, flattenValue } from '../codec/values.js';
 import { badRequest, conflict } from '../errors.js';
 import * as C from '../hdf5/constants.js';
 import * as io from '../hdf5/io.js';
@@ -14,13 +14,14 @@ import type { DatasetCreateOptions, DatasetCreation, SpaceInfo } from '../hdf5/i
 import { bitshuffleCodecName, filterSupport } from '../hdf5/filters.js';
 import { Hdf5Error, type Hid } from '../hdf5/lib.js';
 import * as h5 from '../hdf5/objects.js';
-import { attributesDict, committedType, fileTypeFor, shapeJson, spaceOf } from './attributes.js';
+import { type AttrValueOptions, attributesDict, committedType, fileTypeFor, shapeJson, spaceOf } from './attributes.js';
 import type { DomainFile } from './domainFile.js';
 import { linkNewObject, planObjectPlace } from './links.js';
 import { DEFAULT_LIMITS, type Limits, bytesOf, checkChunkBytes, checkDatasetBytes, checkInitializerBytes } from './limits.js';
 import { typeAndSpaceOf } from './reach.js';
 import { type GivenCreation, givenOf, updateGiven } from './given.js';
 import { type Initializer, parseInitializer, runInitializer } from './initializer.js';
+import { givenId } from './clientIds.js';
 
 /** A dataset as GET /datasets/<id> shows it (without hrefs). */
 export interface DatasetJson {
@@ -119,12 +120,39 @@ export function layoutJson(cr: DatasetCreation): Record<string, unknown> {
   return { class: C.LAYOUT_NAMES[cr.layout] };
 }
 
+/** A JS value with its non-finite numbers as the words HSDS uses for fill values. */
+function nanWords(v: unknown): unknown {
+  if (typeof v === 'number') return v === v ? (v === Infinity ? 'inf' : v === -Infinity ? '-inf' : v) : 'nan';
+  if (Array.isArray(v)) return v.map(nanWords);
+  if (v && typeof v === 'object') return Object.fromEntries(Object.entries(v).map(([k, x]) => [k, nanWords(x)]));
+  return v;
+}
+
+/**
+ * The `fillValue` of `creationProperties`: the element as JSON, with NaN and ±Infinity as the
+ * words `"nan"`, `"inf"`, `"-inf"` under `ignore_nan=1` (not `null`: a fill value of null would
+ * read as "no fill value"; HSDS writes the words; issue #25) and as JSON literals otherwise.
+ */
+export function fillValueJson(fill: Buffer, type: TypeJson): WireValue | RawJson {
+  const wv = new WireValue(fill, type, []);
+  let value: unknown;
+  try {
+    value = decodeElements(fill, type, 1).values[0];
+  } catch {
+    return wv;
+  }
+  const nonFinite = (v: unknown): boolean =>
+    typeof v === 'number' ? !Number.isFinite(v) : Array.isArray(v) ? v.some(nonFinite) : !!v && typeof v === 'object' && Object.values(v).some(nonFinite);
+  if (!nonFinite(value)) return wv;
+  return new RawJson(stringifyJson(wv), stringifyJson(nanWords(value)));
+}
+
 /** `creationProperties` of a dataset as the file has them (wire-reference 3.3, 3.4). */
 export function creationJson(cr: DatasetCreation, type: TypeJson): Record<string, unknown> {
   const out: Record<string, unknown> = {};
   out.layout = layoutJson(cr);
   if (cr.filters.length) out.filters = cr.filters.map(filterJson);
-  if (cr.fillValue) out.fillValue = new WireValue(cr.fillValue, type, []);
+  if (cr.fillValue) out.fillValue = fillValueJson(cr.fillValue, type);
   out.fillTime = C.FILL_TIME_NAMES[cr.fillTime];
   out.allocTime = C.ALLOC_TIME_NAMES[cr.allocTime];
   if (cr.trackAttrOrder) out.CreateOrder = 1;
@@ -151,7 +179,7 @@ export function datasetJsonOf(f: DomainFile, did: Hid, addr: bigint, opts: Datas
     domain: f.domain,
   };
   if (meta.space.cls !== 'H5S_NULL') out.layout = cp.layout as Record<string, unknown>;
-  if (opts.includeAttrs) out.attributes = attributesDict(f, did, addr, !!opts.createOrder);
+  if (opts.includeAttrs) out.attributes = attributesDict(f, did, addr, !!opts.createOrder, opts.attrValues);
   if (opts.alias) out.alias = f.aliasOf(addr);
   if (opts.verbose) {
     const s = io.storageInfo(did);
@@ -169,6 +197,8 @@ export interface DatasetOptions {
   verbose?: boolean;
   /** The `attributes` dict in creation order (for datasets that track it). */
   createOrder?: boolean;
+  /** Values in the `attributes` dict (`IncludeData`, `max_data_size`). */
+  attrValues?: AttrValueOptions;
 }
 
 /** GET /datasets/<id>. */
@@ -414,7 +444,7 @@ export function parseCreationProperties(cp: unknown, type: TypeJson, space: Spac
           throw badRequest(`Chunk dimension ${i} (${d}) is larger than the fixed extent ${space.dims[i]}`);
         }
       });
-      checkChunkBytes(dims, itemSize, limits);
+      checkChunkBytes(dims, itemSize);
       opts.layout = 'H5D_CHUNKED';
       opts.chunks = dims;
     } else if (cls === 'H5D_CONTIGUOUS') {
@@ -656,6 +686,7 @@ export function parseDatasetBody(f: DomainFile, body: Record<string, unknown>, l
 /** POST /datasets (an initializer fills the new dataset page by page, letting others run between pages). */
 export async function createDataset(f: DomainFile, body: Record<string, unknown>, implicit: boolean, limits: Limits = DEFAULT_LIMITS): Promise<DatasetJson> {
   const spec = parseDatasetBody(f, body, limits);
+  const clientId = givenId(f, body, 'dataset');
   const place = planObjectPlace(f, body, implicit);
   const ft = fileTypeFor(f, spec.type);
   let did: Hid;
@@ -672,7 +703,7 @@ export async function createDataset(f: DomainFile, body: Record<string, unknown>
   }
   try {
     if (place) linkNewObject(f, did, place);
-    const { addr } = f.registerNew(did, 'dataset', !!place);
+    const { addr } = f.registerNew(did, 'dataset', !!place, clientId);
     if (spec.initializer) await runInitializer(did, spec.space, spec.initializer, limits.pageBytes);
     if (spec.given) updateGiven(f, addr, (e) => (e.creation = spec.given));
     return datasetJsonOf(f, did, addr);

@@ -11,7 +11,8 @@
  * (groups, links, datasets, datatypes, attributes) and use this class for id resolution and for
  * the state they declared (`state`).
  */
-import { badRequest } from '../errors.js';
+import { H5StoreError, badRequest } from '../errors.js';
+import type { ClientIds } from './clientIds.js';
 import type { Hid } from '../hdf5/lib.js';
 import type { RefCodec } from '../hdf5/memory.js';
 import * as h5 from '../hdf5/objects.js';
@@ -70,7 +71,12 @@ export class DomainFile implements FileUser {
   readonly handle: FileHandle;
   /** Where the files a dataset reaches are judged from (reach.ts). */
   readonly reach: ReachContext;
-  /** Ids, link and attribute names deleted in this process (410): the domain name's, outliving every event. */
+  /**
+   * Links and attributes deleted while the server runs (`<owner id>/links/<name>`...: 410): the
+   * domain name's, outliving every event, shared with the cluster's other workers (files.ts).
+   * Objects deleted by an id h5store made need no entry: their address generations say so
+   * (objectIndex.ts); client-given ids of deleted objects have one.
+   */
   private readonly deleted: Set<string>;
   private index_: ObjectIndex;
   private view_: FileView;
@@ -119,7 +125,7 @@ export class DomainFile implements FileUser {
     }
   }
 
-  /** Whether an id, or a link or attribute (`<owner id>/links/<name>`...), was deleted in this process. */
+  /** Whether a client id, or a link or attribute (`<owner id>/links/<name>`...), was deleted while the server runs. */
   isDeleted(what: string): boolean {
     return this.deleted.has(what);
   }
@@ -223,8 +229,8 @@ export class DomainFile implements FileUser {
   }
 
   /** Addresses of all objects in the file (full traversal), without internal objects. */
-  allObjects(): Map<bigint, ObjectKind | undefined> {
-    return this.index_.allObjects();
+  allObjects(walked?: Map<bigint, ObjectKind | undefined>): Map<bigint, ObjectKind | undefined> {
+    return this.index_.allObjects(walked);
   }
 
   /** Record freed objects: their ids answer 410, their addresses get a new generation. */
@@ -232,9 +238,25 @@ export class DomainFile implements FileUser {
     this.index_.markFreed(freed);
   }
 
-  /** Register an object just created (objectIndex.ts `registerNew`). */
-  registerNew(oid: Hid, kind: ObjectKind, linked: boolean): { addr: bigint; id: string } {
-    return this.index_.registerNew(oid, kind, linked);
+  /** Register an object just created, with the id its client gave it if any (objectIndex.ts `registerNew`). */
+  registerNew(oid: Hid, kind: ObjectKind, linked: boolean, clientId?: string): { addr: bigint; id: string } {
+    return this.index_.registerNew(oid, kind, linked, clientId);
+  }
+
+  /** The ids clients gave objects of the file (clientIds.ts, in the object index). */
+  get clientIds(): ClientIds {
+    return this.index_.clientIds;
+  }
+
+  /** Whether `id` names an object of this file now (a client may not give it to a new one). */
+  idTaken(id: string): boolean {
+    try {
+      this.resolve(id);
+      return true;
+    } catch (e) {
+      if (e instanceof H5StoreError && (e.code === 'NotFound' || e.code === 'Gone' || e.code === 'BadRequest')) return false;
+      throw e;
+    }
   }
 
   /** Kind of the object a hard link points to (learnt once, objectIndex.ts). */

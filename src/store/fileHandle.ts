@@ -8,6 +8,7 @@
 import type fs from 'node:fs';
 import type { JournaledFile } from '../hdf5/journal.js';
 import type { Hid } from '../hdf5/lib.js';
+import type { ReadMode } from '../hdf5/objects.js';
 import type { FileEvent } from './fileState.js';
 import { RWLock } from './rwlock.js';
 import type { CrossProcessLock } from './xlock.js';
@@ -43,6 +44,19 @@ export interface FileSource {
    */
   readonly reachRefusal: string;
 }
+
+/**
+ * How long after the last change another program made to a file (one this process noticed) the
+ * file counts as written by a live foreign writer (ms; issue #26): its reads check it on every
+ * request, wait for it to settle and never read its bytes without libhdf5.
+ */
+export const FOREIGN_LIVE_MS = 10_000;
+/**
+ * Two changes of another program noticed at most this far apart, the last this recently, tell a
+ * program at work on the file (ms): REST writes then answer 503 (a writer without kernel locks
+ * and without status flags is seen no other way).
+ */
+export const FOREIGN_WRITER_MS = 2_000;
 
 /** The stamp of a stat(2) result. */
 export function stampOf(st: fs.Stats): FileStamp {
@@ -85,6 +99,22 @@ export class FileHandle {
   readonly users = new Set<FileUser>();
   /** Where the bytes come from when the file is not local (read-only mounts; no `xl` then). */
   source: FileSource | undefined;
+  /**
+   * How the read-only handle was opened, after the superblock's status flags (objects.ts
+   * `ReadMode`: `flagged` and `swmr` mean another program has the file open for writing, or
+   * left it so when it crashed).
+   */
+  readMode: ReadMode = 'plain';
+  /** performance.now() when this process last noticed a change another program made (0: never). */
+  foreignAt = 0;
+  /** performance.now() of the change of another program noticed before that one (0: none). */
+  foreignBefore = 0;
+  /**
+   * The stat result (statCache.ts, reused for a few ms) the stamp was last compared with: a read
+   * under the read lease compares each new one (programs that write without kernel locks are
+   * not kept out by the lease).
+   */
+  checkedStat: object | undefined;
 
   constructor(
     /** `dev:ino` (a local file) or the URL of a mounted object */
@@ -115,7 +145,32 @@ export class FileHandle {
    * of other processes).
    */
   get bytesAreCurrent(): boolean {
-    return this.local && !this.writable && this.fid !== undefined;
+    return this.local && !this.writable && this.fid !== undefined && !this.foreignWriter();
+  }
+
+  /**
+   * True when another program may be writing the file now (issue #26): it is open with status
+   * flags (`readMode`), or this process noticed a change of another program less than
+   * FOREIGN_LIVE_MS ago. Its bytes may change under any read then: reads check the file on every
+   * request and go through libhdf5 only.
+   */
+  foreignWriter(now = performance.now()): boolean {
+    return this.readMode !== 'plain' || (this.foreignAt > 0 && now - this.foreignAt < FOREIGN_LIVE_MS);
+  }
+
+  /**
+   * True when a program is seen at work on the file: two of its changes noticed close together,
+   * the last one recently (files.ts `refuseForeignWriter` looks at the status flags besides): a
+   * REST write must not go in.
+   */
+  foreignWriterAtWork(now = performance.now()): boolean {
+    return this.foreignBefore > 0 && now - this.foreignAt < FOREIGN_WRITER_MS && this.foreignAt - this.foreignBefore < FOREIGN_WRITER_MS;
+  }
+
+  /** Note a change another program made, noticed now. */
+  noteForeignChange(now = performance.now()): void {
+    this.foreignBefore = this.foreignAt;
+    this.foreignAt = now;
   }
 
   /** True when nothing in this process uses or waits for the file. */

@@ -7,14 +7,15 @@
  *
  * - the object index (objectIndex.ts): the domain key, the addresses known to be objects and
  *   their kinds, address generations, the reserved group's layout, and `index` slots (storage
- *   kinds of datasets; room for client-id aliases);
+ *   kinds of datasets; client-id aliases, clientIds.ts);
  * - the kept state: what this process writes through to the reserved group (the ACL and the
  *   given state, `kept` slots): read once, then kept current by the code that writes it;
  * - the view (`FileView`): every cache derived from the file's content (`view` slots: link
  *   lists, attribute facts, remembered answers, alias paths; and, keyed by the view's
  *   `serial`, the decoded chunks and query columns of values/), replaced on every event.
  *
- * The ids deleted in this process (410) belong to the domain name and outlive every event.
+ * Links and attributes deleted while the server runs (410) belong to the domain name and outlive
+ * every event; deleted objects answer 410 from their addresses' generations (the index).
  *
  * Only the file cache (files.ts) says what happened to a file (`FileEvent`), and tells every
  * entry of that file (`DomainFile.apply`); this table decides what each part becomes. A module
@@ -37,8 +38,8 @@
  *   cleared), libhdf5 wrote it in place as another file's virtual dataset source, or a mounted
  *   object has a new version;
  * - `appended`: a writer in SWMR mode appended to its datasets (it cannot create or delete
- *   objects nor change attributes then). Issue #26 (live files) is to notice it; nothing says
- *   it yet, so such a change is `changed` today;
+ *   objects nor change attributes then): a change of another program to a file read in SWMR
+ *   mode before and after it (files.ts `prepareRead`, issue #26);
  * - `replaced`: another file is now at the domain's path (a new inode: restored from a backup by
  *   a move, deleted and created again). The file cache gives the domain a new entry.
  */

@@ -5,8 +5,8 @@
  *
  * - One `FileHandle` per file on disk (device + inode), shared by every domain name that leads
  *   to it, so libhdf5 never has one file open twice.
- * - Reads: the in-process shared lock, then a shared cross-process lock for the duration of the
- *   request (xlock.ts), then the change check: the lock file's commit counter (writes of other
+ * - Reads: the in-process shared lock, then a shared cross-process lock while reads overlap
+ *   (xlock.ts), then the change check: the lock file's commit counter (writes of other
  *   h5store processes) and the file's stamp (size, mtime, inode, ctime: other programs). A
  *   change closes the read-only handle and drops what was learnt. The read-only handle stays
  *   open between requests, without any lock, and is closed after `idleCloseMs`.
@@ -18,9 +18,15 @@
  *   while another process waits), then the handle is closed and the locks released, so h5py and
  *   other processes can use the file at once.
  * - A write found unfinished (its journal active while no process holds the file: the writer
- *   died) is rolled back before the file is served, and logged; so are the repairs of files left
- *   open by a crashed writer of another program (superblock status flags) or of an older h5store
- *   (stale proper-lockfile directory).
+ *   died) is rolled back before the file is served, and logged. Nothing else is repaired unless
+ *   an administrator asks (`adminRepair`, `h5store repair`): files left open by a crashed writer
+ *   of another program (superblock status flags) or of an older h5store (stale proper-lockfile
+ *   directory) look the same as files a program still writes.
+ * - Files other programs are writing (issue #26; docs/architecture.md "Files other programs are
+ *   writing") are read without being written: opened as their status flags say (`openRead`),
+ *   checked on every read while a foreign writer is seen (`FileHandle.foreignWriter`), opened
+ *   anew once a plain writer's flush is over (`settle`), a disturbed read answered 503
+ *   (`liveFailure`); REST writes to them refused (`refuseForeignWriter`).
  * - It alone says what happened to a file (`happened`: fileState.ts's events, written by this
  *   process or changed under us), and tells every domain entry of the file, whose state then
  *   lives or goes as fileState.ts's table says. Nothing else decides whether what was learnt
@@ -30,11 +36,12 @@ import fs from 'node:fs';
 import { H5StoreError, forbidden, internal, notFound } from '../errors.js';
 import { hdf5Busy, hdf5Turn, openSection } from '../hdf5/heavy.js';
 import { JournaledFile, applyRollback, readHeader, writeHeader, type JournalHeader } from '../hdf5/journal.js';
-import { Hdf5Error } from '../hdf5/lib.js';
+import { Hdf5Error, type Hid } from '../hdf5/lib.js';
 import * as h5 from '../hdf5/objects.js';
+import { readModeOf } from '../hdf5/objects.js';
 import { allowDirectWrites, handleIdentity, openJournaled, repairStatusAndEoa, setDirectWriteDurability } from '../hdf5/vfd.js';
 import { DomainFile } from './domainFile.js';
-import { FileHandle, type FileSource, sameStamp, stampOf } from './fileHandle.js';
+import { FOREIGN_WRITER_MS, FileHandle, type FileSource, type FileStamp, sameStamp, stampOf } from './fileHandle.js';
 import { AFTER, type FileEvent } from './fileState.js';
 import type { DomainPaths, ReachContext } from './paths.js';
 import { legacyLockOf, legacyLockState, lockFileOf } from './servicefiles.js';
@@ -65,11 +72,55 @@ export interface FileCacheOptions {
   burstMs?: number;
   /** Keep a file's shared lock this long after its last read (ms; xlock.ts; default 20). */
   readLeaseMs?: number;
+  /** Hold a file's shared lock at most this long in one piece, then leave a gap of `readGapMs` (ms; xlock.ts; defaults 10, 1). */
+  readHoldMs?: number;
+  readGapMs?: number;
   log?: FileLog;
   /** Told about lock waits and refusals (metrics). */
   observer?: StoreObserver;
   /** Shared short-lived stat cache (statCache.ts); cleared by every event (`happened`). */
   stats?: StatCache;
+  /**
+   * Told when a link or attribute of a domain is noted deleted (`gone`) or made again, so the
+   * other processes of a cluster answer 410 too (changeFeed.ts). Not told of `noteElsewhere`.
+   */
+  onDeleted?: (domain: string, what: string, gone: boolean) => void;
+  /** The processes of one `serve --workers N` share this number: they wait for each other as for themselves (xlock.ts). */
+  lockFamily?: number;
+}
+
+/**
+ * The links and attributes of one domain name deleted while the server runs (they answer 410,
+ * not 404, until made again; wire-reference 0.7), as `<owner id>/links/<name>` and
+ * `<owner id>/attributes/<name>`. Every change is told to `tell` (the cluster's change feed).
+ */
+class DeletedNames extends Set<string> {
+  constructor(
+    private readonly domain: string,
+    private readonly tell?: (domain: string, what: string, gone: boolean) => void,
+  ) {
+    super();
+  }
+
+  override add(what: string): this {
+    if (!this.has(what)) {
+      super.add(what);
+      this.tell?.(this.domain, what, true);
+    }
+    return this;
+  }
+
+  override delete(what: string): boolean {
+    if (!super.delete(what)) return false;
+    this.tell?.(this.domain, what, false);
+    return true;
+  }
+
+  /** The same, as another process of the cluster told it (not told again). */
+  noteElsewhere(what: string, gone: boolean): void {
+    if (gone) super.add(what);
+    else super.delete(what);
+  }
 }
 
 /**
@@ -90,13 +141,55 @@ export interface StoreObserver {
   lockRefused(lock: 'file' | 'hdf5'): void;
 }
 
-/** Why a file needs the exclusive lock before it can be served. */
+/**
+ * What a file may need repaired: an interrupted write of an h5store process (its journal: rolled
+ * back before the file is served), or, only when an administrator asks (`h5store repair`), what
+ * a crashed program left: an older h5store's stale lock directory, superblock status flags.
+ */
 type Repair = 'journal' | 'legacy-lock' | 'status-flags';
 
 class NeedsRepair extends Error {
   constructor(readonly why: Repair) {
     super(why);
   }
+}
+
+/** A read noticed a change while other reads of this process use the handle: it waits for them, then opens the file anew. */
+class Reopen extends Error {}
+
+/**
+ * A file that another program writes without SWMR is opened anew only once its mtime is this old
+ * (ms): a flush of the writer is then over, not half done. mtimes advance in clock ticks of up to
+ * 4 ms (Linux's coarse clock), so this is a few ticks.
+ */
+export const LIVE_SETTLE_MS = 20;
+/** Longest wait for such a file to settle before the read answers 503 (ms). */
+const LIVE_SETTLE_WAIT_MS = 300;
+
+function sleep(ms: number): Promise<void> {
+  return new Promise((r) => setTimeout(r, ms));
+}
+
+/** 503: a file another program writes was inconsistent while it was read (issue #26). */
+function liveInconsistent(): H5StoreError {
+  return new H5StoreError('Unavailable', 'The domain file is being written by another program and changed while it was read; try again', { 'Retry-After': '1' });
+}
+
+/**
+ * 409: the file needs what only an administrator may do (`h5store repair`): status flags a
+ * program set (it writes the file now, or crashed while it did), or the stale lock directory of
+ * an older h5store process that died writing it.
+ */
+function needsAdminRepair(domain: string, why: 'legacy-lock' | 'status-flags', cause?: unknown, flags = 0): H5StoreError {
+  const detail = cause instanceof Error ? ` (${cause.message})` : '';
+  if (why === 'legacy-lock') {
+    return new H5StoreError('Conflict', `The domain file was left incomplete by an older h5store process that died while writing it${detail}; an administrator can repair it with: h5store repair ${domain}`);
+  }
+  return new H5StoreError(
+    'Conflict',
+    `The domain file is open for ${flags & 4 ? 'SWMR ' : ''}writing by another program (its superblock says so; a program that crashed leaves the same flags): it is served read-only, and written again once that program closes it. If no program has it open, an administrator can clear the flags with: h5store repair ${domain}`,
+    { 'Retry-After': '5' },
+  );
 }
 
 /** The HDF5 signature; the superblock is at 0, 512, 1024, 2048, ... (HDF5 format spec II.A). */
@@ -137,8 +230,8 @@ interface Known {
 export class FileCache {
   private readonly domains = new Map<string, Known>();
   private readonly handles = new Map<string, FileHandle>();
-  /** Per domain name: ids, links and attributes deleted in this process (410), outliving its entries. */
-  private readonly goneIds = new Map<string, Set<string>>();
+  /** Per domain name: links and attributes deleted while the server runs (410), outliving its entries. */
+  private readonly goneIds = new Map<string, DeletedNames>();
   /** The reach context of local files (mounted ones refuse: `FileSource.reachRefusal`). */
   private readonly reach: ReachContext;
   private readonly sweeper: NodeJS.Timeout;
@@ -208,7 +301,7 @@ export class FileCache {
       } catch {
         throw notFound(`Domain ${domain} not found`);
       }
-      h = new FileHandle(key, st.dev, st.ino, real, new CrossProcessLock(real, lockFileOf(real), st.ino, { waitMs: this.lockWaitMs, durable: this.durable, leaseMs: this.opts.readLeaseMs ?? 20, recheckMs: Math.max(1, this.stats.freshMs) }));
+      h = new FileHandle(key, st.dev, st.ino, real, new CrossProcessLock(real, lockFileOf(real), st.ino, { waitMs: this.lockWaitMs, durable: this.durable, leaseMs: this.opts.readLeaseMs ?? 0, recheckMs: Math.max(1, this.stats.freshMs), holdMaxMs: this.opts.readHoldMs ?? 10, gapMs: this.opts.readGapMs ?? 1, family: this.opts.lockFamily, onLongWait: (w) => this.log.warn(w, 'waiting past lockWaitMs for another worker of this server that holds the file') }));
       this.handles.set(key, h);
     }
     return this.newEntry(domain, fsPath, h, f, this.reach);
@@ -237,8 +330,7 @@ export class FileCache {
    * deleted ids).
    */
   private newEntry(domain: string, path: string, h: FileHandle, old: DomainFile | undefined, reach: ReachContext): DomainFile {
-    let gone = this.goneIds.get(domain);
-    if (!gone) this.goneIds.set(domain, (gone = new Set()));
+    const gone = this.deletedNames(domain);
     const nf = new DomainFile(domain, path, gone, h, reach);
     h.users.add(nf);
     if (old) this.unref(old);
@@ -249,7 +341,9 @@ export class FileCache {
   private unref(f: DomainFile): void {
     const h = f.handle;
     h.users.delete(f);
-    if (h.users.size === 0 && h.idle) this.dropHandle(h);
+    // Not while a libhdf5 call runs on the worker thread (heavy.ts): closing would wait for it
+    // (or fail); the sweeper (`closeIdle`) drops the handle then.
+    if (h.users.size === 0 && h.idle && !hdf5Busy()) this.dropHandle(h);
   }
 
   /**
@@ -263,9 +357,24 @@ export class FileCache {
     const others = AFTER[event].others;
     if (by !== undefined && !h.users.has(by)) by.apply(event); // a retired entry (`retiredUse`)
     for (const u of h.users) {
-      if (by === undefined || u === by) u.apply(event);
-      else if (others) u.apply(others);
+      const heard = by === undefined || u === by ? event : others;
+      if (!heard) continue;
+      u.apply(heard);
+      if (this.watchers.size > 0 && u instanceof DomainFile) for (const w of this.watchers) w(u.domain, heard);
     }
+  }
+
+  /** Told what each domain name heard (`happened`); see `watch`. */
+  private readonly watchers = new Set<(domain: string, event: FileEvent) => void>();
+
+  /**
+   * Be told every event a domain name hears (`happened`: this process's writes, changes noticed
+   * on disk), as it hears it (synchronously, with the file's lock held: schedule work, do not do
+   * it here). @returns the function that stops it
+   */
+  watch(listener: (domain: string, event: FileEvent) => void): () => void {
+    this.watchers.add(listener);
+    return () => this.watchers.delete(listener);
   }
 
   /**
@@ -302,16 +411,80 @@ export class FileCache {
 
   /**
    * Run a read against a domain: shared locks, change check, file open, `fn` (synchronous
-   * HDF5 work).
+   * HDF5 work). On a file another program is writing (`FileHandle.foreignWriter`), a read that
+   * libhdf5 fails, or during which the file changed, is run once more on the file as it is then,
+   * and answers 503 if that fails too (issue #26: never a 500, never values of a half-written
+   * state).
    * @throws H5StoreError NotFound when the file is missing; BadRequest when it is not HDF5;
-   *   Unavailable when another process holds the file for longer than `lockWaitMs`
+   *   Unavailable when another process holds the file for longer than `lockWaitMs`, or a file
+   *   another program writes stays inconsistent
    */
   async read<T>(f: DomainFile, fn: (f: DomainFile) => T): Promise<T> {
-    const release = await this.acquireRead(f);
-    try {
-      return await hdf5Turn(() => fn(f));
-    } finally {
+    for (let attempt = 0; ; attempt++) {
+      const release = await this.acquireRead(f);
+      const h = f.handle;
+      let result: T;
+      try {
+        result = await hdf5Turn(() => fn(f));
+      } catch (e) {
+        release();
+        const live = this.liveFailure(f, e);
+        if (live === e || attempt > 0) throw live;
+        continue;
+      }
+      // A file written without kernel locks may have changed while it was read: the answer
+      // may mix two states.
+      const torn = h.local && h.foreignWriter() && h.readMode !== 'swmr' && this.changedOnDisk(h);
       release();
+      if (!torn) return result;
+      if (attempt > 0) throw liveInconsistent();
+    }
+  }
+
+  /**
+   * What a failed read of `f` answers: a 503 (with Retry-After) when another program is writing
+   * the file (`FileHandle.foreignWriter`) and the failure is an internal one (libhdf5 failing,
+   * anything that is not an H5StoreError: the bytes changed under it); else `e` itself. For the
+   * reads that hold the locks themselves (`acquireRead`).
+   */
+  liveFailure(f: DomainFile, e: unknown): unknown {
+    const h = f.handle;
+    if (!h.local || !h.foreignWriter()) return e;
+    if (e instanceof H5StoreError && e.code !== 'Internal') return e;
+    return liveInconsistent();
+  }
+
+  /** Whether the file's stamp on disk now (not the stat cache's) differs from the handle's. */
+  private changedOnDisk(h: FileHandle): boolean {
+    try {
+      return !sameStamp(h.stamp, stampOf(fs.statSync(h.realPath)));
+    } catch {
+      return true;
+    }
+  }
+
+  /**
+   * Wait until a file that another program writes without SWMR has not changed for
+   * LIVE_SETTLE_MS (its mtime), so that a new handle opens on what the writer flushed, not on a
+   * flush half done. Returns at once when the file did not change since the handle was opened.
+   * @throws H5StoreError Unavailable when it does not settle within LIVE_SETTLE_WAIT_MS
+   */
+  private async settle(f: DomainFile): Promise<void> {
+    const h = f.handle;
+    const t0 = performance.now();
+    for (;;) {
+      let st: fs.Stats;
+      try {
+        st = fs.statSync(f.path);
+      } catch {
+        return; // the read reports it
+      }
+      if (sameStamp(h.stamp, stampOf(st))) return;
+      const age = Date.now() - st.mtimeMs;
+      // a clock far off (a network file system): nothing to learn from the mtime
+      if (age >= LIVE_SETTLE_MS || age < -1000) return;
+      if (performance.now() - t0 > LIVE_SETTLE_WAIT_MS) throw liveInconsistent();
+      await sleep(Math.max(1, LIVE_SETTLE_MS - age));
     }
   }
 
@@ -323,10 +496,11 @@ export class FileCache {
     if (!f.handle.local) return this.acquireReadMounted(f);
     for (let attempt = 0; ; attempt++) {
       const h = f.handle;
+      if (h.fid !== undefined && h.readMode !== 'swmr' && h.foreignWriter()) await this.settle(f);
       if (!h.lock.tryRead()) await this.waitRead(h);
       let shared = false;
       let endSection: (() => void) | undefined;
-      let repair: Repair | undefined;
+      let retry: 'journal' | 'reopen' | undefined;
       try {
         let first: boolean;
         try {
@@ -352,10 +526,18 @@ export class FileCache {
         if (shared) h.xl.releaseShared();
         h.lastUsed = performance.now();
         h.lock.releaseRead();
-        if (!(e instanceof NeedsRepair) || attempt > 0) throw e instanceof NeedsRepair ? internal(`Domain ${f.domain} could not be repaired (${e.why})`) : e;
-        repair = e.why;
+        if (e instanceof NeedsRepair && attempt === 0) retry = 'journal';
+        else if (e instanceof Reopen && attempt < 4) retry = 'reopen';
+        else if (e instanceof NeedsRepair) throw internal(`Domain ${f.domain} could not be repaired (${e.why})`);
+        else if (e instanceof Reopen) throw liveInconsistent();
+        else throw e;
       }
-      await this.repair(f, repair);
+      if (retry === 'journal') await this.repair(f, 'journal');
+      else {
+        // the reads in flight finish on the handle they have; then this one opens the file anew
+        await h.lock.write();
+        h.lock.releaseWrite();
+      }
     }
   }
 
@@ -415,36 +597,37 @@ export class FileCache {
   }
 
   /**
-   * Check the file under the shared lock and open it read-only. Only the read that took the
-   * shared lock (`first`) checks for changes: while other reads of this process hold it, no
-   * writer that locks can have changed the file, and their handle must stay open.
-   * @throws NeedsRepair
+   * Check the file under the shared lock and open it read-only. The read that took the shared
+   * lock (`first`) checks for changes of any kind; while other reads of this process hold it,
+   * no writer that locks can have changed the file, but a program that writes without kernel
+   * locks can: each new stat result (statCache.ts) is compared with the handle's stamp, and a
+   * change reopens the file once the reads in flight are done with the old handle (`Reopen`).
+   * Nothing here writes the file: one with status flags is opened as they say (`openRead`).
+   * @throws NeedsRepair (an interrupted write of an h5store process: its journal), Reopen
    */
   private prepareRead(f: DomainFile, first: boolean): void {
     const h = f.handle;
     this.retiredUse(f);
     const st = this.statHandle(f);
     if (!first && h.fid !== undefined) {
-      h.lastUsed = performance.now();
-      return;
+      if (st === h.checkedStat || sameStamp(h.stamp, stampOf(st))) {
+        h.checkedStat = st;
+        h.lastUsed = performance.now();
+        return;
+      }
+      if (h.lock.readerCount > 1) throw new Reopen();
     }
     const hdr = h.xl.header();
     // Under the shared lock no live writer can be in a transaction: an active journal was left
     // by a process that died while writing.
     if (hdr.kind === 'ok' && hdr.header.active) throw new NeedsRepair('journal');
     const counter = hdr.kind === 'ok' ? hdr.header.counter : hdr.kind === 'none' ? 0n : -2n;
-    const stamp = stampOf(st);
+    const stamp = stampOf(this.statNow(f, st));
     if (h.fid !== undefined && (counter !== h.counter || !sameStamp(h.stamp, stamp))) this.closeHandle(h);
     if (h.fid === undefined) {
-      if (legacyLockState(h.realPath) === 'stale') throw new NeedsRepair('legacy-lock');
       if (this.openCount() >= this.opts.maxOpenFiles) this.closeLeastRecent();
-      let fid;
-      try {
-        fid = h5.openFile(f.path, false);
-      } catch (e) {
-        if (e instanceof Hdf5Error && e.mentions('already open for write')) throw new NeedsRepair('status-flags');
-        throw e;
-      }
+      const before = h.readMode;
+      const fid = this.openRead(f);
       const id = handleIdentity(fid);
       if (id.ino !== h.ino || id.dev !== h.dev) {
         h5.closeFile(fid);
@@ -453,12 +636,39 @@ export class FileCache {
       h.fid = fid;
       h.writable = false;
       // changed since this process last saw it (its first sight is no change)
-      const changed = (h.counter !== counter || !sameStamp(h.stamp, stamp)) && (h.counter !== -1n || h.stamp !== undefined);
+      const seen = h.counter !== -1n || h.stamp !== undefined;
+      const byProcess = seen && h.counter !== counter;
+      const byProgram = seen && !byProcess && !sameStamp(h.stamp, stamp);
       h.counter = counter;
       h.stamp = stamp;
-      if (changed) this.happened(h, 'changed');
+      if (byProgram) h.noteForeignChange();
+      // A SWMR writer only appends (libhdf5 1.10 creates, deletes or renames nothing in SWMR mode)
+      if (byProgram && before === 'swmr' && h.readMode === 'swmr') this.happened(h, 'appended');
+      else if (byProcess || byProgram) this.happened(h, 'changed');
     }
+    h.checkedStat = st;
     h.lastUsed = performance.now();
+  }
+
+  /**
+   * Open the file read-only as its superblock's status flags say (objects.ts `ReadMode`) and
+   * note the mode in `readMode`. The flags are looked at again when a writer opened or closed
+   * the file between the look and the open.
+   */
+  private openRead(f: DomainFile): Hid {
+    const h = f.handle;
+    for (let i = 0; ; i++) {
+      const mode = readModeOf(superblockInfo(h.xl.dataFd!).flags);
+      try {
+        const fid = h5.openFile(f.path, false, mode);
+        h.readMode = mode;
+        return fid;
+      } catch (e) {
+        if (i < 2 && e instanceof Hdf5Error && (e.mentions('already open for write') || e.mentions('not already open for SWMR'))) continue;
+        if (legacyLockState(h.realPath) === 'stale') throw needsAdminRepair(f.domain, 'legacy-lock', e);
+        throw e;
+      }
+    }
   }
 
   /** stat the domain's path; it must still be this handle's file. */
@@ -475,6 +685,21 @@ export class FileCache {
       throw new H5StoreError('Unavailable', 'The domain file was replaced during the request; try again', { 'Retry-After': '1' });
     }
     return st;
+  }
+
+  /**
+   * The file's stat now, to go with the journal counter just read under the lock: the stat
+   * cache's `st` may predate the last write of another h5store process (a sibling worker), and a
+   * stale stamp paired with that write's counter made its next read take the write for another
+   * program's (503s "being written by another program", issue #24 item 13 with issue #26).
+   * Falls back to `st` when the file cannot be stat'ed now (the next request reports it).
+   */
+  private statNow(f: DomainFile, st: fs.Stats): fs.Stats {
+    try {
+      return fs.statSync(f.path);
+    } catch {
+      return st;
+    }
   }
 
   // -------------------------------------------------------------------------------------------
@@ -547,10 +772,15 @@ export class FileCache {
       this.happened(h, 'written', f);
       return result;
     } finally {
-      h.lastUsed = performance.now();
-      if (!keep) await hdf5Turn(() => this.endSession(h));
-      endSection?.();
-      h.lock.releaseWrite();
+      try {
+        h.lastUsed = performance.now();
+        if (!keep) await hdf5Turn(() => this.endSession(h));
+      } finally {
+        // whatever happened above, the file is let go: a lock kept here would hold every later
+        // request of the file forever
+        endSection?.();
+        h.lock.releaseWrite();
+      }
     }
   }
 
@@ -566,20 +796,21 @@ export class FileCache {
     if (fresh) {
       const hdr = h.xl.header();
       if (hdr.kind === 'ok' && hdr.header.active) this.repairLocked(f, 'journal');
-      if (legacyLockState(h.realPath) === 'stale') this.repairLocked(f, 'legacy-lock');
       const after = h.xl.header();
       const counter = after.kind === 'ok' ? after.header.counter : after.kind === 'none' ? 0n : -2n;
-      const stamp = stampOf(st);
+      const stamp = stampOf(this.statNow(f, st));
       if (h.counter !== counter || !sameStamp(h.stamp, stamp)) {
         // Written by someone else since this process last saw it (its first sight is no
         // change): a handle open on it has a stale view (closed writing nothing).
         this.closeHandle(h);
-        const changed = h.counter !== -1n || h.stamp !== undefined;
+        const seen = h.counter !== -1n || h.stamp !== undefined;
+        if (seen && h.counter === counter) h.noteForeignChange();
         h.counter = counter;
         h.stamp = stamp;
-        if (changed) this.happened(h, 'changed');
+        if (seen) this.happened(h, 'changed');
       }
       if (h.fid !== undefined && !h.writable) this.closeHandle(h);
+      this.refuseForeignWriter(f);
     }
     const counter = h.counter < 0n ? 0n : h.counter;
     if (h.fid === undefined) {
@@ -589,10 +820,9 @@ export class FileCache {
         h.fid = h5Open(f.path, jf);
       } catch (e) {
         jf.rollback();
-        if (!(e instanceof Hdf5Error && e.mentions('already open for write'))) throw e;
-        this.repairLocked(f, 'status-flags');
-        jf.begin(h.counter < 0n ? 0n : h.counter);
-        h.fid = h5Open(f.path, jf);
+        // a program opened it for writing (without kernel locks) since the look at its flags
+        if (e instanceof Hdf5Error && e.mentions('already open for write')) throw needsAdminRepair(f.domain, 'status-flags', undefined, superblockInfo(h.xl.dataFd!).flags);
+        throw e;
       }
       h.jf = jf;
       h.writable = true;
@@ -601,6 +831,29 @@ export class FileCache {
       h.jf!.begin(counter);
     }
     this.happened(h, 'writing', f);
+  }
+
+  /**
+   * Under the exclusive lock, before a write session opens the file read-write: refuse it when
+   * another program holds the file (issue #26: h5store never writes into a file another program
+   * writes). Programs that lock (h5py's default) are kept out by the lock itself; the others show
+   * as status flags in the superblock (409, until they close the file or an administrator
+   * repairs it) or, without flags, as changes noticed close together (503).
+   * @throws H5StoreError Conflict, Unavailable (both with Retry-After)
+   */
+  private refuseForeignWriter(f: DomainFile): void {
+    const h = f.handle;
+    if (legacyLockState(h.realPath) === 'stale') throw needsAdminRepair(f.domain, 'legacy-lock');
+    const flags = superblockInfo(h.xl.dataFd!).flags;
+    if (flags & 0b101) {
+      this.opts.observer?.lockRefused('hdf5');
+      throw needsAdminRepair(f.domain, 'status-flags', undefined, flags);
+    }
+    if (h.foreignWriterAtWork()) {
+      this.opts.observer?.lockRefused('hdf5');
+      const secs = Math.ceil(FOREIGN_WRITER_MS / 1000);
+      throw new H5StoreError('Unavailable', `The domain is busy: another program (without file locking) changed the file more than once in the last ${secs} s and may still be writing it; try again in ${secs} s`, { 'Retry-After': String(secs) });
+    }
   }
 
   /** After a failed write: close the handle (whatever libhdf5 flushes is journaled), roll back. */
@@ -632,16 +885,24 @@ export class FileCache {
    * serves the next requests while the file does not change; closing it later writes nothing).
    */
   private endSession(h: FileHandle): void {
-    if (h.jf?.inTransaction) {
-      try {
-        this.closeHandle(h);
-      } catch {
-        /* the rollback restores the file */
+    try {
+      if (h.jf?.inTransaction) {
+        try {
+          this.closeHandle(h);
+        } catch {
+          /* the rollback restores the file */
+        }
+        try {
+          h.jf?.rollback();
+        } catch (e) {
+          // The journal stays active on disk: the next use of the file repairs it (NeedsRepair).
+          this.log.warn({ file: h.realPath, err: (e as Error).message }, 'rolling back an unfinished write failed; repaired on next use');
+        }
+        h.jf = undefined;
       }
-      h.jf?.rollback();
-      h.jf = undefined;
+    } finally {
+      h.xl.releaseExclusive();
     }
-    h.xl.releaseExclusive();
   }
 
   /**
@@ -649,16 +910,20 @@ export class FileCache {
    * place while it writes another file's virtual dataset: the exclusive cross-process lock, our
    * handle closed, the journaling driver allowed to open it read-write (vfd.ts
    * `allowDirectWrites`). Such writes are not journaled (docs/storage-format.md).
+   * @param waitMs the longest wait for another process (default `lockWaitMs`; a sibling of
+   *   `serve --workers N` is not waited for longer)
    * @returns the release (call once, after the write)
-   * @throws H5StoreError Unavailable when another process holds the file past `lockWaitMs`
+   * @throws H5StoreError Unavailable when another process holds the file past `waitMs`
    */
-  async holdForDirectWrite(f: DomainFile): Promise<() => void> {
+  async holdForDirectWrite(f: DomainFile, waitMs?: number): Promise<() => void> {
     const h = f.handle;
     if (!h.local) throw forbidden(h.source!.readOnlyMessage);
     const fresh = !h.xl.holdsExclusive;
     if (fresh) {
       try {
-        await h.xl.acquireExclusive();
+        // not longer than `waitMs`, also for a sibling: it may hold this file while it waits for
+        // the one whose write reaches it (a wait in both directions ends only so)
+        await h.xl.acquireExclusive(waitMs, false);
       } catch (e) {
         throw this.refused(e);
       }
@@ -668,6 +933,8 @@ export class FileCache {
     const endSection = openSection();
     try {
       withdraw = await hdf5Turn(() => {
+        // a source file another program writes is not written in place either (issue #26)
+        if (fresh) this.refuseForeignWriter(f);
         this.closeHandle(h);
         return allowDirectWrites(h.dev, h.ino);
       });
@@ -679,18 +946,39 @@ export class FileCache {
     return () => {
       endSection();
       withdraw?.();
-      h.stamp = undefined;
-      this.happened(h, 'changed'); // written behind the handle's back
+      // written behind the handle's back, by this process (not another program's change): a
+      // new commit counter tells the other h5store processes so (a sibling worker took such a
+      // write for another program's and refused writes for 2 s)
+      if (fresh) this.countDirectWrite(h);
+      h.stamp = currentStamp(h);
+      this.happened(h, 'changed');
       h.lastUsed = performance.now();
       if (fresh) this.endSession(h);
     };
   }
 
+  /**
+   * Give a file libhdf5 wrote in place (`holdForDirectWrite`, exclusive lock held) a new commit
+   * counter in its lock file's header, as a journaled write's commit does: other h5store
+   * processes then see a change of an h5store process, not of another program (issue #26's
+   * foreign-writer rules). Leaves a header with an active journal or a corrupt one alone.
+   */
+  private countDirectWrite(h: FileHandle): void {
+    const fd = h.xl.lockFd;
+    if (fd === undefined) return;
+    const hdr = readHeader(fd);
+    if (hdr.kind === 'corrupt' || (hdr.kind === 'ok' && hdr.header.active)) return;
+    const base: JournalHeader = hdr.kind === 'ok' ? hdr.header : { counter: 0n, active: false, pid: process.pid, txn: 0n, baseEof: 0, dev: h.dev, ino: h.ino };
+    const counter = base.counter + 1n;
+    writeHeader(fd, { ...base, counter, txn: counter, pid: process.pid });
+    h.counter = counter;
+  }
+
   // -------------------------------------------------------------------------------------------
   // Repairs
 
-  /** Take the file exclusively and repair it (from the read path). */
-  private async repair(f: DomainFile, why: Repair): Promise<boolean> {
+  /** Take the file exclusively and roll back the interrupted write of an h5store process (read path, start-up). */
+  private async repair(f: DomainFile, why: 'journal'): Promise<boolean> {
     const h = f.handle;
     await h.lock.write();
     try {
@@ -709,9 +997,11 @@ export class FileCache {
   }
 
   /**
-   * Repair a file held exclusively, closed first: roll back an interrupted transaction, or clear
-   * the superblock status flags and the EOA a crashed writer left (`h5clear -s --increment=0`).
-   * Logged at warn level. A no-op when the reason is gone (another process repaired it first).
+   * Repair a file held exclusively, closed first: roll back an interrupted transaction of an
+   * h5store process (its journal), or (only for `adminRepair`) clear the superblock status flags
+   * and set the EOA a crashed writer left (`h5clear -s --increment=0`), and remove an older
+   * h5store's stale lock directory. Logged at warn level. A no-op when the reason is gone
+   * (another process repaired it first).
    * @returns true when the file was changed
    */
   private repairLocked(f: DomainFile, why: Repair): boolean {
@@ -732,12 +1022,7 @@ export class FileCache {
       }
     } else {
       const flags = superblockInfo(dataFd).flags;
-      if (why === 'status-flags') {
-        if (flags & 4) {
-          throw new H5StoreError('Unavailable', 'The domain file is open for SWMR writing by another program (or was left so by a crashed one: h5clear -s clears it)', { 'Retry-After': '5' });
-        }
-        if (!(flags & 1)) return false;
-      }
+      if (why === 'status-flags' && !(flags & 0b101)) return false;
       const hdr = h.xl.header();
       const counter = hdr.kind === 'ok' ? hdr.header.counter : 0n;
       const jf = new JournaledFile(dataFd, lockFd, { dev: h.dev, ino: h.ino }, this.durable, counter);
@@ -763,40 +1048,87 @@ export class FileCache {
     }
     const after = h.xl.header();
     h.counter = after.kind === 'ok' ? after.header.counter : 0n;
-    h.stamp = undefined;
+    h.stamp = currentStamp(h); // this process changed it (not another program)
+    h.readMode = 'plain';
     this.happened(h, 'changed');
     return true;
   }
 
   /**
-   * Repair a domain file at start-up if a write of it was interrupted (active journal) or an
-   * older h5store died holding its lock. Waits for nothing: a file another process holds is
-   * left to it. @returns true when something was repaired
+   * What an administrator asked for (`h5store repair DOMAIN`, issue #26 item 1): under the file's
+   * exclusive locks, roll back an interrupted h5store write, repair what an older h5store left
+   * (stale lock directory: EOA), and clear the status flags a crashed program left in the
+   * superblock (`h5clear -s --increment=0`). The flags of a program still at work look the same:
+   * unless `force`, the file must not change for `quietMs` first (a live writer without kernel
+   * locks changes it; one with locks is waited for by the lock, then refused with 503).
+   * Every repair is logged at warn level.
+   * @returns what was repaired (empty: nothing needed it)
+   * @throws H5StoreError NotFound; Conflict when the file changed while it was watched;
+   *   Unavailable when another process holds it past `lockWaitMs`
+   */
+  async adminRepair(domain: string, fsPath: string, opts: { quietMs?: number; force?: boolean } = {}): Promise<Repair[]> {
+    const f = this.entry(domain, fsPath);
+    const h = f.handle;
+    if (!h.local) throw forbidden(h.source!.readOnlyMessage);
+    const quietMs = opts.force ? 0 : (opts.quietMs ?? 2000);
+    if (quietMs > 0) {
+      const before = stampOf(fs.statSync(fsPath));
+      await sleep(quietMs);
+      if (!sameStamp(before, stampOf(fs.statSync(fsPath)))) {
+        throw new H5StoreError('Conflict', `${domain} changed during the ${quietMs} ms it was watched: a program is still writing it. Nothing was repaired (--force repairs anyway)`, { 'Retry-After': '5' });
+      }
+    }
+    await h.lock.write();
+    try {
+      try {
+        await h.xl.acquireExclusive();
+      } catch (e) {
+        throw this.refused(e);
+      }
+      try {
+        return await hdf5Turn(() => {
+          this.statHandle(f);
+          const done: Repair[] = [];
+          if (this.repairLocked(f, 'journal')) done.push('journal');
+          if (legacyLockState(h.realPath) === 'stale' && this.repairLocked(f, 'legacy-lock')) done.push('legacy-lock');
+          if (this.repairLocked(f, 'status-flags')) done.push('status-flags');
+          return done;
+        });
+      } finally {
+        this.endSession(h);
+      }
+    } finally {
+      h.lock.releaseWrite();
+    }
+  }
+
+  /**
+   * Roll back, at start-up, a write of a domain file that an h5store process was doing when it
+   * died (its journal is active). Waits for nothing: a file another process holds is left to it
+   * (the first read rolls it back). Nothing else is repaired without an administrator
+   * (`adminRepair`). @returns true when something was rolled back
    */
   async recoverIfInterrupted(domain: string, fsPath: string): Promise<boolean> {
-    let why: Repair | undefined;
     let real: string;
     try {
       real = fs.realpathSync(fsPath);
     } catch {
       return false;
     }
-    if (legacyLockState(real) === 'stale') why = 'legacy-lock';
-    else {
-      let fd: number | undefined;
-      try {
-        fd = fs.openSync(lockFileOf(real), 'r');
-        const hdr = readHeader(fd);
-        if (hdr.kind === 'ok' && hdr.header.active) why = 'journal';
-      } catch {
-        /* no lock file */
-      } finally {
-        if (fd !== undefined) fs.closeSync(fd);
-      }
-    }
-    if (!why) return false;
+    let active = false;
+    let fd: number | undefined;
     try {
-      return await this.repair(this.entry(domain, fsPath), why);
+      fd = fs.openSync(lockFileOf(real), 'r');
+      const hdr = readHeader(fd);
+      active = hdr.kind === 'ok' && hdr.header.active;
+    } catch {
+      /* no lock file */
+    } finally {
+      if (fd !== undefined) fs.closeSync(fd);
+    }
+    if (!active) return false;
+    try {
+      return await this.repair(this.entry(domain, fsPath), 'journal');
     } catch (e) {
       this.log.warn({ domain, err: (e as Error).message }, 'could not repair an interrupted write at start-up (retried on first use)');
       return false;
@@ -812,27 +1144,32 @@ export class FileCache {
    * exists: no file is ever replaced) and the temporary name removed.
    * @returns false when `fsPath` exists
    */
-  createFile(fsPath: string, tmpPath: string, opts: { trackOrder?: boolean }): boolean {
+  async createFile(fsPath: string, tmpPath: string, opts: { trackOrder?: boolean }): Promise<boolean> {
+    // libhdf5 work like any other: never while a call runs on the worker thread (heavy.ts)
+    const endSection = openSection();
     try {
-      const fid = h5.createFile(tmpPath, opts);
-      h5.closeFile(fid);
-      if (this.durable) {
-        const fd = fs.openSync(tmpPath, 'r');
-        try {
-          fs.fdatasyncSync(fd);
-        } finally {
-          fs.closeSync(fd);
+      return await hdf5Turn(() => {
+        const fid = h5.createFile(tmpPath, opts);
+        h5.closeFile(fid);
+        if (this.durable) {
+          const fd = fs.openSync(tmpPath, 'r');
+          try {
+            fs.fdatasyncSync(fd);
+          } finally {
+            fs.closeSync(fd);
+          }
         }
-      }
-      try {
-        fs.linkSync(tmpPath, fsPath);
-      } catch (e) {
-        if ((e as NodeJS.ErrnoException).code === 'EEXIST') return false;
-        throw e;
-      }
-      if (this.durable) syncDir(fsPath.slice(0, fsPath.lastIndexOf('/')) || '/');
-      return true;
+        try {
+          fs.linkSync(tmpPath, fsPath);
+        } catch (e) {
+          if ((e as NodeJS.ErrnoException).code === 'EEXIST') return false;
+          throw e;
+        }
+        if (this.durable) syncDir(fsPath.slice(0, fsPath.lastIndexOf('/')) || '/');
+        return true;
+      });
     } finally {
+      endSection();
       fs.rmSync(tmpPath, { force: true });
     }
   }
@@ -908,6 +1245,21 @@ export class FileCache {
     }
   }
 
+  /** The deleted links and attributes of a domain name (see `DeletedNames`). */
+  private deletedNames(domain: string): DeletedNames {
+    let gone = this.goneIds.get(domain);
+    if (!gone) this.goneIds.set(domain, (gone = new DeletedNames(domain, this.opts.onDeleted)));
+    return gone;
+  }
+
+  /**
+   * A link or attribute of `domain` that another process of the cluster deleted (`gone`) or made
+   * again (changeFeed.ts): answered 410 here too (or no longer).
+   */
+  noteDeletedElsewhere(domain: string, what: string, gone: boolean): void {
+    this.deletedNames(domain).noteElsewhere(what, gone);
+  }
+
   /** Forget a domain entirely (after DELETE /). */
   forget(domain: string): void {
     this.directoryChanged();
@@ -946,10 +1298,18 @@ export class FileCache {
     }
   }
 
-  /** Open object ids over all files, for leak checks. */
+  /** The last `openIdCount` (while the worker thread is in libhdf5, asking would have to wait). */
+  private lastIdCount = 0;
+
+  /**
+   * Open object ids over all files, for leak checks and metrics; while a libhdf5 call runs on the
+   * worker thread (heavy.ts) the count of the last time (a scrape never waits for, or fails on, it).
+   */
   openIdCount(): number {
+    if (hdf5Busy()) return this.lastIdCount;
     let n = 0;
     for (const h of this.handles.values()) if (h.fid !== undefined) n += h5.openIdCount(h.fid);
+    this.lastIdCount = n;
     return n;
   }
 
@@ -983,6 +1343,15 @@ function asStoreError(e: unknown): unknown {
     return new H5StoreError('Internal', `The file system failed while writing (${code}); the write was rolled back`);
   }
   return e;
+}
+
+/** The stamp of a file on disk now (undefined when it cannot be stat'ed): after this process changed it. */
+function currentStamp(h: FileHandle): FileStamp | undefined {
+  try {
+    return stampOf(fs.statSync(h.realPath));
+  } catch {
+    return undefined;
+  }
 }
 
 /** Open read-write through the journaling driver; errors classified as for read-only opens. */

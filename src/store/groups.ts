@@ -5,12 +5,14 @@ import { badRequest } from '../errors.js';
 import type { Hid } from '../hdf5/lib.js';
 import * as h5 from '../hdf5/objects.js';
 import type { ObjectKind } from '../hdf5/objects.js';
-import { attributesDict } from './attributes.js';
+import { type AttrValueOptions, attributesDict } from './attributes.js';
 import { extraCreationProperties, groupCreationProperties, storeCreationProperties } from './cprops.js';
 import type { DomainFile } from './domainFile.js';
 import { RESERVED } from './domainFile.js';
 import { type LinkJson, linkJson, linkNewObject, planObjectPlace, refuseRoot, settleFreed } from './links.js';
+import { checkAnswerSize } from './limits.js';
 import { pageLimit, startAfterOrdered } from './paging.js';
+import { givenId } from './clientIds.js';
 
 /** A group as GET /groups/<id> shows it (without hrefs). */
 export interface GroupJson {
@@ -34,6 +36,8 @@ export interface GroupJsonOptions {
   alias?: boolean;
   /** `links` and `attributes` dicts in creation order (for objects that track it). */
   createOrder?: boolean;
+  /** Values in the `attributes` dict (`IncludeData`, `max_data_size`). */
+  attrValues?: AttrValueOptions;
 }
 
 /** JSON of an open group. */
@@ -59,7 +63,7 @@ export function groupJsonOf(f: DomainFile, gid: Hid, gaddr: bigint, opts: GroupJ
     }
     out.links = links;
   }
-  if (opts.includeAttrs) out.attributes = attributesDict(f, gid, gaddr, !!opts.createOrder);
+  if (opts.includeAttrs) out.attributes = attributesDict(f, gid, gaddr, !!opts.createOrder, opts.attrValues);
   if (opts.alias) out.alias = f.aliasOf(gaddr);
   return out;
 }
@@ -75,9 +79,10 @@ export function getGroup(f: DomainFile, id: string, opts: GroupJsonOptions): Gro
  */
 export function createGroup(
   f: DomainFile,
-  body: { link?: unknown; h5path?: unknown; parent_id?: unknown; creationProperties?: unknown },
+  body: { id?: unknown; link?: unknown; h5path?: unknown; parent_id?: unknown; creationProperties?: unknown },
   implicit: boolean,
 ): GroupJson {
+  const clientId = givenId(f, body, 'group');
   const cp = body.creationProperties;
   if (cp !== undefined && (typeof cp !== 'object' || cp === null || Array.isArray(cp))) {
     throw badRequest('"creationProperties" must be an object');
@@ -88,7 +93,7 @@ export function createGroup(
   const gid = h5.createGroup(f.h, undefined, { trackOrder });
   try {
     if (place) linkNewObject(f, gid, place);
-    const { addr } = f.registerNew(gid, 'group', !!place);
+    const { addr } = f.registerNew(gid, 'group', !!place, clientId);
     if (extra) storeCreationProperties(f, addr, extra);
     return groupJsonOf(f, gid, addr);
   } finally {
@@ -144,8 +149,17 @@ export function deleteObject(f: DomainFile, kind: ObjectKind, id: string): void 
  * GET /groups, /datasets, /datatypes: ids of the objects of one kind reachable from the root by
  * hard links, excluding the root and objects held only by the reserved group (as HSDS), in id
  * order, paged by `Limit` and `Marker` (an id; exclusive).
+ * @param all every object of the file (Store `readWalked`), else found here
+ * @param opts.pause awaited every 4,096 objects (the ids are made in pieces, the event loop
+ *   running between them: Store `readWalked`)
+ * @throws PayloadTooLarge when the page would hold more than `opts.maxAnswer` ids
  */
-export function listCollection(f: DomainFile, kind: ObjectKind, opts: { limit?: number; marker?: string }): string[] {
+export async function listCollection(
+  f: DomainFile,
+  kind: ObjectKind,
+  opts: { limit?: number; marker?: string; maxAnswer?: number; pause?: () => Promise<void> },
+  all = f.allObjects(),
+): Promise<string[]> {
   const ids: string[] = [];
   const root = f.rootAddr;
   const held = new Set<bigint>();
@@ -157,12 +171,16 @@ export function listCollection(f: DomainFile, kind: ObjectKind, opts: { limit?: 
       h5.closeObject(rg);
     }
   }
-  for (const [addr, k] of f.allObjects()) {
+  let n = 0;
+  for (const [addr, k] of all) {
     f.noteObject(addr, k);
+    if (opts.pause && (++n & 4095) === 0) await opts.pause();
     if (k !== kind || addr === root || held.has(addr)) continue;
     ids.push(f.idOf(addr, k));
   }
   ids.sort();
   const start = startAfterOrdered(ids, opts.marker);
-  return ids.slice(start, start + Math.min(pageLimit(opts.limit), ids.length));
+  const page = ids.slice(start, start + Math.min(pageLimit(opts.limit), ids.length));
+  checkAnswerSize(page.length, opts.maxAnswer, `${kind} ids`);
+  return page;
 }

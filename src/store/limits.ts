@@ -17,7 +17,12 @@ export interface Limits {
   pageBytes: number;
   /** Largest number of coordinates of a point or coordinate-list selection. */
   maxPoints: number;
-  /** Largest chunk of a dataset created here (bytes); also the most one allocation may fill. */
+  /**
+   * The chunk size this server prefers (bytes; `max_chunk_size` of `GET /`): the bound of the
+   * chunks it chooses itself, and of what one allocation may fill. Chunks a client chooses may be
+   * larger, up to libhdf5's own limit (`checkChunkBytes`); writes into chunks above this run on
+   * the worker thread (src/hdf5/heavy.ts).
+   */
   maxChunkBytes: number;
   /** Largest dataset (extent x element size, bytes) created, resized or appended to here. */
   maxDatasetBytes: number;
@@ -42,6 +47,13 @@ export interface Limits {
    * (`chooseDecode`, src/store/values/chunked.ts); 0: whatever the machine's load.
    */
   parallelChunkSpareCores: number;
+  /**
+   * Most objects (ids, links) one answer lists (issue #24 item 9): a listing of more without
+   * a `Limit` to page it is a 413 naming `max_objects_per_answer`.
+   */
+  maxObjectsPerAnswer: number;
+  /** Most components of an `h5path` in a request (lookups and creations; `max_path_depth`). */
+  maxPathDepth: number;
 }
 
 const MiB = 1024 * 1024;
@@ -59,6 +71,8 @@ export const DEFAULT_LIMITS: Limits = {
   maxInitializerBytes: 256 * MiB,
   parallelChunkMinBytes: 1 * MiB,
   parallelChunkSpareCores: 1.5,
+  maxObjectsPerAnswer: 100_000,
+  maxPathDepth: 512,
 };
 
 /** Bytes of `n` elements of `itemSize` bytes, as a number (may exceed 2^53 only in theory). */
@@ -105,11 +119,49 @@ export function checkSelectionBytes(count: number, itemSize: number, limits: Lim
   }
 }
 
-/** 400 when a chunk of `chunk` elements of `itemSize` bytes exceeds `maxChunkBytes`. */
-export function checkChunkBytes(chunk: number[], itemSize: number, limits: Limits): void {
-  const n = bytesOf(chunk, itemSize);
-  if (n > limits.maxChunkBytes) {
-    throw badRequest(`Chunks of [${chunk.join(', ')}] hold ${n} bytes, above the limit of ${limits.maxChunkBytes} (max_chunk_size)`);
+/**
+ * 413 when one answer would list more than `max` objects or links (issue #24 item 9).
+ * @param what what is listed, e.g. "group ids", "links"
+ */
+export function checkAnswerSize(n: number, max: number | undefined, what: string): void {
+  if (max !== undefined && n > max) {
+    throw new H5StoreError('PayloadTooLarge', `The answer would list ${n} ${what}, above the limit of ${max} per answer (max_objects_per_answer): ask for pages with Limit and Marker`);
+  }
+}
+
+/**
+ * 413 when an `h5path` has more than `max` components (issue #24 item 9: a group path 1,500
+ * levels deep was made in one request). Empty components (`//`) do not count.
+ */
+export function checkPathDepth(h5path: string, max: number): void {
+  let n = 0;
+  let inName = false;
+  for (let i = 0; i < h5path.length; i++) {
+    const slash = h5path.charCodeAt(i) === 47;
+    if (!slash && !inName) n++;
+    inName = !slash;
+  }
+  if (n > max) throw new H5StoreError('PayloadTooLarge', `The path has ${n} levels, above the limit of ${max} (max_path_depth)`);
+}
+
+/**
+ * libhdf5's own bound on a chunk (1.10: `H5Pset_chunk` "number of elements in chunk must be <
+ * 4GB", `H5D__chunk_set_sizes` "chunk size must be < 4GB"): at most 2^32 - 1 elements and
+ * 2^32 - 1 bytes. Past it libhdf5 refuses the dataset.
+ */
+export const HDF5_MAX_CHUNK = 2 ** 32 - 1;
+
+/**
+ * 400 when a chunk of `chunk` elements of `itemSize` bytes is larger than libhdf5 allows
+ * (HDF5_MAX_CHUNK elements or bytes). Chunks above the server's preference (`maxChunkBytes`,
+ * `max_chunk_size`) are accepted (issue #25: h5pyd 1.0 computes chunks up to ~8 MiB, and h5py
+ * accepts a one-element chunk of a 100 MB string); writes into them run on the worker thread.
+ */
+export function checkChunkBytes(chunk: number[], itemSize: number): void {
+  const elements = chunk.reduce((a, b) => a * b, 1);
+  const n = elements * itemSize;
+  if (elements > HDF5_MAX_CHUNK || n > HDF5_MAX_CHUNK) {
+    throw badRequest(`Chunks of [${chunk.join(', ')}] hold ${n} bytes (${elements} elements), above libhdf5's limit of 2^32 - 1 of each per chunk`);
   }
 }
 
@@ -127,5 +179,7 @@ export function limitsJson(limits: Limits, extra: { maxJsonBodyBytes: number; ma
     max_attribute_size: limits.maxAttributeBytes,
     max_initializer_size: limits.maxInitializerBytes,
     max_json_depth: extra.maxJsonDepth,
+    max_objects_per_answer: limits.maxObjectsPerAnswer,
+    max_path_depth: limits.maxPathDepth,
   };
 }

@@ -14,8 +14,10 @@ import * as h5 from '../hdf5/objects.js';
 import type { LinkRecord, ObjectKind } from '../hdf5/objects.js';
 import type { DomainFile, LinkList, Times } from './domainFile.js';
 import { RESERVED as RESERVED_NAME } from './domainFile.js';
-import { COLLECTION, flat } from './ids.js';
+import { COLLECTION, flat, parseId } from './ids.js';
+import { DEFAULT_LIMITS, checkAnswerSize, checkPathDepth } from './limits.js';
 import { pageLimit, startAfterExact, takePage } from './paging.js';
+import { givenCreated, inCreatedOrder } from './createdTimes.js';
 
 /** A link as the REST API shows it (without hrefs). */
 export interface LinkJson {
@@ -25,6 +27,8 @@ export interface LinkJson {
   collection?: string;
   h5path?: string;
   h5domain?: string;
+  /** The same as `h5domain` (HSDS 1.0 and h5pyd 1.0 read external links as `file`, issue #25). */
+  file?: string;
   created?: number;
   lastModified?: number;
 }
@@ -86,6 +90,7 @@ export function linkJson(f: DomainFile, gid: Hid, rec: LinkRecord, times?: Times
     case 'H5L_TYPE_EXTERNAL':
       out.h5path = rec.path;
       out.h5domain = rec.file ?? '';
+      out.file = out.h5domain;
       break;
     default:
       // User-defined links: only title and class (spec 2.2).
@@ -270,8 +275,9 @@ function pageIndexes(list: LinkList, opts: LinkListOptions): number[] {
  * hard links, keyed by group id, each group once (breadth first, each group's links in name
  * order, or creation order with `createOrder` for groups that track it); `limit` caps the total
  * number of links. Items carry no `collection`, `target` or `href`.
+ * @throws PayloadTooLarge when the answer would hold more than `maxAnswer` links (issue #24 item 9)
  */
-export function listLinksDeep(f: DomainFile, groupId: string, opts: Omit<LinkListOptions, 'marker'>): Record<string, LinkJson[]> {
+export function listLinksDeep(f: DomainFile, groupId: string, opts: Omit<LinkListOptions, 'marker'> & { maxAnswer?: number }): Record<string, LinkJson[]> {
   const out: Record<string, LinkJson[]> = {};
   const limit = opts.limit && opts.limit > 0 ? opts.limit : Infinity;
   let total = 0;
@@ -290,6 +296,7 @@ export function listLinksDeep(f: DomainFile, groupId: string, opts: Omit<LinkLis
           queue.push(rec.addr!);
         }
         if (total >= limit || (opts.pattern && !opts.pattern(rec.name))) continue;
+        checkAnswerSize(total + 1, opts.maxAnswer, 'links');
         const item = linkJson(f, gid, rec, times);
         delete item.collection;
         items.push(item);
@@ -337,13 +344,16 @@ export function linksOfGroups(f: DomainFile, groups: { id: string; titles?: stri
   return out;
 }
 
-/** One link of a group: `{link, created, lastModified}` (spec 2.2). */
+/**
+ * One link of a group: `{link, created, lastModified}` (spec 2.2). A link is never modified, only
+ * replaced: its `lastModified` is its `created` (HSDS; issue #25).
+ */
 export function getLink(f: DomainFile, groupId: string, name: string): { link: LinkJson; created: number; lastModified: number } {
   checkLinkName(name);
   return f.withId(groupId, 'group', (gid, gaddr) => {
     const rec = findLink(f, gid, gaddr, name, groupId);
     const times = groupTimes(f, gid);
-    return { link: linkJson(f, gid, rec), created: times.created, lastModified: times.lastModified };
+    return { link: linkJson(f, gid, rec), created: times.created, lastModified: times.created };
   });
 }
 
@@ -360,8 +370,9 @@ function findLink(f: DomainFile, gid: Hid, gaddr: bigint, name: string, groupId:
 export type LinkSpec = { id: string } | { h5path: string } | { h5path: string; h5domain: string };
 
 /**
- * Parse a PUT link body: `{"id"}` hard, `{"h5path"}` soft, `{"h5path","h5domain"}` external
- * (a `class` key is ignored). User-defined classes are refused.
+ * Parse a PUT link body: `{"id"}` hard, `{"h5path"}` soft, `{"h5path","h5domain"}` or
+ * `{"h5path","file"}` (HSDS 1.0's name, issue #25) external (a `class` key is checked, a
+ * `created` one is the caller's). User-defined classes are refused.
  * @throws H5StoreError BadRequest
  */
 export function parseLinkSpec(body: unknown): LinkSpec {
@@ -380,11 +391,15 @@ export function parseLinkSpec(body: unknown): LinkSpec {
   if (!hasPath) throw badRequest('Link body must have "id" (hard link) or "h5path" (soft or external link)');
   if (typeof b.h5path !== 'string' || b.h5path === '') throw badRequest('"h5path" must be a non-empty string');
   if (b.h5path.includes('\u0000')) throw badRequest('"h5path" must not contain NUL');
-  if (b.h5domain !== undefined) {
-    if (typeof b.h5domain !== 'string' || b.h5domain === '') throw badRequest('"h5domain" must be a non-empty string');
-    if (b.h5domain.includes('\u0000')) throw badRequest('"h5domain" must not contain NUL');
-    return { h5path: b.h5path, h5domain: b.h5domain };
+  if (b.h5domain !== undefined && b.file !== undefined && b.h5domain !== b.file) throw badRequest('"h5domain" and "file" name different files');
+  const file = b.h5domain ?? b.file;
+  if (file !== undefined) {
+    const key = b.h5domain !== undefined ? 'h5domain' : 'file';
+    if (typeof file !== 'string' || file === '') throw badRequest(`"${key}" must be a non-empty string`);
+    if (file.includes('\u0000')) throw badRequest(`"${key}" must not contain NUL`);
+    return { h5path: b.h5path, h5domain: file };
   }
+  if (b.class === 'H5L_TYPE_EXTERNAL') throw badRequest('An external link needs "h5domain" (or "file")');
   return { h5path: b.h5path };
 }
 
@@ -429,10 +444,11 @@ export function parseLinksPost(body: Record<string, unknown>): LinksPost {
   throw badRequest('"grp_ids" must be a list of group ids or a dict {group id: [titles]}');
 }
 
-/** A `{title: link}` map of a bulk PUT. */
-function linkMap(v: unknown, what: string): [string, LinkSpec][] {
+/** A `{title: link}` map of a bulk PUT: title, link, and the `created` time the client gave (createdTimes.ts). */
+function linkMap(v: unknown, what: string): [string, LinkSpec, number | undefined][] {
   if (!v || typeof v !== 'object' || Array.isArray(v)) throw badRequest(`${what} must be an object {title: link}`);
-  return Object.entries(v as Record<string, unknown>).map(([t, b]) => [t, parseLinkSpec(b)]);
+  const now = Date.now() / 1000;
+  return Object.entries(v as Record<string, unknown>).map(([t, b]) => [t, parseLinkSpec(b), givenCreated((b as { created?: unknown }).created, `link ${JSON.stringify(t)}`, now)]);
 }
 
 /**
@@ -447,13 +463,13 @@ export function parseLinksPut(body: Record<string, unknown>, pathGroupId: string
   if (g === undefined || Array.isArray(g)) {
     const map = linkMap(body.links, '"links"');
     const ids = g === undefined ? [pathGroupId] : stringList(g, '"grp_ids"');
-    for (const groupId of ids) for (const [title, spec] of map) out.push({ groupId, title, spec });
+    for (const groupId of ids) for (const [title, spec, created] of map) out.push({ groupId, title, spec, ...(created === undefined ? {} : { created }) });
     return out;
   }
   if (!g || typeof g !== 'object') throw badRequest('"grp_ids" must be a list of group ids or a dict {group id: {"links": {...}}}');
   for (const [groupId, v] of Object.entries(g as Record<string, unknown>)) {
     const inner = v && typeof v === 'object' && !Array.isArray(v) && Object.keys(v).length === 1 && 'links' in v ? (v as { links: unknown }).links : v;
-    for (const [title, spec] of linkMap(inner ?? body.links, `the links of ${groupId}`)) out.push({ groupId, title, spec });
+    for (const [title, spec, created] of linkMap(inner ?? body.links, `the links of ${groupId}`)) out.push({ groupId, title, spec, ...(created === undefined ? {} : { created }) });
   }
   return out;
 }
@@ -504,7 +520,10 @@ function makeLink(f: DomainFile, gid: Hid, groupId: string, p: LinkPlan): void {
     } finally {
       h5.closeObject(oid);
     }
-    f.reserved.release(spec.id);
+    // held under the id it answers to (its alias, clientIds.ts), whatever form the client gave
+    const held = f.idOf(p.targetAddr!, parseId(spec.id).kind);
+    f.reserved.release(held);
+    if (held !== spec.id) f.reserved.release(spec.id);
   } else if ('h5domain' in spec) {
     h5.createExternalLink(gid, name, spec.h5domain, spec.h5path);
   } else {
@@ -551,8 +570,10 @@ export function deleteLinks(f: DomainFile, groupId: string, names: string[]): vo
 }
 
 /**
- * Delete one link. When it was the last hard link to an object, libhdf5 frees the object (and,
- * for a group, whatever only it held): those ids then answer 410.
+ * Delete one link. When it was the last hard link to an object, the object is not freed: it
+ * becomes anonymous, held in the reserved group under its id as objects created without a link
+ * are (issue #25: `g = f["a"]; del f["a"]; f["b"] = g` works in h5py and HSDS), reachable by id
+ * and linked again by a PUT of a hard link, until it is deleted by id (`DELETE /groups/<id>`).
  * @throws H5StoreError NotFound when there is no such link.
  */
 export function deleteLink(f: DomainFile, groupId: string, name: string): void {
@@ -561,14 +582,20 @@ export function deleteLink(f: DomainFile, groupId: string, name: string): void {
     // Deleting an already-deleted link succeeds (wire-reference 2.2, HSDS behaviour).
     if (f.isDeleted(`${groupId}/links/${name}`) && !h5.linkExists(gid, name)) return;
     const rec = findLink(f, gid, gaddr, name, groupId);
-    let freedCandidates: Map<bigint, ObjectKind | undefined> | undefined;
     if (rec.cls === 'H5L_TYPE_HARD' && rec.addr !== undefined) {
       const info = h5.objectInfoByName(gid, name);
-      if (info.rc <= 1) freedCandidates = subtree(f, gid, name, info);
+      if (info.rc <= 1 && info.kind !== undefined) {
+        const oid = h5.openByName(gid, name);
+        try {
+          f.noteObject(info.addr, info.kind);
+          f.reserved.hold(oid, f.idOf(info.addr, info.kind));
+        } finally {
+          h5.closeObject(oid);
+        }
+      }
     }
     h5.deleteLink(gid, name);
     f.noteDeleted(`${groupId}/links/${name}`);
-    if (freedCandidates) settleFreed(f, freedCandidates);
   });
 }
 
@@ -577,19 +604,23 @@ export interface LinkPut {
   groupId: string;
   title: string;
   spec: LinkSpec;
+  /** When the client made it (seconds; createdTimes.ts): the group's links are made in this order. */
+  created?: number;
 }
 
 /**
  * Create links in several groups, all or nothing (bulk PUT with `grp_ids`, wire-reference 2.2):
  * every link of every group is checked first (as `putLink`), and nothing is written when one is
- * invalid or conflicts; a title given twice for one group must name the same target.
+ * invalid or conflicts; a title given twice for one group must name the same target. The links
+ * of a group are made in the order of the `created` times given (createdTimes.ts), so its
+ * creation order is the client's.
  * @returns 'created' when a link was new (201), 'exists' when every link was already there
  *   identically (200).
  * @throws H5StoreError BadRequest, NotFound (group or hard-link target), Conflict.
  */
 export function putLinksBulk(f: DomainFile, items: LinkPut[]): 'created' | 'exists' {
   const byGroup = new Map<string, [string, LinkSpec][]>();
-  for (const it of items) {
+  for (const it of inCreatedOrder(items, (i) => i.created)) {
     checkLinkName(it.title);
     let list = byGroup.get(it.groupId);
     if (!list) byGroup.set(it.groupId, (list = []));
@@ -613,17 +644,6 @@ export function putLinksBulk(f: DomainFile, items: LinkPut[]): 'created' | 'exis
     made += g.todo.length;
   }
   return made ? 'created' : 'exists';
-}
-
-/** The object named `name` in `gid` and, for a group, everything reachable from it. */
-export function subtree(f: DomainFile, gid: Hid, name: string, info: h5.ObjectInfo): Map<bigint, ObjectKind | undefined> {
-  if (info.kind !== 'group') return new Map([[info.addr, info.kind]]);
-  const oid = h5.openByName(gid, name);
-  try {
-    return h5.visitObjects(oid);
-  } finally {
-    h5.closeObject(oid);
-  }
 }
 
 /** After deletes: of the candidate objects, those no longer reachable were freed. */
@@ -653,6 +673,12 @@ export type PathHit =
   | { external: { file: string; h5path: string; rest: string[]; title: string } };
 
 /**
+ * Most components of a path walked or created (`maxPathDepth`, `max_path_depth`; set by the
+ * Store from its limits; issue #24 item 9): deeper paths are a 413 before anything is walked.
+ */
+export const pathLimits = { maxDepth: DEFAULT_LIMITS.maxPathDepth };
+
+/**
  * Walk an HDF5 path: absolute from the root, or relative to `startAddr`. Soft links are crossed
  * only with `followSoft` (up to 16 deep; a dangling one ends in 404); an external link ends the
  * walk with what to look up in the other file (its stored file name and object path, and the
@@ -664,6 +690,7 @@ export type PathHit =
 export function walkPath(f: DomainFile, h5path: string, startAddr: bigint | undefined, opts: PathOptions, depth = 0): PathHit {
   if (depth > MAX_SOFT_DEPTH) throw badRequest('Too many levels of soft links');
   if (h5path.includes('\u0000')) throw badRequest('"h5path" must not contain NUL characters');
+  checkPathDepth(h5path, pathLimits.maxDepth);
   const absolute = h5path.startsWith('/');
   let cur = absolute || startAddr === undefined ? f.rootAddr : startAddr;
   let kind: ObjectKind = 'group';
@@ -769,6 +796,7 @@ export function planObjectPlace(
 export function placeOfPath(f: DomainFile, h5path: unknown, startAddr: bigint | undefined, implicit: boolean): PlacePlan {
   if (typeof h5path !== 'string' || h5path.replace(/\/+/g, '') === '') throw badRequest('"h5path" must name an object');
   if (h5path.includes('\u0000')) throw badRequest('"h5path" must not contain NUL characters');
+  checkPathDepth(h5path, pathLimits.maxDepth);
   const absolute = h5path.startsWith('/');
   const parts = h5path.split('/').filter((p) => p !== '' && p !== '.');
   const name = checkLinkName(parts.pop()!);

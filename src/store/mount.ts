@@ -5,6 +5,7 @@
  */
 import { forbidden } from '../errors.js';
 import type { DomainFile } from './domainFile.js';
+import type { FileSnapshot } from './download.js';
 import type { FileCache } from './files.js';
 
 /** Times of a mounted domain or folder, seconds since the epoch. */
@@ -37,6 +38,12 @@ export interface Mount {
    * @throws NotFound when the folder does not exist.
    */
   list(folder: string, opts: { limit?: number; marker?: string; pattern?: (name: string) => boolean }): Promise<MountedItem[]>;
+  /**
+   * The object's bytes for a download (download.ts): its current version, read by ranges that
+   * each ask for that version only (a newer version ends the transfer with Conflict).
+   * @throws NotFound when there is no such domain; BadRequest when it is a folder.
+   */
+  snapshot(domain: string): Promise<FileSnapshot>;
   /** Check that the backing store answers (readiness). @throws Error saying what failed */
   check(): Promise<void>;
   close(): void;

@@ -16,10 +16,17 @@ import { AddrMap } from './addrMap.js';
 import { headerKinds } from './fileBytes.js';
 import type { FileHandle } from './fileHandle.js';
 import { SlotStore, type StateSlot } from './fileState.js';
-import { COLLECTION, domainKey, domainOfKey, fileIdentity, makeId, noteDomainKey, parseId } from './ids.js';
+import { COLLECTION, type ParsedId, domainKey, domainOfKey, fileIdentity, makeId, noteDomainKey, parseId } from './ids.js';
+import { CLIENT_ID_ALIASES, type ClientIds } from './clientIds.js';
 import { RESERVED, ReservedGroup } from './reserved.js';
 
 const MAX_SAFE_ADDR = BigInt(Number.MAX_SAFE_INTEGER);
+
+/**
+ * What a client with an id of another file at the same path should do (issue #24 item 15;
+ * docs/architecture.md "Ids after a copy or a restore").
+ */
+const REFIND = 'ids are made from the file now at the path, and a file restored from a backup or copied there gets new ones: look the object up again by its path (h5path)';
 
 export class ObjectIndex {
   /** The domain key of the file now at the domain's path (ids.ts); computed from the stamp on first use. */
@@ -30,6 +37,8 @@ export class ObjectIndex {
   private rootAddr_: bigint | undefined;
   /** The `index` slots (fileState.ts). */
   private readonly slots = new SlotStore();
+  /** Ids clients gave objects (clientIds.ts, an `index` slot): aliases of address-made ids. */
+  readonly clientIds: ClientIds = this.slots.get(CLIENT_ID_ALIASES);
   /** The reserved group (reserved.ts): objects held without a link, address generations. */
   readonly reserved = new ReservedGroup({
     file: () => this.h,
@@ -40,7 +49,11 @@ export class ObjectIndex {
   constructor(
     private readonly domain: string,
     private readonly handle: FileHandle,
-    /** Ids (and link/attribute names) deleted in this process: they answer 410. Outlives the index. */
+    /**
+     * Names deleted while the server runs (410), the domain's (domainFile.ts): here the client
+     * ids of freed objects (their rows leave the file's table; ids made from addresses need no
+     * entry, their address generations say so).
+     */
     private readonly deleted: Set<string>,
   ) {}
 
@@ -76,6 +89,7 @@ export class ObjectIndex {
       this.rootAddr_ = h5.objectAddr(this.h);
       this.known.set(this.rootAddr_, 'group');
       for (const [addr, gen] of this.reserved.load()) this.gens.set(addr, gen);
+      this.clientIds.load(this.reserved, (a) => this.gens.get(a) ?? 0);
     }
     return this.rootAddr_;
   }
@@ -85,10 +99,10 @@ export class ObjectIndex {
     if (this.rootAddr_ === undefined) void this.rootAddr;
   }
 
-  /** The id of the object at `addr`. */
+  /** The id of the object at `addr`: the id its client gave it (clientIds.ts), else the one made from its address. */
   idOf(addr: bigint, kind: ObjectKind): string {
     if (!this.known.has(addr)) this.known.set(addr, kind);
-    return makeId(kind, this.key, addr, this.gens.get(addr) ?? 0);
+    return this.clientIds.idAt(addr) ?? makeId(kind, this.key, addr, this.gens.get(addr) ?? 0);
   }
 
   /** The address generation of `addr` (0 unless an object was freed there). */
@@ -120,9 +134,11 @@ export class ObjectIndex {
   }
 
   /**
-   * Resolve a client id to an object address (DESIGN.md section 3): syntax (400), domain
-   * membership (400), deleted in this process (410), generation and address known to be an
-   * object of this file (404), prefix matching the object's type (404).
+   * Resolve a client id to an object address (DESIGN.md section 3): syntax (400); an id a client
+   * gave the object (clientIds.ts), else one made from its address: domain membership (400),
+   * freed by h5store (an older generation of its address: 410, in every process and after a
+   * restart; a client id of a deleted object: 410 in the process that deleted it), generation
+   * and address known to be an object of this file (404); prefix matching the object's type (404).
    * @param expected the kind the route implies; a different prefix is a 400.
    */
   resolve(id: string, expected?: ObjectKind): bigint {
@@ -131,27 +147,38 @@ export class ObjectIndex {
       throw badRequest(`${id} is not a ${expected} id (the ${COLLECTION[p.kind]} collection holds it)`);
     }
     if (p.foreign) throw notFound(`${p.kind} ${id} not found`);
-    if (p.key !== this.key) {
-      const owner = domainOfKey(p.key);
-      if (owner === this.domain) throw gone(`${p.kind} ${id} belonged to an earlier file at ${this.domain}, which was deleted or replaced`);
-      if (owner !== undefined) throw badRequest('Object id is not a member of the given domain');
-      throw notFound(`${p.kind} ${id} not found in this domain`);
-    }
-    if (this.deleted.has(id)) throw gone(`${p.kind} ${id} has been deleted`);
     this.ensureLoaded();
-    const gen = this.gens.get(p.addr) ?? 0;
-    if (p.gen !== gen || this.reserved.isInternal(p.addr)) throw notFound(`${p.kind} ${id} not found`);
-    let kind = this.known.get(p.addr);
-    if (kind === undefined && !this.known.has(p.addr)) {
+    const addr = this.clientIds.lookup(id)?.addr ?? this.addrOfMadeId(id, p);
+    let kind = this.known.get(addr);
+    if (kind === undefined && !this.known.has(addr)) {
       if (!this.fullyVisited) this.fullVisit();
-      if (!this.known.has(p.addr)) throw notFound(`${p.kind} ${id} not found`);
-      kind = this.known.get(p.addr);
+      if (!this.known.has(addr)) throw notFound(`${p.kind} ${id} not found`);
+      kind = this.known.get(addr);
     }
     if (kind === undefined) {
-      kind = h5.withObject(this.h, p.addr, (o) => h5.objectInfo(o).kind);
-      this.known.set(p.addr, kind);
+      kind = h5.withObject(this.h, addr, (o) => h5.objectInfo(o).kind);
+      this.known.set(addr, kind);
     }
     if (kind !== p.kind) throw notFound(`${p.kind} ${id} not found`);
+    return addr;
+  }
+
+  /** The address an id of h5store's own form names (see `resolve`). */
+  private addrOfMadeId(id: string, p: ParsedId): bigint {
+    if (this.deleted.has(id)) throw gone(`${p.kind} ${id} has been deleted`);
+    if (p.key !== this.key) {
+      const owner = domainOfKey(p.key);
+      if (owner === this.domain) throw gone(`${p.kind} ${id} belonged to an earlier file at ${this.domain}, which was deleted or replaced: ${REFIND}`);
+      if (owner !== undefined) throw badRequest('Object id is not a member of the given domain');
+      throw notFound(`${p.kind} ${id} not found in this domain (${REFIND})`);
+    }
+    const gen = this.gens.get(p.addr) ?? 0;
+    // An older generation of its address: h5store freed the object there (markFreed), which the
+    // file itself records, so every process says so (every worker, and after a restart); also
+    // when the address now holds an object of the reserved group (its generations dataset often
+    // takes the first address freed).
+    if (p.gen < gen) throw gone(`${p.kind} ${id} has been deleted`);
+    if (p.gen !== gen || this.reserved.isInternal(p.addr)) throw notFound(`${p.kind} ${id} not found`);
     return p.addr;
   }
 
@@ -164,35 +191,47 @@ export class ObjectIndex {
     this.fullyVisited = true;
   }
 
-  /** Addresses of all objects in the file (full traversal), without internal objects. */
-  allObjects(): Map<bigint, ObjectKind | undefined> {
-    const all = h5.visitObjects(this.h);
+  /**
+   * Addresses of all objects in the file (full traversal, or the result of one `walked`),
+   * without internal objects.
+   */
+  allObjects(walked?: Map<bigint, ObjectKind | undefined>): Map<bigint, ObjectKind | undefined> {
+    const all = walked ?? h5.visitObjects(this.h);
     for (const a of all.keys()) if (this.reserved.isInternal(a)) all.delete(a);
     return all;
   }
 
   /**
-   * Record that the objects at `addrs` were freed: their ids answer 410 for the rest of this
-   * process, and the next object libhdf5 puts at one of these addresses gets a new generation
-   * (persisted in the reserved group) so an old id never names it.
+   * Record that the objects at `addrs` were freed: each address gets a new generation, persisted
+   * in the reserved group in the same write, so the old ids answer 410 (in every process, also
+   * after a restart: `resolve`) and never name the next object libhdf5 puts there.
    */
   markFreed(freed: Map<bigint, ObjectKind | undefined>): void {
     if (freed.size === 0) return;
     for (const [addr, kind] of freed) {
       if (kind) this.deleted.add(makeId(kind, this.key, addr, this.gens.get(addr) ?? 0));
+      const alias = this.clientIds.idAt(addr);
+      if (alias !== undefined) this.deleted.add(alias);
       this.known.delete(addr);
       this.gens.set(addr, (this.gens.get(addr) ?? 0) + 1);
     }
     this.reserved.saveGenerations(this.gens);
+    this.clientIds.drop(this.reserved, freed.keys());
   }
 
   /**
    * Register an object just created: remember its address, give it an id, and hold it in the
-   * reserved group when it was created without a link (DESIGN.md section 4).
+   * reserved group when it was created without a link (DESIGN.md section 4). `clientId`: the id
+   * the client gave it (checked to be free), its alias (clientIds.ts; the creating write stores
+   * the aliases it made with `clientIds.save` before it commits).
    */
-  registerNew(oid: Hid, kind: ObjectKind, linked: boolean): { addr: bigint; id: string } {
+  registerNew(oid: Hid, kind: ObjectKind, linked: boolean, clientId?: string): { addr: bigint; id: string } {
     const addr = h5.objectAddr(oid);
     this.noteObject(addr, kind);
+    if (clientId !== undefined) {
+      this.clientIds.add(clientId, { addr, gen: this.gens.get(addr) ?? 0, kind }); // stored by clientIds.save
+      this.deleted.delete(clientId);
+    }
     const id = this.idOf(addr, kind);
     if (!linked) this.reserved.hold(oid, id);
     return { addr, id };

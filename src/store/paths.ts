@@ -28,11 +28,27 @@ export function isServiceName(name: string): boolean {
 const NORMALIZED = new Map<string, string>();
 
 /**
- * Normalise a domain string: strip a leading `hdf5:/` (HSDS accepts `hdf5://home/u/f.h5`),
- * require an absolute path, collapse repeated slashes, drop one trailing slash (folders).
+ * S3 bucket naming rules (https://docs.aws.amazon.com/AmazonS3/latest/userguide/bucketnamingrules.html):
+ * 3-63 characters of lower-case letters, digits, `.` and `-`, starting and ending with a letter
+ * or digit, no `..`, not an IPv4 address, no `xn--`/`sthree-` prefix or `-s3alias`/`--ol-s3`
+ * suffix (HSDS refuses other names with 400).
+ */
+export function isValidBucketName(b: string): boolean {
+  if (b.length < 3 || b.length > 63) return false;
+  if (!/^[a-z0-9][a-z0-9.-]*[a-z0-9]$/.test(b)) return false;
+  if (b.includes('..') || /^\d+\.\d+\.\d+\.\d+$/.test(b)) return false;
+  if (b.startsWith('xn--') || b.startsWith('sthree-') || b.endsWith('-s3alias') || b.endsWith('--ol-s3')) return false;
+  return true;
+}
+
+/**
+ * Normalise a domain string: strip a leading `hdf5:/` (HSDS accepts `hdf5://home/u/f.h5`) or a
+ * bucket (`mybucket/home/u/f.h5`, HSDS's `<bucket>/<path>` form: h5store has one storage root,
+ * so the bucket is ignored, as the `bucket` parameter is; issue #25), require an absolute path,
+ * collapse repeated slashes, drop one trailing slash (folders).
  * @returns the canonical domain path, e.g. `/home/alice/run1.h5`; `/` for the top folder.
- * @throws H5StoreError BadRequest for traversal, NUL, backslash, control characters, or
- *   reserved names.
+ * @throws H5StoreError BadRequest for traversal, NUL, backslash, control characters, reserved
+ *   names, or a relative path whose first component is not a bucket name.
  */
 export function normalizeDomain(raw: string, opts: { allowRoot?: boolean } = {}): string {
   const known = NORMALIZED.get(raw);
@@ -40,7 +56,9 @@ export function normalizeDomain(raw: string, opts: { allowRoot?: boolean } = {})
   let d = raw;
   if (d.startsWith('hdf5://')) d = d.slice(6);
   else if (d.startsWith('hdf5:/')) d = d.slice(5);
-  if (!d.startsWith('/')) throw badRequest(`Invalid domain: ${JSON.stringify(raw)} (must be an absolute path like /home/user/file.h5)`);
+  const slash = d.indexOf('/');
+  if (slash > 0 && isValidBucketName(d.slice(0, slash))) d = d.slice(slash);
+  if (!d.startsWith('/')) throw badRequest(`Invalid domain: ${JSON.stringify(raw)} (must be an absolute path like /home/user/file.h5, or bucket/path)`);
   // eslint-disable-next-line no-control-regex
   if (/[\u0000-\u001f\u007f\\]/.test(d)) throw badRequest('Invalid domain: control characters and backslashes are not allowed');
   const parts = d.split('/').filter((p) => p !== '');

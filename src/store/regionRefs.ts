@@ -1,8 +1,9 @@
 /**
  * Region references of a domain file <-> their JSON (issue #12; codec `parseRegionRef` form):
  * `{"id": "d-...", "select_type": "H5S_SEL_POINTS", "selection": [[0, 1], [2, 11]]}`, hyperslabs
- * as inclusive block corners `[[[0, 0], [1, 3]], ...]`, `H5S_SEL_ALL` / `H5S_SEL_NONE` without a
- * selection, JSON `null` for a null (or dangling) reference.
+ * as hdf5-json's block corners: the first element and one past the last (`[[[0, 0], [1, 3]], ...]`
+ * is row 0, columns 0 to 2; issue #25: the hdf5-json corpus), `H5S_SEL_ALL` / `H5S_SEL_NONE`
+ * without a selection, JSON `null` for a null (or dangling) reference.
  */
 import { parseRegionRef } from '../codec/values.js';
 import { badRequest } from '../errors.js';
@@ -25,7 +26,7 @@ export function regionToJson(f: RegionFile, ref: Buffer): string {
   if (!r) return '';
   const out: Record<string, unknown> = { id: f.idOf(r.addr, 'dataset'), select_type: r.selectType };
   if (r.points) out.selection = r.points;
-  if (r.blocks) out.selection = r.blocks;
+  if (r.blocks) out.selection = r.blocks.map(([s, e]) => [s, e.map((x) => x + 1)]);
   return JSON.stringify(out);
 }
 
@@ -59,7 +60,8 @@ export function regionFromJson(f: RegionFile, text: string): Buffer {
       return createRegionRef(did, { selectType: 'H5S_SEL_POINTS', points });
     }
     if (r.select_type === 'H5S_SEL_HYPERSLABS') {
-      const blocks = r.selection as unknown as [number[], number[]][];
+      // parseRegionRef's end corners are one past the block; libhdf5's are its last element
+      const blocks = (r.selection as unknown as [number[], number[]][]).map(([s, e]) => [s, e.map((x) => x - 1)] as [number[], number[]]);
       blocks.forEach(([s, e], i) => {
         inside(s, `block ${i} start`);
         inside(e, `block ${i} end`);

@@ -214,6 +214,96 @@ export class ReservedGroup {
     if (text === undefined) this.dropIfEmpty();
   }
 
+  /**
+   * The rows of a uint64 table of the group (an extensible (N, `width`) dataset; clientIds.ts):
+   * undefined when the group or the table is absent. The table becomes internal (never
+   * addressable by id).
+   */
+  readTable(name: string, width: number): bigint[][] | undefined {
+    const gid = this.open(false);
+    if (gid === undefined) return undefined;
+    try {
+      const rec = h5.getLink(gid, name);
+      if (rec?.addr === undefined) return undefined;
+      this.internal.add(rec.addr);
+      const did = io.openDataset(gid, name);
+      try {
+        const { space } = io.datasetTypeAndSpace(did);
+        const n = space.dims[0] ?? 0;
+        if (n === 0 || space.dims[1] !== width) return [];
+        const mt = io.createType(U64);
+        try {
+          const buf = io.readDataset(did, U64, mt, { kind: 'all' }, n * width, false);
+          const rows: bigint[][] = [];
+          for (let i = 0; i < n; i++) rows.push(Array.from({ length: width }, (_, j) => buf.readBigUInt64LE(8 * (i * width + j))));
+          return rows;
+        } finally {
+          io.closeType(mt);
+        }
+      } finally {
+        h5.closeObject(did);
+      }
+    } finally {
+      h5.closeObject(gid);
+    }
+  }
+
+  /**
+   * Write rows of a uint64 table of the group: appended after the `from` rows already there
+   * (`from` = the current row count), or replacing them all (`from` 0). The table is created
+   * (chunked, extensible) when missing, and removed, with the group when nothing else is left in
+   * it, when the table ends up empty.
+   */
+  writeTable(name: string, rows: readonly (readonly bigint[])[], width: number, from = 0): void {
+    if (from === 0 && rows.length === 0) {
+      const gid = this.open(false);
+      if (gid === undefined) return;
+      try {
+        if (h5.linkExists(gid, name)) h5.deleteLink(gid, name);
+      } finally {
+        h5.closeObject(gid);
+      }
+      this.dropIfEmpty();
+      return;
+    }
+    const gid = this.open(true)!;
+    try {
+      const n = from + rows.length;
+      let did: Hid;
+      if (h5.linkExists(gid, name)) {
+        did = io.openDataset(gid, name);
+        io.setExtent(did, [n, width]);
+      } else {
+        const ft = io.createType(U64);
+        try {
+          did = io.createDataset(gid, name, ft, U64, { cls: 'H5S_SIMPLE', dims: [n, width], maxdims: [Infinity, width] }, { layout: 'H5D_CHUNKED', chunks: [256, width] });
+        } finally {
+          io.closeType(ft);
+        }
+        const addr = h5.objectAddr(did);
+        this.internal.add(addr);
+        this.host.becameInternal(addr);
+      }
+      try {
+        if (rows.length) {
+          const buf = Buffer.alloc(rows.length * width * 8);
+          rows.forEach((r, i) => r.forEach((v, j) => buf.writeBigUInt64LE(v, 8 * (i * width + j))));
+          const mt = io.createType(U64);
+          try {
+            const sel = { kind: 'hyperslab' as const, start: [from, 0], step: [1, 1], count: [rows.length, width] };
+            io.writeDataset(did, U64, mt, sel, rows.length * width, false, buf);
+          } finally {
+            io.closeType(mt);
+          }
+        }
+      } finally {
+        h5.closeObject(did);
+      }
+    } finally {
+      h5.closeObject(gid);
+    }
+  }
+
   /** Write the generations table (rows with a generation above 0), creating it when missing. */
   saveGenerations(gens: { entries(): Iterable<[bigint, number]> }): void {
     const rows = [...gens.entries()].filter(([, g]) => g > 0);

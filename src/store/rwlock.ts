@@ -51,6 +51,11 @@ export class RWLock {
     this.drain();
   }
 
+  /** How many readers hold the lock now. */
+  get readerCount(): number {
+    return this.readers;
+  }
+
   /** True when the next in line is a writer (a write burst can go on). */
   get writerWaiting(): boolean {
     return this.queue.length > 0 && this.queue[0].write;

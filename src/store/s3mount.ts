@@ -22,6 +22,7 @@ import type { Hid } from '../hdf5/lib.js';
 import { openImage, openRos3, type Ros3Credentials } from '../hdf5/ros3.js';
 import type { DomainFile } from './domainFile.js';
 import { type FileSource, type FileStamp, sameStamp } from './fileHandle.js';
+import { DOWNLOAD_BLOCK_BYTES, type FileSnapshot } from './download.js';
 import type { FileCache } from './files.js';
 import { type Mount, type MountedEntry, type MountedItem, isUnder } from './mount.js';
 import { normalizeDomain } from './paths.js';
@@ -277,6 +278,67 @@ export class S3Mount implements Mount {
     } while (token && out.length < limit);
     if (!any && !marker && folder !== this.at) throw notFound(`Folder ${folder} not found`);
     return out;
+  }
+
+  async snapshot(domain: string): Promise<FileSnapshot> {
+    if (domain === this.at) throw badRequest(`${domain} is a folder, not a domain`);
+    const key = this.keyOf(domain);
+    if (!isHdf5Name(key) && (await this.stat(domain)).kind === 'folder') throw badRequest(`${domain} is a folder, not a domain`);
+    const obj = await this.fresh(key);
+    const etag = obj.stamp.etag ?? '';
+    const size = obj.stamp.size;
+    const lastModified = new Date(obj.stamp.mtimeMs);
+    const changed = () => new H5StoreError('Conflict', `${domain} changed in ${this.source} while it was being sent: download it again`);
+    const mount = this;
+    let closed = false;
+    async function* blocks(start: number, end: number): AsyncGenerator<Buffer> {
+      if (end < start) return;
+      let r;
+      try {
+        // one GET for the range, If-Match the version the headers named (a weak ETag cannot be
+        // matched: then the size is the only check, below)
+        r = await mount.client.send(
+          new GetObjectCommand({ Bucket: mount.bucket, Key: key, Range: `bytes=${start}-${end}`, IfMatch: etag && !etag.startsWith('W/') ? etag : undefined }),
+        );
+      } catch (e) {
+        const status = (e as { $metadata?: { httpStatusCode?: number } }).$metadata?.httpStatusCode;
+        if (status === 412) throw changed();
+        throw s3Failure('a GET request', e);
+      }
+      const body = r.Body as AsyncIterable<Uint8Array> | undefined;
+      if (!body) throw changed();
+      let got = 0;
+      let pending: Buffer[] = [];
+      let pendingBytes = 0;
+      try {
+        for await (const part of body) {
+          if (closed) return;
+          const b = Buffer.from(part.buffer, part.byteOffset, part.byteLength);
+          got += b.length;
+          if (got > end - start + 1) throw changed();
+          pending.push(b);
+          pendingBytes += b.length;
+          if (pendingBytes >= DOWNLOAD_BLOCK_BYTES) {
+            yield Buffer.concat(pending, pendingBytes);
+            pending = [];
+            pendingBytes = 0;
+          }
+        }
+      } finally {
+        (r.Body as { destroy?: () => void } | undefined)?.destroy?.();
+      }
+      if (pendingBytes > 0) yield Buffer.concat(pending, pendingBytes);
+      if (got !== end - start + 1) throw changed();
+    }
+    return {
+      size,
+      etag: etag || `"${size.toString(36)}-${obj.stamp.mtimeMs.toString(36)}"`,
+      lastModified,
+      blocks,
+      close: () => {
+        closed = true;
+      },
+    };
   }
 
   async check(): Promise<void> {

@@ -12,33 +12,48 @@ import path from 'node:path';
 import { type Acl, droppedInAcl } from '../auth/acl.js';
 import { RawJson } from '../codec/json.js';
 import { H5StoreError, badRequest, conflict, gone, notFound } from '../errors.js';
-import { hdf5Turn } from '../hdf5/heavy.js';
+import { hdf5Busy, hdf5Pause, hdf5Turn } from '../hdf5/heavy.js';
+import { setImmediate as nextTurn } from 'node:timers/promises';
 import { LIB_INFO, openObjectCount } from '../hdf5/lib.js';
 import * as h5 from '../hdf5/objects.js';
 import type { ObjectKind } from '../hdf5/objects.js';
 import { FolderAcls, type FileAcl, type FolderAcl, keptFileAcl, readFileAcl, writeFileAcl } from './acls.js';
+import type { ChangeEvent, ChangeFeed } from './changeFeed.js';
 import { fileStatus } from './fileStatus.js';
 import * as attrs from './attributes.js';
 import * as dsets from './datasets.js';
 import * as dtypes from './datatypes.js';
 import type { DomainFile } from './domainFile.js';
 import { FileCache, type FileLog, type StoreObserver } from './files.js';
+import * as grove from './grove.js';
 import * as groups from './groups.js';
 import * as links from './links.js';
 import { type Mount, isUnder, readOnly } from './mount.js';
 import { isHdf5Name } from './mountspec.js';
 import { BufferPool, PagePool } from './pagepool.js';
+import { domainKey, fileIdentity, noteDomainKey } from './ids.js';
 import { DomainPaths, FOLDER_META, LOCK_SUFFIX, isServiceName, normalizeDomain, parentDomain } from './paths.js';
 import { serviceName } from './servicefiles.js';
 import { StatCache } from './statCache.js';
 import { type Access, type AccessMode, FLAG_FOR_MODE, allowAll } from './access.js';
 import { DEFAULT_LIMITS, type Limits } from './limits.js';
-import { type ReachedFile } from './reach.js';
+import { type ReachedFile, storageKindOf } from './reach.js';
 import * as values from './values.js';
-import { DOMAIN_OBJS_MAX, type DomainStats, computeDomainStats, domainObjects, objectJsonOf } from './domainObjects.js';
+import { type FileSnapshot, openSnapshot } from './download.js';
+import { DOMAIN_OBJS_MAX, type DomainStats, type ObjectJsonOptions, computeDomainStats, domainObjects, objectJsonOf } from './domainObjects.js';
 import { type DomainQuery, rootAttributeRow } from './domainQuery.js';
 import { LRUCache } from 'lru-cache';
 import { pageLimit, startAfterOrdered } from './paging.js';
+import { checkClientId, isClientIdForm } from './clientIds.js';
+import { entriesInCreatedOrder } from './createdTimes.js';
+import { extraCreationProperties, storeCreationProperties } from './cprops.js';
+import { DomainFeeds, type FeedObject, type FeedSnapshot, type Follower } from './liveFeed.js';
+
+/** Most objects one batch create (POST /groups etc. with a list) makes (h5pyd 1.0 sends at most 300). */
+export const MAX_BATCH_OBJECTS = 1000;
+
+/** Children of a group described per turn of the event loop (h5grove's `/meta/` of large groups). */
+const GROVE_SLICE = 500;
 
 /** How long a value operation waits for the locks of the other domains it reaches (ms). */
 const REACH_LOCK_WAIT_MS = 2000;
@@ -64,14 +79,22 @@ export interface StoreOptions {
   maxInitializerBytes?: number;
   parallelChunkMinBytes?: number;
   parallelChunkSpareCores?: number;
+  maxObjectsPerAnswer?: number;
+  maxPathDepth?: number;
   /** Longest wait for a file another process holds, then 503 (ms; default 5000). */
   lockWaitMs?: number;
   /** fsync policy of writes (default `always`). */
   fsync?: 'always' | 'never';
   /** How long a stat of a domain path is reused by reads (ms; statCache.ts; default 2, 0: never). */
   statCacheMs?: number;
-  /** How long the shared lock of a file is kept after its last read (ms; xlock.ts; default 20). */
+  /** How long the shared lock of a file is kept after its last read (ms; xlock.ts; default 0). */
   readLeaseMs?: number;
+  /** Longest hold of a file's shared lock in one piece, and the gap after it (ms; xlock.ts; defaults 10, 1). */
+  readHoldMs?: number;
+  readGapMs?: number;
+  /** Change feeds (`follow`, liveFeed.ts): how often a followed domain is looked at (ms; default 100), followers at most (default 1000). */
+  eventPollMs?: number;
+  maxEventStreams?: number;
   /** Where repairs of crashed writes are reported. */
   log?: FileLog;
   /**
@@ -80,6 +103,13 @@ export interface StoreOptions {
    * off. Default false (no users: everyone is `default`).
    */
   droppedInPrivate?: boolean;
+  /**
+   * The other workers of `serve --workers N` (changeFeed.ts): deletions, creations and ACL
+   * changes are told to them, and theirs applied here, before each request's first store call.
+   */
+  changes?: ChangeFeed;
+  /** The number the workers of one `serve --workers N` share (xlock.ts): no 503 for waiting on a sibling. */
+  lockFamily?: number;
 }
 
 /** Domain or folder record (GET /, wire-reference 1.3). */
@@ -116,6 +146,11 @@ export interface AclView {
   inherited: boolean;
   /** True when some object of the domain has an ACL of its own (bulk requests check each object). */
   hasObjectAcls?: boolean;
+  /**
+   * The objects' own ACLs, when there are any (a view of the domain itself): what the most
+   * permissive outcome of a request whose object is not known yet may be (http/auth.ts).
+   */
+  objectAcls?: Acl[];
 }
 
 /**
@@ -132,12 +167,18 @@ export interface AclTarget {
   place?: boolean;
 }
 
+/** Longest run of a walk over a domain's objects between two turns of the event loop (ms; `readWalked`). */
+const WALK_SLICE_MS = 10;
+
 /** The cache key of one version of a file: path, inode, size, mtime, ctime. */
 function statsKey(p: string, st: fs.Stats): string {
   return `${p}\u0000${st.ino}\u0000${st.size}\u0000${st.mtimeMs}\u0000${st.ctimeMs}`;
 }
 
 export { DOMAIN_OBJS_MAX };
+
+/** A change feed follows at most this many objects of a domain (liveFeed.ts; beyond: only ids asked for). */
+export const FEED_MAX_OBJECTS = 2000;
 
 /** An attribute JSON small enough to remember: no value, a scalar, at most 256 elements/characters, or value text of at most 64 KiB. */
 function smallValue(a: { value?: unknown }): boolean {
@@ -163,19 +204,25 @@ export class Store {
   private readonly statsCache = new LRUCache<string, DomainStats>({ max: 4096 });
   /** ACL views of the last `statCacheMs` (see `aclView`). */
   private readonly recentViews = new Map<string, { view: AclView; at: number; generation: number }>();
+  /** The change feeds of followed domains (`follow`). */
+  private readonly feeds: DomainFeeds;
 
   constructor(readonly opts: StoreOptions) {
     const stats = new StatCache(opts.statCacheMs);
     this.paths = new DomainPaths(opts.root, undefined, stats);
-    this.folders = new FolderAcls(this.paths.realRoot);
+    this.folders = new FolderAcls(this.paths.realRoot, stats);
     this.files = new FileCache({
       paths: this.paths,
       stats,
+      onDeleted: opts.changes ? (domain, what, g) => opts.changes!.publish({ t: g ? 'gone' : 'back', domain, what }) : undefined,
       idleCloseMs: opts.idleCloseMs,
       maxOpenFiles: opts.maxOpenFiles,
       lockWaitMs: opts.lockWaitMs,
       fsync: opts.fsync,
       readLeaseMs: opts.readLeaseMs,
+      readHoldMs: opts.readHoldMs,
+      readGapMs: opts.readGapMs,
+      lockFamily: opts.lockFamily,
       log: opts.log,
       observer: opts.observer,
     });
@@ -191,8 +238,62 @@ export class Store {
       maxInitializerBytes: opts.maxInitializerBytes ?? DEFAULT_LIMITS.maxInitializerBytes,
       parallelChunkMinBytes: opts.parallelChunkMinBytes ?? DEFAULT_LIMITS.parallelChunkMinBytes,
       parallelChunkSpareCores: opts.parallelChunkSpareCores ?? DEFAULT_LIMITS.parallelChunkSpareCores,
+      maxObjectsPerAnswer: opts.maxObjectsPerAnswer ?? DEFAULT_LIMITS.maxObjectsPerAnswer,
+      maxPathDepth: opts.maxPathDepth ?? DEFAULT_LIMITS.maxPathDepth,
     };
     this.pagePool = new PagePool(opts.pageBytes);
+    links.pathLimits.maxDepth = this.limits.maxPathDepth;
+    this.feeds = new DomainFeeds(
+      {
+        snapshot: (domain, ids, max) => this.feedSnapshot(domain, ids, max),
+        check: (domain) => this.read(domain, () => undefined),
+        watch: (listener) => this.files.watch(listener),
+      },
+      { pollMs: opts.eventPollMs ?? 100, maxObjects: FEED_MAX_OBJECTS, maxFollowers: opts.maxEventStreams ?? 1000 },
+    );
+  }
+
+  /**
+   * Apply what the other workers of the cluster changed since the last call (changeFeed.ts):
+   * deleted and created domains and folders, deleted and re-created links and attributes, ACL
+   * changes; any of them drops this process's short-lived stats, ACL views and path checks.
+   * Called at the start of every request's first store call (`aclView`, `statOf`, `fileFor`):
+   * one `fstat` when nothing changed. A no-op in a single process.
+   */
+  private syncCluster(): void {
+    const events = this.opts.changes?.poll();
+    if (!events?.length) return;
+    this.files.stats.clear();
+    for (const e of events) this.applyChange(e);
+  }
+
+  private applyChange(e: ChangeEvent): void {
+    switch (e.t) {
+      case 'removed':
+        this.goneDomains.add(e.domain);
+        if (e.key) noteDomainKey(e.key, e.domain);
+        this.files.forget(e.domain);
+        this.paths.forget(e.domain);
+        this.folders.forget(this.paths.resolve(e.domain));
+        break;
+      case 'made':
+        this.goneDomains.delete(e.domain);
+        this.paths.forget(e.domain);
+        this.folders.forget(this.paths.resolve(e.domain));
+        break;
+      case 'acl':
+        this.folders.forget(this.paths.resolve(e.domain));
+        break;
+      case 'gone':
+      case 'back':
+        this.files.noteDeletedElsewhere(e.domain, e.what, e.t === 'gone');
+        break;
+    }
+  }
+
+  /** Tell the cluster's other workers (before the request that made the change is answered). */
+  private publish(e: ChangeEvent): void {
+    this.opts.changes?.publish(e);
   }
 
   /** The HDF5 library in use. */
@@ -202,14 +303,16 @@ export class Store {
 
   /** Check that libhdf5 answers a call (readiness); returns its version. */
   checkLibrary(): string {
-    openObjectCount();
+    // a call running on the worker thread (heavy.ts) shows it answers; asking would wait for it
+    if (!hdf5Busy()) openObjectCount();
     return LIB_INFO.version;
   }
 
   /**
-   * Start-up scan of the data directory: repair every domain file whose write a crash
-   * interrupted (an active journal in its lock file, or a stale lock directory of an earlier
-   * version of h5store), and remove temporary files of domain creations a crash interrupted.
+   * Start-up scan of the data directory: roll back every write of an h5store process a crash
+   * interrupted (an active journal in its lock file; what other programs left is repaired only
+   * by `h5store repair`, `repairDomain`), and remove temporary files of domain creations a crash
+   * interrupted.
    * Yields to the event loop between folders. @returns the number of files repaired
    */
   async recoverInterrupted(): Promise<number> {
@@ -255,10 +358,16 @@ export class Store {
     return repaired;
   }
 
-  /** Close every open file (shutdown). */
+  /** Close every open file (shutdown). Call with libhdf5 free (`closeWhenIdle` otherwise). */
   close(): void {
+    this.feeds.close();
     this.files.closeAll();
     for (const m of this.mounts) m.close();
+  }
+
+  /** `close` once a libhdf5 call still running on the worker thread (heavy.ts) has ended (a server's shutdown). */
+  async closeWhenIdle(): Promise<void> {
+    await hdf5Turn(() => this.close());
   }
 
   /** The ACL of the local folder a mount point is in (it governs everything in the mount). */
@@ -287,6 +396,7 @@ export class Store {
    * @throws Gone when deleted earlier in this process, NotFound otherwise when missing.
    */
   private statOf(domain: string): { p: string; st: fs.Stats } {
+    this.syncCluster();
     const p = this.paths.resolve(domain);
     try {
       return { p, st: this.files.stats.stat(p) };
@@ -304,6 +414,100 @@ export class Store {
     return folder ? droppedInAcl(folder.acls, { private: !!this.opts.droppedInPrivate }) : {};
   }
 
+  /**
+   * `h5store repair DOMAIN` (issue #26 item 1): what only an administrator may have repaired in a
+   * domain file (files.ts `adminRepair`: status flags a crashed program left, an older h5store's
+   * stale lock, an interrupted h5store write). Never done by a read or a write.
+   * @returns what was repaired (empty: nothing needed it)
+   * @throws H5StoreError NotFound, BadRequest (a folder), Forbidden (under a mount), Conflict
+   *   (the file changed while watched: a program still writes it), Unavailable (held by another process)
+   */
+  async repairDomain(domain: string, opts: { quietMs?: number; force?: boolean } = {}): Promise<string[]> {
+    const m = this.mountOf(domain);
+    if (m) throw readOnly(m, domain);
+    const { p, st } = this.statOf(domain);
+    if (st.isDirectory()) throw badRequest(`${domain} is a folder, not a domain`);
+    if (!st.isFile()) throw badRequest(`${domain} is not a regular file`);
+    return this.files.adminRepair(domain, p, opts);
+  }
+
+  /**
+   * The version of a local domain file as the read path sees it now (its stat, reused for
+   * `statCacheMs`): a tag of the file's inode, size, mtime and ctime, and its mtime (ms). An
+   * answer made after this call is of this version or a later one, never an earlier one (the
+   * read path compares the same stats), so the tag may label it (ETag, issue #26 item 4).
+   * Undefined for folders, mounted objects, missing files, and files changed in the last
+   * `settleMs` (a change in the same clock tick as the last could leave the stamp as it was).
+   */
+  fileVersion(domain: string, settleMs = 20): { tag: string; mtimeMs: number } | undefined {
+    if (this.mountOf(domain)) return undefined;
+    let st: fs.Stats;
+    try {
+      st = this.files.stats.stat(this.paths.resolve(domain));
+    } catch {
+      return undefined;
+    }
+    if (!st.isFile() || Date.now() - st.mtimeMs < settleMs) return undefined;
+    return { tag: `${st.dev}:${st.ino}:${st.size}:${st.mtimeMs}:${st.ctimeMs}`, mtimeMs: st.mtimeMs };
+  }
+
+  /**
+   * Whether what a dataset's routes answer (its extent, its values) comes from its domain file
+   * alone: not for datasets whose values live in other files (external storage, virtual
+   * datasets: reach.ts `storageKindOf`, learnt once per dataset). For the ETags of conditional.ts.
+   * @throws H5StoreError NotFound/Gone, BadRequest (not a dataset id)
+   */
+  async datasetIsLocal(domain: string, id: string): Promise<boolean> {
+    return this.read(domain, (f) => f.withId(id, 'dataset', (did, addr) => storageKindOf(f, did, addr) === 'plain'));
+  }
+
+  /**
+   * Follow the changes of a domain (`GET /events`, liveFeed.ts): `f.change` hears its objects and
+   * dataset shapes now (`initial`), then what changes, as soon as this process learns of it
+   * (its writes at once; other programs' changes within `eventPollMs`). `ids`: only these objects.
+   * @returns the function that stops following
+   * @throws H5StoreError NotFound/Gone, BadRequest (a folder), Unavailable (too many followers)
+   */
+  async follow(domain: string, ids: string[] | undefined, f: Follower): Promise<() => void> {
+    const { st } = this.statOf(domain);
+    if (st.isDirectory()) throw badRequest(`${domain} is a folder: changes are followed per domain`);
+    return this.feeds.follow(domain, ids, f);
+  }
+
+  /** The snapshot of a followed domain (liveFeed.ts `FeedSource.snapshot`). */
+  private feedSnapshot(domain: string, ids: string[] | undefined, max: number): Promise<FeedSnapshot> {
+    return this.read(domain, (f) => {
+      const objects = new Map<string, FeedObject>();
+      const add = (id: string, kind: ObjectKind) => {
+        const collection = `${kind}s` as FeedObject['collection'];
+        const o: FeedObject = { id, collection };
+        if (kind === 'dataset') o.shape = dsets.getTypeAndShape(f, id).shape;
+        objects.set(id, o);
+      };
+      let truncated = false;
+      if (ids) {
+        for (const id of ids) {
+          const kind = id.startsWith('d-') ? 'dataset' : id.startsWith('g-') ? 'group' : id.startsWith('t-') ? 'datatype' : undefined;
+          if (!kind) continue;
+          try {
+            f.resolve(id, kind);
+            add(id, kind);
+          } catch (e) {
+            if (!(e instanceof H5StoreError) || e.status >= 500) throw e; // gone or not of this domain: left out
+          }
+        }
+      } else {
+        const all = f.allObjects();
+        truncated = all.size > max;
+        if (!truncated) {
+          add(f.rootId, 'group');
+          for (const [addr, kind] of all) if (kind && addr !== f.rootAddr) add(f.idOf(addr, kind), kind);
+        }
+      }
+      return { objects, truncated, lastModified: (f.stamp?.mtimeMs ?? 0) / 1000 };
+    });
+  }
+
   /** Lookup of a domain file (not a folder): 404/410 when missing, 400 for a folder. */
   private fileOf(domain: string): DomainFile {
     const { p, st } = this.statOf(domain);
@@ -317,6 +521,7 @@ export class Store {
    * may reach no other file: reach.ts refuses them, `FileSource.reachRefusal`).
    */
   private async fileFor(domain: string): Promise<DomainFile> {
+    this.syncCluster();
     const m = this.mountOf(domain);
     if (!m) return this.fileOf(domain);
     return m.file(domain, this.files);
@@ -329,6 +534,37 @@ export class Store {
   async read<T>(domain: string, fn: (f: DomainFile) => T): Promise<T> {
     const f = await this.fileFor(domain);
     return this.files.read(f, fn);
+  }
+
+  /**
+   * Run a read that needs every object of the domain (`all`: address -> kind, without the
+   * reserved group's internal objects), found first by a walk in slices of `WALK_SLICE_MS`
+   * with the event loop running between them, the read lock held throughout (issue #24 item 9:
+   * one walk of a large or deep file kept every other request waiting for seconds).
+   * @param max stop the walk after this many objects (`truncated` then tells)
+   * @param fn may return a promise (the lock is held until it settles) and call `pause` between
+   *   pieces of long work that needs no libhdf5 call: the event loop runs, then libhdf5 is free
+   */
+  async readWalked<T>(
+    domain: string,
+    fn: (f: DomainFile, all: Map<bigint, ObjectKind | undefined>, truncated: boolean, pause: () => Promise<void>) => T | Promise<T>,
+    max?: number,
+  ): Promise<T> {
+    const f = await this.fileFor(domain);
+    const release = await this.files.acquireRead(f);
+    let walk: h5.ObjectWalk | undefined;
+    try {
+      for (;;) {
+        const done = await hdf5Turn(() => (walk ??= new h5.ObjectWalk(f.h, { max })).step(WALK_SLICE_MS));
+        if (done) break;
+        await nextTurn();
+      }
+      const w = walk!;
+      return await hdf5Turn(() => fn(f, f.allObjects(w.kinds), w.truncated, hdf5Pause));
+    } finally {
+      walk?.close();
+      release();
+    }
   }
 
   /**
@@ -348,6 +584,35 @@ export class Store {
       created: (st.birthtimeMs > 0 ? st.birthtimeMs : st.ctimeMs) / 1000,
       lastModified: st.mtimeMs / 1000,
     };
+  }
+
+  /**
+   * A domain's file as bytes (GET /file, download.ts): a local file is opened while the domain's
+   * read lock is held (no write of this or another h5store process, nor of an HDF5 program that
+   * locks the file, is under way), then read by ranges without the lock, each block checked
+   * against the version opened; an object of a read-only mount is read from its store by ranges
+   * of the version its headers name. The caller closes the snapshot.
+   *
+   * The bytes hold every object of the file, so `access` must allow reading each object that
+   * has an ACL of its own (issue #24 items 3-4: whatever its id would refuse, the file's bytes
+   * must not give); the route's guard checked the domain. (The bytes also hold the file's ACL
+   * state, the reserved group, which whoever may read every object therefore sees.)
+   * @throws H5StoreError NotFound/Gone (missing), BadRequest (a folder, not an HDF5 file),
+   *   Unavailable (the file held by a writer longer than `lockWaitMs`), Forbidden/Unauthorized
+   *   (an object of the file the requester may not read)
+   */
+  async openFileBytes(domain: string, access: Access = allowAll): Promise<FileSnapshot> {
+    const m = this.mountOf(domain);
+    if (m) return m.snapshot(domain);
+    return this.read(domain, (f) => {
+      if (!access.all) {
+        const root = this.viewInFile(f);
+        for (const [key, acl] of Object.entries(readFileAcl(f)?.objects ?? {})) {
+          access.check({ ...root, object: acl }, 'read', { domain, what: `${domain} as a file (object ${key} in it has an ACL of its own)` });
+        }
+      }
+      return openSnapshot(f.handle.realPath, f.handle.dev, f.handle.ino, domain);
+    });
   }
 
   /** GET /: the domain (with its root id) or folder record. */
@@ -433,6 +698,7 @@ export class Store {
     // The same question within `statCacheMs`, with no change by this process since, has the
     // same answer (the view is made of the stats, file ACL state and folder sidecars the
     // stat cache stands for): a stream of requests asks the disk once.
+    this.syncCluster();
     const stats = this.files.stats;
     const key = `${domain}\u0000${target.id ?? ''}\u0000${target.h5path ?? ''}\u0000${target.parentId ?? ''}\u0000${target.addr ?? ''}\u0000${target.place ? 1 : 0}`;
     const hit = this.recentViews.get(key);
@@ -467,6 +733,7 @@ export class Store {
         const hasObjectAcls = Object.keys(state.objects).length > 0;
         const view: AclView = { kind: 'domain', owner: state.owner || this.opts.defaultOwner, root: state.root, inherited: false, hasObjectAcls };
         if ((target.id || target.h5path !== undefined || target.addr !== undefined) && Object.keys(state.objects).length) view.object = await this.objectAcl(domain, state, target);
+        else if (hasObjectAcls) view.objectAcls = Object.values(state.objects);
         return view;
       }
     }
@@ -585,6 +852,7 @@ export class Store {
       change(next.acls);
       this.folders.write(p, next);
       this.files.directoryChanged();
+      this.publish({ t: 'acl', domain });
       return;
     }
     await this.write(domain, (f) => {
@@ -598,13 +866,21 @@ export class Store {
       change(acl);
       writeFileAcl(f, state);
     });
+    this.publish({ t: 'acl', domain });
   }
 
   /**
-   * PUT /: create an empty HDF5 file, or a folder. The parent folder must exist.
-   * @throws Conflict when the domain or folder exists; NotFound when the parent is missing.
+   * PUT /: create an empty HDF5 file, or a folder. The parent folder must exist. `rootId`: the id
+   * the client gave the root group (h5pyd 1.0, HSDS 1.0 `root_id`; kept as its alias,
+   * clientIds.ts); `rootCreation`: the root group's `creationProperties` other than
+   * `CreateOrder` (kept as given, as `POST /groups` keeps them).
+   * @throws Conflict when the domain or folder exists; NotFound when the parent is missing;
+   *   BadRequest for a malformed `rootId` or creation properties.
    */
-  async createDomain(domain: string, opts: { folder?: boolean; trackOrder?: boolean; owner?: string; acl?: Acl }): Promise<DomainJson> {
+  async createDomain(
+    domain: string,
+    opts: { folder?: boolean; trackOrder?: boolean; owner?: string; acl?: Acl; rootId?: string; rootCreation?: Record<string, unknown> },
+  ): Promise<DomainJson> {
     const m = this.mountOf(domain);
     if (m) throw readOnly(m, domain);
     const p = this.paths.resolve(domain);
@@ -616,6 +892,10 @@ export class Store {
       throw notFound(`Parent folder ${parentDomain(domain)} not found`);
     }
     if (!pst.isDirectory()) throw badRequest('Parent domain must be a folder');
+    if (opts.rootId !== undefined && (opts.folder || !isClientIdForm(opts.rootId, 'group'))) {
+      throw badRequest(opts.folder ? 'A folder has no root group: "root_id" is for domains' : `Invalid root_id ${JSON.stringify(opts.rootId.slice(0, 80))}: expected g- and 32 lower-case hex digits grouped 8-8-4-6-6`);
+    }
+    const extra = extraCreationProperties(opts.rootCreation);
     if (DomainPaths.exists(p)) throw conflict(`${domain} already exists`);
     if (opts.folder) {
       try {
@@ -628,16 +908,27 @@ export class Store {
       this.paths.forget(domain);
       this.folders.forget(p);
       if (opts.owner !== undefined && opts.acl) this.folders.write(p, { owner: opts.owner, acls: opts.acl });
+      this.publish({ t: 'made', domain });
       return this.folderJson(p, fs.statSync(p));
     }
     const tmp = path.join(path.dirname(p), serviceName(path.basename(p), `.${crypto.randomBytes(6).toString('hex')}.new`));
-    if (!this.files.createFile(p, tmp, { trackOrder: opts.trackOrder })) throw conflict(`${domain} already exists`);
+    if (!(await this.files.createFile(p, tmp, { trackOrder: opts.trackOrder }))) throw conflict(`${domain} already exists`);
     this.goneDomains.delete(domain);
     this.paths.forget(domain);
     this.files.forget(domain);
-    if (opts.owner !== undefined && opts.acl) {
-      const state: FileAcl = { owner: opts.owner, root: opts.acl, objects: {} };
-      await this.write(domain, (f) => writeFileAcl(f, state));
+    try {
+      if ((opts.owner !== undefined && opts.acl) || opts.rootId !== undefined || extra) {
+        await this.write(domain, (f) => {
+          if (opts.owner !== undefined && opts.acl) writeFileAcl(f, { owner: opts.owner, root: opts.acl, objects: {} });
+          if (opts.rootId !== undefined) {
+            f.clientIds.add(opts.rootId, { addr: f.rootAddr, gen: 0, kind: 'group' });
+            f.clientIds.save(f.reserved);
+          }
+          if (extra) storeCreationProperties(f, f.rootAddr, extra);
+        });
+      }
+    } finally {
+      this.publish({ t: 'made', domain });
     }
     return this.getDomain(domain);
   }
@@ -659,19 +950,27 @@ export class Store {
       if (link !== p && fs.lstatSync(link).isSymbolicLink()) fs.unlinkSync(link);
       else fs.rmdirSync(p);
       this.folders.forget(p);
-    } else {
-      // a symlinked domain: the link is removed, not its target
-      await this.files.deleteFile(this.files.entry(domain, p), this.paths.joined(domain));
-      this.files.forget(domain);
+      this.goneDomains.add(domain);
+      this.paths.forget(domain);
+      this.publish({ t: 'removed', domain });
+      return;
     }
+    // the domain key of the file deleted: its ids answer 410 (not 404) in the other workers too
+    const key = domainKey(domain, fileIdentity(st));
+    noteDomainKey(key, domain);
+    // a symlinked domain: the link is removed, not its target
+    await this.files.deleteFile(this.files.entry(domain, p), this.paths.joined(domain));
+    this.files.forget(domain);
     this.goneDomains.add(domain);
     this.paths.forget(domain);
+    this.publish({ t: 'removed', domain, key });
   }
 
   /**
    * GET /domains: entries of a folder in name order, after `marker` (a full domain path),
    * at most `limit`, only those `visible` accepts (the requester may read them; each is judged
-   * by its own ACL view). Hidden service files are skipped.
+   * by its own ACL view). Hidden service files are skipped. A domain file holds no domains: none
+   * (HSDS lists no keys below it; h5pyd's `Folder` on a file).
    */
   async listFolder(
     folder: string,
@@ -694,7 +993,8 @@ export class Store {
     } catch {
       throw notFound(`Folder ${folder} not found`);
     }
-    if (!st.isDirectory()) throw badRequest(`${folder} is a domain, not a folder`);
+    // a domain holds no domains (h5pyd's Folder on a file; HSDS lists no keys below it)
+    if (!st.isDirectory()) return [];
     const names = [
       ...new Set([
         ...fs.readdirSync(p).filter((n) => !isServiceName(n)),
@@ -824,14 +1124,14 @@ export class Store {
    * @throws NotFound/Gone when missing, BadRequest for a folder or a file that is not HDF5.
    */
   async domainStats(domain: string, opts: { rescan?: boolean } = {}): Promise<DomainStats> {
-    if (this.mountOf(domain)) return this.read(domain, (f) => computeDomainStats(f));
+    if (this.mountOf(domain)) return this.readWalked(domain, (f, all, _t, pause) => computeDomainStats(f, all, pause));
     const { p, st } = this.statOf(domain);
     if (st.isDirectory()) throw badRequest(`${domain} is a folder, not a domain`);
     const key = statsKey(p, st);
     const hit = opts.rescan ? undefined : this.statsCache.get(key);
     if (hit) return hit;
-    return this.read(domain, (f) => {
-      const stats = computeDomainStats(f);
+    return this.readWalked(domain, async (f, all, _t, pause) => {
+      const stats = await computeDomainStats(f, all, pause);
       const now = fs.statSync(p);
       this.statsCache.set(statsKey(p, now), stats);
       return stats;
@@ -843,7 +1143,8 @@ export class Store {
    * domain with more than DOMAIN_OBJS_MAX objects.
    */
   domainObjects(domain: string, opts: { includeAttrs?: boolean } = {}) {
-    return this.read(domain, (f) => domainObjects(f, opts));
+    // walked only as far as one object more than an answer may hold
+    return this.readWalked(domain, (f, all, truncated) => (truncated ? undefined : domainObjects(f, opts, all)), DOMAIN_OBJS_MAX + 1);
   }
 
   /** `PUT /?flush=1`: flush libhdf5's buffers of the domain file to the operating system (H5Fflush). */
@@ -861,7 +1162,9 @@ export class Store {
    * in the domain the link names (`links.externalTarget`), after `access` allowed reading that
    * domain (an external link never opens a domain the requester could not read directly). The
    * object found must be readable by its own ACL (issue #24 item 4: a path never shows what the
-   * object's id would not).
+   * object's id would not). `object`: what the object's JSON holds (`include_links` for groups,
+   * `include_attrs` with `IncludeData` and `max_data_size`, `CreateOrder`: h5web's batch
+   * requests, issue #25).
    * @returns the object's kind, its JSON, and the domain it was found in.
    * @throws H5StoreError BadRequest (a link crossed without its flag, a malformed id), NotFound
    *   (path, domain), Forbidden/Unauthorized (from `access`).
@@ -870,7 +1173,7 @@ export class Store {
     domain: string,
     h5path: string,
     parentId?: string,
-    opts: links.PathOptions & { access?: Access } = {},
+    opts: links.PathOptions & { access?: Access; object?: ObjectJsonOptions } = {},
   ): Promise<{ kind: ObjectKind; json: Record<string, unknown>; domain: string }> {
     const access = opts.access ?? allowAll;
     let dom = domain;
@@ -881,7 +1184,7 @@ export class Store {
         const start = parent ? f.resolve(parent, 'group') : undefined;
         const hit = links.walkPath(f, p, start, opts);
         if ('external' in hit) return hit;
-        return h5.withObject(f.h, hit.addr, (oid) => ({ kind: hit.kind, addr: hit.addr, json: objectJsonOf(f, hit.kind, oid, hit.addr) }));
+        return h5.withObject(f.h, hit.addr, (oid) => ({ kind: hit.kind, addr: hit.addr, json: objectJsonOf(f, hit.kind, oid, hit.addr, { ...opts.object, includeLinks: hit.kind === 'group' && !!opts.object?.includeLinks }) }));
       });
       if (!('external' in r)) {
         if (!access.all) access.check(await this.aclView(dom, { addr: r.addr }), 'read', { domain: dom, what: `${h5path}${dom === domain ? '' : ` (${p} of ${dom})`} in ${domain}` });
@@ -913,6 +1216,219 @@ export class Store {
   }
 
   // -------------------------------------------------------------------------------------------
+  // h5grove's API (grove.ts; issue #28 item 7)
+
+  /**
+   * The domain an external link of `from` names (resolved beside it, `links.externalTarget`),
+   * once `access` allowed reading it.
+   * @throws H5StoreError NotFound (not a domain here), Forbidden/Unauthorized (from `access`)
+   */
+  private async externalDomain(from: string, file: string, access: Access): Promise<string> {
+    const target = links.externalTarget(from, file, (d) => this.isDomainFile(d));
+    let next: string;
+    try {
+      next = normalizeDomain(target);
+    } catch {
+      throw notFound(`The external link to ${JSON.stringify(file)} names no domain here`);
+    }
+    if (!this.isDomainFile(next) && !this.mountOf(next)) throw notFound(`The external link to ${JSON.stringify(file)} names no domain here`);
+    if (!access.all) access.check(await this.aclView(next), 'read', { domain: next, what: `${next} (reached through an external link of ${from})` });
+    return next;
+  }
+
+  /**
+   * Check that `access` may read the object at `addr` of an open domain file (its own ACL, then
+   * the domain's; issue #24 item 4): h5grove's lookups cross soft and external links the route's
+   * guard did not, so the object they end at is checked where it is found. The caller holds the
+   * file's lock; no libhdf5 call.
+   * @throws H5StoreError Forbidden/Unauthorized (from `access`)
+   */
+  private checkFound(f: DomainFile, addr: bigint, access: Access, path: string): void {
+    if (!access.all) access.check(this.viewInFile(f, addr), 'read', { domain: f.domain, what: `${path} in ${f.domain}` });
+  }
+
+  /**
+   * The object at `path` of a domain with every link on the way followed, external links into
+   * other domains (`access`-checked, at most 8), and `fn` run on it under the read lock of the
+   * domain it is in (h5grove's `/attr/`, `/data/`, `/stats/`).
+   * @throws H5StoreError NotFound (path, domain, a dangling link: "Cannot resolve"), BadRequest
+   *   (a user-defined link), Forbidden/Unauthorized (from `access`)
+   */
+  async groveObject<T>(domain: string, path: string, access: Access, fn: (f: DomainFile, domain: string, addr: bigint, kind: ObjectKind) => T): Promise<T> {
+    let dom = domain;
+    let p = path;
+    for (let hops = 0; ; hops++) {
+      const r = await this.read(dom, (f): { hop: grove.ExternalHop } | { done: T } => {
+        const hit = grove.locate(f, dom, p, 'all');
+        if (hit.kind === 'hop') return { hop: hit.hop };
+        if (hit.kind === 'link') {
+          if (hit.cls === 'external') return { hop: { file: hit.file, path: hit.target } };
+          throw notFound(`Cannot resolve soft link at ${path}`);
+        }
+        if (hit.kind === 'other') throw badRequest(`${path} is a user-defined link: h5store cannot resolve it`);
+        this.checkFound(f, hit.addr, access, path);
+        return { done: fn(f, dom, hit.addr, hit.objKind) };
+      });
+      if ('done' in r) return r.done;
+      if (hops >= 8) throw badRequest(`Path ${path} crosses too many external links`);
+      dom = await this.externalDomain(dom, r.hop.file, access);
+      p = r.hop.path;
+    }
+  }
+
+  /**
+   * h5grove's `/meta/` of the entity at `path` (grove.ts): resolved as `resolve` says, across
+   * external links (`access`-checked); a group with its children, each resolved when it can be
+   * (external ones in their domain; an access refused or a target missing leaves the link).
+   * `readable` (when given) decides whether a child object of the same domain may be described:
+   * one that may not is listed as `{name, kind: "other"}`.
+   * @throws H5StoreError NotFound (path or domain; with `all`, a link that does not resolve),
+   *   Forbidden/Unauthorized (an intermediate external link the user may not follow)
+   */
+  async groveMeta(
+    domain: string,
+    path: string,
+    resolve: grove.LinkResolution,
+    access: Access,
+    readable?: (domain: string, id: string) => Promise<boolean>,
+  ): Promise<grove.EntityMeta> {
+    const name = grove.entityName(grove.normalizePath(path));
+    let dom = domain;
+    let p = path;
+    /** The metadata of the last link when it is an external link being followed (only_valid falls back to it). */
+    let fallback: grove.EntityMeta | undefined;
+    for (let hops = 0; ; hops++) {
+      type Step = { hop: grove.ExternalHop; last: boolean; link?: grove.EntityMeta } | { meta: grove.EntityMeta; children?: grove.ChildEntry[] };
+      let r: Step;
+      try {
+        r = await this.readInSteps(dom, async (f, pause): Promise<Step> => {
+          const hit = grove.locate(f, dom, p, fallback ? 'all' : resolve);
+          if (hit.kind === 'hop') return { hop: hit.hop, last: false };
+          if (hit.kind === 'link' && hit.cls === 'external' && resolve !== 'none') return { hop: { file: hit.file, path: hit.target }, last: true, link: grove.linkMeta(name, hit) };
+          if (hit.kind === 'link') return { meta: grove.linkMeta(name, hit) };
+          if (hit.kind === 'other') return { meta: { name, kind: 'other' } };
+          this.checkFound(f, hit.addr, access, path);
+          if (hit.objKind !== 'group') return { meta: grove.objectMeta(f, hit.addr, hit.objKind, name) };
+          // a group's children, GROVE_SLICE at a time with the event loop running in between
+          const list = grove.groupLinks(f, hit.addr);
+          const children: grove.ChildEntry[] = [];
+          for (let i = 0; i < list.length; i += GROVE_SLICE) {
+            if (i > 0) await pause();
+            children.push(...grove.childrenOf(f, hit.addr, list.slice(i, i + GROVE_SLICE)));
+          }
+          return { meta: grove.objectMeta(f, hit.addr, 'group', name, []), children };
+        });
+        if ('hop' in r) {
+          if (hops >= 8) throw badRequest(`Path ${path} crosses too many external links`);
+          if (r.last) fallback ??= r.link;
+          const next = await this.externalDomain(dom, r.hop.file, access);
+          dom = next;
+          p = r.hop.path;
+          continue;
+        }
+      } catch (e) {
+        if (!fallback || !(e instanceof H5StoreError) || e.status >= 500) throw e;
+        if (resolve === 'all') throw notFound(`Cannot resolve external link at ${path}: ${e.message}`);
+        return fallback;
+      }
+      if (!r.children) return r.meta;
+      const children: grove.EntityMeta[] = [];
+      for (const c of r.children) {
+        let meta = c.meta;
+        if (c.pending) {
+          try {
+            meta = await this.groveChild(dom, c.pending.file, c.pending.path, meta.name as string, access);
+          } catch (e) {
+            if (!(e instanceof H5StoreError) || e.status >= 500) throw e;
+          }
+        } else if (readable && c.id !== undefined && !(await readable(dom, c.id))) {
+          meta = { name: meta.name, kind: 'other' };
+        }
+        children.push(meta);
+      }
+      r.meta.children = children;
+      return r.meta;
+    }
+  }
+
+  /**
+   * Run `fn` on a domain file with its read lock held across `fn`'s awaits (long reads that let
+   * other requests run: `pause()` yields to the event loop, then waits until libhdf5 is free,
+   * heavy.ts). Writers of this process wait meanwhile, as for a streamed value read.
+   */
+  private async readInSteps<T>(domain: string, fn: (f: DomainFile, pause: () => Promise<void>) => Promise<T>): Promise<T> {
+    const f = await this.fileFor(domain);
+    const unlock = await this.files.acquireRead(f);
+    try {
+      return await hdf5Turn(() => fn(f, hdf5Pause));
+    } finally {
+      unlock();
+    }
+  }
+
+  /** A child's metadata reached by an external link (h5grove resolves children `only_valid`). */
+  private async groveChild(from: string, file: string, target: string, name: string, access: Access): Promise<grove.EntityMeta> {
+    let dom = await this.externalDomain(from, file, access);
+    let p = target;
+    for (let hops = 1; ; hops++) {
+      const r = await this.read(dom, (f): { hop: grove.ExternalHop } | { meta: grove.EntityMeta } => {
+        const hit = grove.locate(f, dom, p, 'all');
+        if (hit.kind === 'hop') return { hop: hit.hop };
+        if (hit.kind === 'link' && hit.cls === 'external') return { hop: { file: hit.file, path: hit.target } };
+        if (hit.kind !== 'object') throw notFound(`Cannot resolve ${target} in ${dom}`);
+        this.checkFound(f, hit.addr, access, target);
+        return { meta: grove.objectMeta(f, hit.addr, hit.objKind, name) };
+      });
+      if ('meta' in r) return r.meta;
+      if (hops >= 8) throw badRequest(`${target} crosses too many external links`);
+      dom = await this.externalDomain(dom, r.hop.file, access);
+      p = r.hop.path;
+    }
+  }
+
+  /**
+   * h5grove's `/paths/`: the group at `path` and every path below it (grove.ts `pathsBelow`),
+   * the group found across external links. With `resolve` `all`, a dangling soft link or an
+   * external link that does not resolve is a 404. `readable` (when given) leaves out the links
+   * of groups the user may not read.
+   * @throws H5StoreError NotFound, BadRequest (the path is not a group)
+   */
+  async grovePaths(domain: string, path: string, resolve: grove.LinkResolution, access: Access, readable?: (domain: string, id: string) => Promise<boolean>): Promise<string[]> {
+    const base = grove.normalizePath(path);
+    let dom = domain;
+    let p = path;
+    for (let hops = 0; ; hops++) {
+      const r = await this.read(dom, (f): { hop: grove.ExternalHop } | { found: ReturnType<typeof grove.pathsBelow> } => {
+        const hit = grove.locate(f, dom, p, resolve);
+        if (hit.kind === 'hop') return { hop: hit.hop };
+        if (hit.kind === 'link' && hit.cls === 'external' && resolve !== 'none') return { hop: { file: hit.file, path: hit.target } };
+        if (hit.kind !== 'object' || hit.objKind !== 'group') throw badRequest(`${path} is not a group`);
+        this.checkFound(f, hit.addr, access, path);
+        return { found: grove.pathsBelow(f, dom, hit.addr, base, resolve) };
+      });
+      if ('hop' in r) {
+        if (hops >= 8) throw badRequest(`Path ${path} crosses too many external links`);
+        dom = await this.externalDomain(dom, r.hop.file, access);
+        p = r.hop.path;
+        continue;
+      }
+      const { paths, groups: entered, externals } = r.found;
+      for (const x of externals) {
+        try {
+          await this.groveChild(dom, x.file, x.target, '', access);
+        } catch (e) {
+          if (!(e instanceof H5StoreError) || e.status >= 500) throw e;
+          throw notFound(`Cannot resolve external link at ${x.path}: ${e.message}`);
+        }
+      }
+      if (!readable) return paths;
+      const keep = paths.map(() => true);
+      for (const g of entered) if (!(await readable(dom, g.id))) for (let i = g.from; i < g.to; i++) keep[i] = false;
+      return paths.filter((_, i) => keep[i]);
+    }
+  }
+
+  // -------------------------------------------------------------------------------------------
   // Objects
 
   getGroup(domain: string, id: string, opts: groups.GroupJsonOptions) {
@@ -921,9 +1437,14 @@ export class Store {
   }
   /** POST /groups: `create` is checked on the group the new link goes into (`mayPlace`). */
   createGroup(domain: string, body: Record<string, unknown>, implicit: boolean, access: Access = allowAll) {
-    return this.write(domain, (f) => {
-      this.mayPlace(f, body, implicit, access);
-      return groups.createGroup(f, body, implicit);
+    return this.createWrite(domain, (f) => this.createIn(f, 'group', body, implicit, access) as Promise<groups.GroupJson>);
+  }
+  /** A write that creates objects: the ids clients gave them are stored before it commits (clientIds.ts `save`). */
+  private createWrite<T>(domain: string, fn: (f: DomainFile) => T | Promise<T>): Promise<T> {
+    return this.write(domain, async (f) => {
+      const out = await fn(f);
+      f.clientIds.save(f.reserved);
+      return out;
     });
   }
 
@@ -959,11 +1480,55 @@ export class Store {
     const path = typeof body.h5path === 'string' ? ` (where ${JSON.stringify(body.h5path)} goes)` : '';
     access.check(this.viewInFile(f, parent), 'create', { domain: f.domain, what: `objects in ${where}${path} of ${f.domain}` });
   }
+  /**
+   * POST /groups, /datasets, /datatypes with a JSON list (HSDS 1.0's batch create, issue #25):
+   * each item created as the single create makes it (its own `id` when it gives one, a link when
+   * it asks for one, a dataset's initial `value`), in order, in one write: when one fails the
+   * whole request is rolled back (files.ts), so all objects are created or none. Ids are checked
+   * (form, collection, root prefix, given twice) before anything is written.
+   * @returns each object's JSON, in the order given
+   * @throws H5StoreError BadRequest (an item, an id), Conflict (an id taken or given twice),
+   *   PayloadTooLarge (more than MAX_BATCH_OBJECTS items)
+   */
+  createObjects(domain: string, kind: ObjectKind, items: unknown[], implicit: boolean, access: Access = allowAll): Promise<Record<string, unknown>[]> {
+    if (items.length > MAX_BATCH_OBJECTS) throw new H5StoreError('PayloadTooLarge', `${items.length} objects in one request: at most ${MAX_BATCH_OBJECTS}`);
+    const bodies = items.map((it, i) => {
+      if (!it || typeof it !== 'object' || Array.isArray(it)) throw badRequest(`Item ${i} of the list is not a JSON object`);
+      return it as Record<string, unknown>;
+    });
+    const seen = new Set<string>();
+    for (const b of bodies) {
+      if (typeof b.id !== 'string') continue;
+      if (seen.has(b.id)) throw conflict(`id ${b.id} is given twice`);
+      seen.add(b.id);
+    }
+    return this.createWrite(domain, async (f) => {
+      for (const b of bodies) if (b.id !== undefined && b.id !== null) checkClientId(b.id, kind, f.rootId);
+      const out: Record<string, unknown>[] = [];
+      for (const b of bodies) out.push((await this.createIn(f, kind, b, implicit, access)) as unknown as Record<string, unknown>);
+      return out;
+    });
+  }
+  /**
+   * One object of a create request, in a running write: `create` checked on the group its link
+   * goes into (`mayPlace`), then created (a dataset's `value` written after it).
+   */
+  private async createIn(f: DomainFile, kind: ObjectKind, body: Record<string, unknown>, implicit: boolean, access: Access) {
+    this.mayPlace(f, body, implicit, access);
+    if (kind === 'group') return groups.createGroup(f, body, implicit);
+    if (kind === 'datatype') return dtypes.createDatatype(f, body, implicit);
+    const ds = await dsets.createDataset(f, body, implicit, this.limits);
+    if (body.value !== undefined && body.value !== null) {
+      if (ds.shape.class === 'H5S_NULL') throw badRequest('A dataset with a null dataspace (H5S_NULL) cannot have a value');
+      await values.writeValues(f, ds.id, { json: { value: body.value } }, this.limits, this.pagePool);
+    }
+    return ds;
+  }
   deleteObject(domain: string, kind: ObjectKind, id: string) {
     return this.write(domain, (f) => groups.deleteObject(f, kind, id));
   }
   listCollection(domain: string, kind: ObjectKind, opts: { limit?: number; marker?: string }) {
-    return this.read(domain, (f) => groups.listCollection(f, kind, opts));
+    return this.readWalked(domain, (f, all, _t, pause) => groups.listCollection(f, kind, { ...opts, maxAnswer: this.limits.maxObjectsPerAnswer, pause }, all));
   }
   rootId(domain: string) {
     return this.read(domain, (f) => f.rootId);
@@ -977,7 +1542,7 @@ export class Store {
     return this.read(domain, (f) => links.listLinksPage(f, groupId, opts));
   }
   listLinksDeep(domain: string, groupId: string, opts: Omit<links.LinkListOptions, 'marker'>) {
-    return this.read(domain, (f) => links.listLinksDeep(f, groupId, opts));
+    return this.read(domain, (f) => links.listLinksDeep(f, groupId, { ...opts, maxAnswer: this.limits.maxObjectsPerAnswer }));
   }
   linksByTitles(domain: string, groupId: string, titles: string[]) {
     return this.read(domain, (f) => links.linksByTitles(f, groupId, titles));
@@ -1013,12 +1578,9 @@ export class Store {
   getDatasetTypeAndShape(domain: string, id: string) {
     return this.read(domain, (f) => dsets.getTypeAndShape(f, id));
   }
-  /** POST /datasets: `create` is checked on the group the new link goes into (`mayPlace`). */
+  /** POST /datasets (with an initial `value` when given): `create` is checked on the group the new link goes into (`mayPlace`). */
   createDataset(domain: string, body: Record<string, unknown>, implicit: boolean, access: Access = allowAll) {
-    return this.write(domain, (f) => {
-      this.mayPlace(f, body, implicit, access);
-      return dsets.createDataset(f, body, implicit, this.limits);
-    });
+    return this.createWrite(domain, (f) => this.createIn(f, 'dataset', body, implicit, access) as Promise<dsets.DatasetJson>);
   }
   resizeDataset(domain: string, id: string, body: Record<string, unknown>) {
     return this.write(domain, (f) => dsets.resizeDataset(f, id, body, this.limits));
@@ -1029,10 +1591,7 @@ export class Store {
   }
   /** POST /datatypes: `create` is checked on the group the new link goes into (`mayPlace`). */
   createDatatype(domain: string, body: Record<string, unknown>, implicit: boolean, access: Access = allowAll) {
-    return this.write(domain, (f) => {
-      this.mayPlace(f, body, implicit, access);
-      return dtypes.createDatatype(f, body, implicit);
-    });
+    return this.createWrite(domain, (f) => this.createIn(f, 'datatype', body, implicit, access) as Promise<dtypes.DatatypeJson>);
   }
 
   listAttributes(domain: string, kind: ObjectKind, id: string, opts: attrs.AttributeListOptions) {
@@ -1064,7 +1623,7 @@ export class Store {
     return this.write(domain, (f) => {
       const parsed = targets.map((t) => ({
         id: t.id,
-        items: Object.entries(t.items).map(([n, b]) => [attrs.checkAttrName(n), attrs.parseAttributeBody(f, b)] as [string, attrs.AttributeSpec]),
+        items: entriesInCreatedOrder(t.items, 'attribute').map(([n, b]) => [attrs.checkAttrName(n), attrs.parseAttributeBody(f, b)] as [string, attrs.AttributeSpec]),
       }));
       return attrs.putAttributesMany(f, parsed, replace);
     });
@@ -1076,7 +1635,7 @@ export class Store {
   /** PUT several attributes: all validated first, then written (201 if any changed). */
   putAttributes(domain: string, kind: ObjectKind, id: string, items: Record<string, unknown>, replace: boolean) {
     return this.write(domain, (f) => {
-      const specs = Object.entries(items).map(([n, b]) => [attrs.checkAttrName(n), attrs.parseAttributeBody(f, b, this.limits)] as [string, attrs.AttributeSpec]);
+      const specs = entriesInCreatedOrder(items, 'attribute').map(([n, b]) => [attrs.checkAttrName(n), attrs.parseAttributeBody(f, b, this.limits)] as [string, attrs.AttributeSpec]);
       return attrs.putAttributes(f, kind, id, specs, replace);
     });
   }
@@ -1118,7 +1677,9 @@ export class Store {
     try {
       leave = await this.enterReached(f, id, 'read', access);
       plan = await hdf5Turn(() => values.planRead(f, id, req, this.limits));
-      return await values.openValueSource(plan, format, this.pagePool, release, this.opts.log);
+      // a file another program writes: libhdf5 failing on it while the pages are read is the
+      // file changing under the read (503, Retry-After), not a fault of the server (issue #26)
+      return await values.openValueSource(plan, format, this.pagePool, release, { log: this.opts.log, mapError: (e) => this.files.liveFailure(f, e) });
     } catch (e) {
       if (!released) {
         released = true;
@@ -1126,7 +1687,7 @@ export class Store {
         if (leave) await leave();
         unlock();
       }
-      throw e;
+      throw this.files.liveFailure(f, e);
     }
   }
   /** GET .../value?query=: matching rows (values in other files: as `readValues`). */
@@ -1140,6 +1701,8 @@ export class Store {
       } finally {
         await leave();
       }
+    } catch (e) {
+      throw this.files.liveFailure(f, e);
     } finally {
       unlock();
     }
@@ -1281,7 +1844,7 @@ export class Store {
       // The cross-process lock, our read-only handle closed (libhdf5 opens the file read-write
       // itself, through the journaling driver of the dataset's file), and the driver told it
       // may write this file in place (vfd.ts allowDirectWrites).
-      release = await this.files.holdForDirectWrite(entry);
+      release = await this.files.holdForDirectWrite(entry, Math.max(0, REACH_LOCK_WAIT_MS - (performance.now() - t0)));
     } catch (e) {
       lock.releaseWrite();
       throw e;

@@ -30,6 +30,19 @@ import { legacyLockState } from './servicefiles.js';
 /** Byte of the lock file held by the writing process, and byte held by waiting processes. */
 const WRITER_BYTE = 0;
 const WAITER_BYTE = 1;
+/** Byte held (shared) by processes whose reads wait for the writer byte: a writer lets them go first. */
+const READER_WAIT_BYTE = 2;
+/**
+ * Bytes that tell the processes of one `serve --workers N` (a family) apart from others:
+ * `FAMILY_BASE + 2 * family` is held (shared) by a member while it writes the file,
+ * `FAMILY_BASE + 2 * family + 1` while it holds the file's shared lock to read. A member that
+ * waits for the file learns from them whether it waits for a sibling (then it waits as long as
+ * the sibling works, as it would for a request of its own process) or for a foreign process
+ * (then 503 after `waitMs`).
+ */
+const FAMILY_BASE = 2 ** 32;
+/** Longest wait for a sibling of the family before answering 503 anyway (ms). */
+const FAMILY_WAIT_MS = 60_000;
 /** A process that released the writer byte less than this long ago yields to a waiter. */
 const COURTESY_MS = 40;
 
@@ -42,10 +55,28 @@ export interface XLockOptions {
   leaseMs?: number;
   /** While reads continue, look for a writer in another process at most this often (ms). */
   recheckMs?: number;
+  /**
+   * Hold the shared flock at most this long in one piece (ms; 0: no limit), then let it go for
+   * `gapMs` once the reads in flight end: a program that does not wait in line for the file
+   * (h5py tries its exclusive lock once and fails) gets in between reads (issue #26 item 3).
+   */
+  holdMaxMs?: number;
+  /** The shortest gap between two holds when a hold reached `holdMaxMs` (ms). */
+  gapMs?: number;
+  /**
+   * The processes of one `serve --workers N` share this number (1..2^30): waits for one another
+   * are not refused after `waitMs` (see FAMILY_BASE).
+   */
+  family?: number;
+  /**
+   * Told once per wait that goes on past `waitMs` because a sibling holds the file (the wait
+   * goes on as long as it works, FAMILY_WAIT_MS at most): for the log.
+   */
+  onLongWait?: (info: { file: string; lock: 'read' | 'write'; waitedMs: number }) => void;
 }
 
-/** What holds a file we are waiting for (for the 503 message). */
-type Blocker = 'h5store' | 'program' | 'legacy';
+/** What holds a file we are waiting for (for the 503 message); `sibling`: a process of our family. */
+type Blocker = 'h5store' | 'program' | 'legacy' | 'sibling';
 
 function sleep(ms: number): Promise<void> {
   return new Promise((r) => setTimeout(r, ms));
@@ -84,11 +115,23 @@ export class CrossProcessLock {
   private writerCheckedAt = 0;
   /** A writer elsewhere waits: no new read joins the hold, which ends with the last read. */
   private draining = false;
+  /** When this process took the shared flock it holds (ms, performance.now). */
+  private heldSince = 0;
+  /** When the hold began to step aside after `holdMaxMs` (a gap for programs that do not wait in line); 0: it does not. */
+  private asideSince = 0;
+  /** This hold gave up stepping aside (a long read holds it): it does not try again before it ends. */
+  private asideGivenUp = false;
+  /** No read takes the shared flock again before this (ms, performance.now): the gap after a hold of `holdMaxMs`. */
+  private gapUntil = 0;
   private leaseTimer: NodeJS.Timeout | undefined;
   private exclusive = false;
   private lastRelease = -Infinity;
   /** Since when (ms, performance.now) the file has been seen busy; undefined when not busy. */
   private busySince: number | undefined;
+  /** When the lock file was last found missing (ms, performance.now). */
+  private lockMissingAt = -Infinity;
+  /** This process holds its family's read marker (while it holds the shared flock). */
+  private readMarked = false;
 
   constructor(
     readonly file: string,
@@ -98,20 +141,22 @@ export class CrossProcessLock {
     private readonly opts: XLockOptions,
   ) {}
 
-  /** Open the domain file's descriptor (read-write when allowed). @throws ENOENT etc. */
+  /**
+   * Open the domain file's descriptor: read-only for reads, read-write for a write (then kept).
+   * A read never opens the file for writing (issue #26: tools that watch a file, fanotify's
+   * close-write, would count the server as one of its writers). @throws ENOENT etc.
+   */
   private ensureDataFd(write: boolean): number {
     if (this.dataFd !== undefined && (this.dataWritable || !write)) return this.dataFd;
     let fd: number;
-    let writable = true;
     try {
-      fd = fs.openSync(this.file, 'r+');
+      fd = fs.openSync(this.file, write ? 'r+' : 'r');
     } catch (e) {
       const code = (e as NodeJS.ErrnoException).code;
-      if (code !== 'EACCES' && code !== 'EPERM' && code !== 'EROFS') throw e;
-      if (write) throw new H5StoreError('Forbidden', 'The domain file is read-only on the server');
-      fd = fs.openSync(this.file, 'r');
-      writable = false;
+      if (write && (code === 'EACCES' || code === 'EPERM' || code === 'EROFS')) throw new H5StoreError('Forbidden', 'The domain file is read-only on the server');
+      throw e;
     }
+    const writable = write;
     if (fs.fstatSync(fd, { bigint: true }).ino !== this.ino) {
       fs.closeSync(fd);
       throw new H5StoreError('Unavailable', 'The domain file was replaced during the request; try again', { 'Retry-After': '1' });
@@ -125,11 +170,16 @@ export class CrossProcessLock {
   /** Open (creating it when `create`) the lock file; undefined when absent and not created. */
   private ensureLockFd(create: boolean): number | undefined {
     if (this.lockFd !== undefined) return this.lockFd;
+    // A missing lock file is looked for again after `recheckMs` (each read asks twice; a
+    // process that creates it to write also takes the file's exclusive flock, which reads wait for)
+    const now = performance.now();
+    if (!create && now - this.lockMissingAt < (this.opts.recheckMs ?? 1)) return undefined;
     let fd = openIfExists(this.lockPath, 'r+');
     if (fd === undefined && create) {
       fd = fs.openSync(this.lockPath, fs.constants.O_RDWR | fs.constants.O_CREAT, 0o644);
       if (this.opts.durable) syncDir(path.dirname(this.lockPath));
     }
+    if (fd === undefined) this.lockMissingAt = now;
     this.lockFd = fd;
     return fd;
   }
@@ -141,14 +191,53 @@ export class CrossProcessLock {
     return readHeader(fd);
   }
 
-  /** True when another process waits for, or holds, the writer byte of this file. */
+  /** True when another process waits to write this file (a write burst of ours ends then). */
   othersWaiting(): boolean {
+    return this.waitingElsewhere(WAITER_BYTE);
+  }
+
+  /** True when another process waits to read this file while we write it. */
+  private readersWaiting(): boolean {
+    return this.waitingElsewhere(READER_WAIT_BYTE);
+  }
+
+  private waitingElsewhere(byte: number): boolean {
     if (this.lockFd === undefined || !hasOfdLocks()) return false;
     try {
-      return rangeLockedByOthers(this.lockFd, 'exclusive', WAITER_BYTE);
+      return rangeLockedByOthers(this.lockFd, 'exclusive', byte);
     } catch {
       return false;
     }
+  }
+
+  /** Whether another process of our family holds the marker at `offset` (0: writing, 1: reading). */
+  private siblingHolds(offset: 0 | 1): boolean {
+    const family = this.opts.family;
+    if (family === undefined || this.lockFd === undefined || !hasOfdLocks()) return false;
+    try {
+      return rangeLockedByOthers(this.lockFd, 'exclusive', FAMILY_BASE + 2 * family + offset);
+    } catch {
+      return false;
+    }
+  }
+
+  /** Take or drop our family's marker at `offset` (best effort: without it we count as foreign). */
+  private familyMark(offset: 0 | 1, on: boolean): void {
+    const family = this.opts.family;
+    if (family === undefined || this.lockFd === undefined || !hasOfdLocks()) return;
+    try {
+      tryRangeLock(this.lockFd, on ? 'shared' : 'unlock', FAMILY_BASE + 2 * family + offset);
+    } catch {
+      /* no marker */
+    }
+  }
+
+  /** The shared flock of the file is held (`on`) or let go: our family's read marker follows it. */
+  private readMark(on: boolean): void {
+    if (on === this.readMarked) return;
+    if (on && this.lockFd === undefined) return; // no lock file: no writer to tell
+    this.readMarked = on;
+    this.familyMark(1, on);
   }
 
   /** True when another process holds the writer byte (a writer is at work or about to be). */
@@ -162,17 +251,28 @@ export class CrossProcessLock {
     }
   }
 
-  private busy(blocker: Blocker, deadline: number): H5StoreError | undefined {
+  /**
+   * The refusal of a wait that lasted past `deadline`, or undefined while it may go on. A wait
+   * for a sibling (a process of our family) goes on as long as the sibling works (it is one
+   * server with us), up to FAMILY_WAIT_MS from `started`.
+   */
+  private busy(blocker: Blocker, deadline: number, started: number, lock: 'read' | 'write', long: { told: boolean }): H5StoreError | undefined {
     const now = performance.now();
     this.busySince ??= now;
-    if (now < deadline) return undefined;
+    if (blocker === 'sibling' && now >= deadline && !long.told) {
+      long.told = true;
+      this.opts.onLongWait?.({ file: this.file, lock, waitedMs: Math.round(now - started) });
+    }
+    if (now < (blocker === 'sibling' ? started + FAMILY_WAIT_MS : deadline)) return undefined;
     const secs = Math.min(60, Math.max(1, Math.ceil((now - this.busySince) / 1000)));
     const who =
       blocker === 'h5store'
         ? 'another h5store process is writing the file'
-        : blocker === 'legacy'
-          ? 'an older h5store process holds its lock on the file'
-          : 'another program (h5py?) has the file open for writing';
+        : blocker === 'sibling'
+          ? 'another worker of this server has been working on the file too long'
+          : blocker === 'legacy'
+            ? 'an older h5store process holds its lock on the file'
+            : 'another program (h5py?) has the file open for writing';
     return new H5StoreError('Unavailable', `The domain is busy: ${who}; try again in ${secs} s`, { 'Retry-After': String(secs) });
   }
 
@@ -191,36 +291,60 @@ export class CrossProcessLock {
    * @throws H5StoreError Unavailable (503 with Retry-After) after `waitMs`; ENOENT errors when
    *   the file vanished
    */
-  async acquireShared(): Promise<boolean> {
+  async acquireShared(started?: number): Promise<boolean> {
     if ((this.shared > 0 || this.leased) && !this.draining) {
       const now = performance.now();
       if (now - this.writerCheckedAt >= (this.opts.recheckMs ?? 1)) {
         this.writerCheckedAt = now;
         if (this.writerElsewhere()) this.drain();
       }
+      if (this.opts.holdMaxMs && now - this.heldSince >= this.opts.holdMaxMs && !this.draining && !this.asideGivenUp) this.stepAside(now);
       if (!this.draining) {
         this.shared++;
         this.leased = false;
         return false;
       }
     }
+    started ??= performance.now();
     while (this.shared > 0 || this.sharedWait) {
       // Draining for a writer elsewhere (wait for the reads in flight), or another read of this
       // process is taking the lock: go after it.
       if (this.sharedWait) await this.sharedWait;
       else await sleep(1);
-      if (this.shared > 0 && !this.draining) return this.acquireShared();
+      if (this.shared > 0 && this.asideSince > 0 && performance.now() - this.asideSince > 2 * (this.opts.holdMaxMs ?? 0)) {
+        // a long read (a stream) holds the file: no gap can come before it ends, so the others
+        // go on with it (a writer of another h5store process still drains the hold: recheckMs)
+        this.asideSince = 0;
+        this.asideGivenUp = true;
+        this.draining = false;
+      }
+      if (this.shared > 0 && !this.draining) return this.acquireShared(started);
     }
     let done!: () => void;
     this.sharedWait = new Promise<void>((r) => (done = r));
+    // The deadline counts from when this read began to wait, also behind other reads of this
+    // process that tried first (each used to start a deadline of its own: the k-th waited k times).
+    const deadline = started + this.opts.waitMs;
+    const long = { told: false };
+    let announced = false;
     try {
-      const deadline = performance.now() + this.opts.waitMs;
+      this.asideSince = 0;
+      const gap = this.gapUntil - performance.now();
+      if (gap > 0) await sleep(gap); // the flock was let go after a long hold: leave the gap
       const fd = this.ensureDataFd(false);
       let delay = 1;
       for (;;) {
         const writer = this.writerElsewhere();
         if (!writer && tryFlock(fd, false)) break;
-        const err = this.busy(writer ? 'h5store' : 'program', deadline);
+        if (writer && !announced && this.lockFd !== undefined && hasOfdLocks()) {
+          // tell the writer a reader waits: it lets readers go before its next write
+          try {
+            announced = tryRangeLock(this.lockFd, 'shared', READER_WAIT_BYTE);
+          } catch {
+            /* less fair, still correct */
+          }
+        }
+        const err = this.busy(writer ? (this.siblingHolds(0) ? 'sibling' : 'h5store') : 'program', deadline, started, 'read', long);
         if (err) throw err;
         await sleep(jitter(delay));
         delay = Math.min(delay * 1.6, 5);
@@ -228,12 +352,21 @@ export class CrossProcessLock {
       this.busySince = undefined;
       this.draining = false;
       this.shared = 1;
-      this.writerCheckedAt = performance.now();
+      this.writerCheckedAt = this.heldSince = performance.now();
+      this.asideGivenUp = false;
+      this.readMark(true);
     } finally {
+      if (announced && this.lockFd !== undefined) tryRangeLock(this.lockFd, 'unlock', READER_WAIT_BYTE);
       this.sharedWait = undefined;
       done();
     }
     return true;
+  }
+
+  /** The hold reached `holdMaxMs`: drain it, and leave a gap of `gapMs` before the next. */
+  private stepAside(now: number): void {
+    this.asideSince = now;
+    this.drain();
   }
 
   /** Let no new read join the shared hold; drop the lease now if no read holds it. */
@@ -248,7 +381,19 @@ export class CrossProcessLock {
     this.leaseTimer = undefined;
     if (!this.leased) return;
     this.leased = false;
-    if (this.shared === 0 && !this.exclusive && this.dataFd !== undefined) unflock(this.dataFd);
+    if (this.shared === 0 && !this.exclusive && this.dataFd !== undefined) this.letGo();
+  }
+
+  /**
+   * Let the shared flock go (no read holds it, no lease) and the family's read marker with it:
+   * after a hold of `holdMaxMs` or more, the next read waits for the gap (`gapMs`).
+   */
+  private letGo(): void {
+    unflock(this.dataFd!);
+    this.readMark(false);
+    const now = performance.now();
+    const max = this.opts.holdMaxMs ?? 0;
+    if (max > 0 && now - this.heldSince >= max) this.gapUntil = now + (this.opts.gapMs ?? 1);
   }
 
   /** Release one shared hold; the flock goes with the last (after the lease, if any). */
@@ -257,25 +402,39 @@ export class CrossProcessLock {
     this.shared--;
     if (this.shared > 0 || this.exclusive || this.dataFd === undefined) return;
     const leaseMs = this.opts.leaseMs ?? 0;
-    if (leaseMs <= 0 || this.draining) {
-      unflock(this.dataFd);
+    const now = performance.now();
+    const left = this.holdLeft(now);
+    if (leaseMs <= 0 || this.draining || left <= 0) {
+      this.letGo();
       return;
     }
     this.leased = true;
-    this.lastReadEnd = performance.now();
-    if (!this.leaseTimer) this.armLease(leaseMs);
+    this.lastReadEnd = now;
+    if (!this.leaseTimer) this.armLease(Math.min(leaseMs, left));
   }
 
-  /** One timer per lease (not per read): it ends the lease once `leaseMs` passed without a read. */
+  /** How much longer the shared flock may be held in one piece (ms; Infinity without `holdMaxMs`). */
+  private holdLeft(now: number): number {
+    const max = this.opts.holdMaxMs ?? 0;
+    return max > 0 ? this.heldSince + max - now : Infinity;
+  }
+
+  /**
+   * One timer per lease (not per read): it ends the lease once `leaseMs` passed without a read,
+   * or the hold reached `holdMaxMs`.
+   */
   private armLease(ms: number): void {
+    // also look for a writer of another process every few ms: it need not wait for the lease to
+    // run out when no read comes meanwhile (a read would let it go at once, `acquireShared`)
+    const look = Math.max(2, this.opts.recheckMs ?? 2);
     this.leaseTimer = setTimeout(() => {
       this.leaseTimer = undefined;
       if (!this.leased) return;
-      const idle = performance.now() - this.lastReadEnd;
-      const leaseMs = this.opts.leaseMs ?? 0;
-      if (idle >= leaseMs - 0.5) this.endLease();
-      else this.armLease(leaseMs - idle);
-    }, Math.max(1, Math.ceil(ms)));
+      const now = performance.now();
+      const left = Math.min((this.opts.leaseMs ?? 0) - (now - this.lastReadEnd), this.holdLeft(now));
+      if (left <= 0.5 || this.writerElsewhere()) this.endLease();
+      else this.armLease(left);
+    }, Math.max(1, Math.ceil(Math.min(ms, look))));
     this.leaseTimer.unref();
   }
 
@@ -285,7 +444,12 @@ export class CrossProcessLock {
    * programs that have it open). Creates the lock file when missing.
    * @throws H5StoreError Unavailable after `waitMs`, Forbidden when the file is read-only
    */
-  async acquireExclusive(): Promise<void> {
+  /**
+   * @param waitMs the longest wait (default `waitMs` of the options)
+   * @param familyWaits whether a sibling is waited for longer than that (not for files a write
+   *   reaches beyond its own: a sibling may hold one of them while it waits for ours)
+   */
+  async acquireExclusive(waitMs = this.opts.waitMs, familyWaits = true): Promise<void> {
     if (this.exclusive) return;
     // A lease of this process's reads: the flock is converted below, and readers after the
     // write take (and check) the file again.
@@ -293,20 +457,29 @@ export class CrossProcessLock {
       if (this.leaseTimer) clearTimeout(this.leaseTimer);
       this.leaseTimer = undefined;
       this.leased = false;
-      if (this.shared === 0 && this.dataFd !== undefined) unflock(this.dataFd);
+      if (this.shared === 0 && this.dataFd !== undefined) {
+        unflock(this.dataFd);
+        this.readMark(false);
+      }
     }
-    const deadline = performance.now() + this.opts.waitMs;
+    const started = performance.now();
+    const deadline = started + waitMs;
+    const long = { told: false };
     const dataFd = this.ensureDataFd(true);
     let waiting = false;
     let delay = 1;
     try {
       for (;;) {
         const lockFd = this.ensureLockFd(true)!;
-        const yieldToOthers = performance.now() - this.lastRelease < COURTESY_MS && this.othersWaiting();
+        // after a write (or a burst of writes) of ours, a process waiting to write or to read goes first
+        const yieldToOthers = performance.now() - this.lastRelease < COURTESY_MS && (this.othersWaiting() || this.readersWaiting());
         if (!yieldToOthers && this.tryWriterByte(lockFd)) {
           // The lock file may have been deleted and recreated (DELETE of the domain elsewhere):
           // a lock on an unlinked inode protects nothing.
-          if (sameInode(lockFd, this.lockPath)) break;
+          if (sameInode(lockFd, this.lockPath)) {
+            this.familyMark(0, true);
+            break;
+          }
           this.dropWriterByte(lockFd);
           this.closeLockFd();
           continue;
@@ -318,7 +491,7 @@ export class CrossProcessLock {
             /* no waiter flag: less fair, still correct */
           }
         }
-        const err = this.busy('h5store', deadline);
+        const err = this.busy(this.siblingHolds(0) && familyWaits ? 'sibling' : 'h5store', deadline, started, 'write', long);
         if (err) throw err;
         await sleep(jitter(delay));
         delay = Math.min(delay * 1.6, 5);
@@ -330,7 +503,8 @@ export class CrossProcessLock {
       for (;;) {
         const legacy = legacyLockState(this.file);
         if (legacy !== 'live' && tryFlock(dataFd, true)) break;
-        const err = this.busy(legacy === 'live' ? 'legacy' : 'program', deadline);
+        // readers of a sibling hold the shared flock: they end soon (a writer waits, so no new read starts)
+        const err = this.busy(legacy === 'live' ? 'legacy' : this.siblingHolds(1) && familyWaits ? 'sibling' : 'program', deadline, started, 'write', long);
         if (err) throw err;
         await sleep(jitter(delay));
         delay = Math.min(delay * 1.6, 5);
@@ -348,12 +522,16 @@ export class CrossProcessLock {
   releaseExclusive(): void {
     if (!this.exclusive) return;
     this.exclusive = false;
+    this.lastRelease = performance.now();
     if (this.dataFd !== undefined) {
-      if (this.shared > 0) tryFlock(this.dataFd, false);
-      else unflock(this.dataFd);
+      try {
+        if (this.shared > 0) tryFlock(this.dataFd, false);
+        else unflock(this.dataFd);
+      } catch {
+        /* the descriptor's locks go with it (close) */
+      }
     }
     if (this.lockFd !== undefined) this.dropWriterByte(this.lockFd);
-    this.lastRelease = performance.now();
   }
 
   get holdsExclusive(): boolean {
@@ -377,6 +555,7 @@ export class CrossProcessLock {
   }
 
   private dropWriterByte(fd: number): void {
+    this.familyMark(0, false);
     if (hasOfdLocks()) {
       try {
         tryRangeLock(fd, 'unlock', WRITER_BYTE);
@@ -389,8 +568,9 @@ export class CrossProcessLock {
   }
 
   private closeLockFd(): void {
-    if (this.lockFd !== undefined) fs.closeSync(this.lockFd);
+    if (this.lockFd !== undefined) fs.closeSync(this.lockFd); // its byte-range locks go with it
     this.lockFd = undefined;
+    this.readMarked = false;
   }
 
   /** Close the descriptors (releases every lock). Only when idle. */

@@ -106,7 +106,7 @@ describe('users, authentication and ACLs (issue #11)', function () {
           expect(['domain', 'parent', 'object'], `${r.method} ${r.path}`).to.include(r.need.on);
         } else expect(r.need, `${r.method} ${r.path}`).to.be.a('function');
       }
-      expect(pub.sort()).to.deep.equal(['GET /about', 'GET /info']);
+      expect(pub.sort()).to.deep.equal(['GET /about', 'GET /h5grove', 'GET /info']);
       const keys = routes.map((r) => `${r.method} ${r.path}`);
       expect(new Set(keys).size, 'no route declared twice').to.equal(keys.length);
       console.log(`      ${routes.length} routes: ${routes.filter((r) => r.need !== 'public').length} with a permission, ${pub.length} public`);
@@ -142,7 +142,9 @@ describe('users, authentication and ACLs (issue #11)', function () {
             if (r.need === 'public') continue;
             const p = concrete(r.path);
             const c = as(who, p === '/domains' ? '/locked/' : domain);
-            const res = await c.request(r.method, p, { body: bodyFor(r.method, r.path), query: r.path === '/' && r.method === 'PUT' ? { domain: '/locked/new.h5' } : undefined });
+            // h5grove's routes name the domain with `file`
+            const query = r.domainParam === 'file' ? { file: domain } : r.path === '/' && r.method === 'PUT' ? { domain: '/locked/new.h5' } : undefined;
+            const res = await c.request(r.method, p, { body: bodyFor(r.method, r.path), query });
             const want = who ? 403 : 401;
             if (res.status !== want) wrong.push(`${r.method} ${r.path} -> ${res.status} ${res.json?.message ?? ''}`);
           }
@@ -192,12 +194,9 @@ describe('users, authentication and ACLs (issue #11)', function () {
       }
     });
 
-    it('repeated failures for one user are slowed down (bounded back-off)', async () => {
+    it('repeated failures for one user do not lock that user out (failures are limited per client address: dos.test.ts)', async () => {
       const who = { user: 'C', password: 'wrong' };
       for (let i = 0; i < 5; i++) expect((await base.as(who).get('/about')).status).to.equal(401);
-      const t0 = Date.now();
-      expect((await base.as(who).get('/about')).status).to.equal(401);
-      expect(Date.now() - t0).to.be.at.least(350);
       expect((await as('C').get('/about')).status, 'the right password still works').to.equal(200);
     });
 

@@ -44,8 +44,13 @@ with h5py.File(sys.argv[1], 'r') as f:
     const byName = [...order].sort();
     const titlesOf = (links: { title: string }[]) => links.map((l) => l.title);
 
-    /** Check every listing form on a group that tracks creation order (and its untracked child). */
-    async function checkForms(cl: Client, gid: string, child: string): Promise<void> {
+    /**
+     * Check every listing form on a group that tracks creation order, and on its child, made
+     * without asking for it: links 'b' then 'a', listed in creation order when the child was
+     * made through the API (h5store tracks creation order on every object it creates, as HSDS
+     * stamps every link: issue #25), in name order when h5py made it untracked.
+     */
+    async function checkForms(cl: Client, gid: string, child: string, childOrder = ['b', 'a']): Promise<void> {
       // paged GET .../links, with and without CreateOrder
       expect(titlesOf((await cl.get(`/groups/${gid}/links`, { CreateOrder: 1 })).json.links)).to.deep.equal(order);
       expect(titlesOf((await cl.get(`/groups/${gid}/links`)).json.links)).to.deep.equal(byName);
@@ -65,12 +70,12 @@ with h5py.File(sys.argv[1], 'r') as f:
       // bulk: POST with grp_ids, without titles
       const bulk = await cl.post(`/groups/${gid}/links`, { grp_ids: [gid, child] }, { CreateOrder: 1 });
       expect(titlesOf(bulk.json.links[gid])).to.deep.equal(order);
-      expect(titlesOf(bulk.json.links[child])).to.deep.equal(['a', 'b']);
-      expect(titlesOf((await cl.post(`/groups/${gid}/links`, { grp_ids: [gid] })).json.links[gid])).to.deep.equal(byName);
+      expect(titlesOf(bulk.json.links[child])).to.deep.equal(childOrder);
+      expect(titlesOf((await cl.post(`/groups/${gid}/links`, { grp_ids: [gid] })).json.links)).to.deep.equal(byName);
       // follow_links (GET and POST)
       for (const deep of [await cl.get(`/groups/${gid}/links`, { follow_links: 1, CreateOrder: 1 }), await cl.post(`/groups/${gid}/links`, {}, { follow_links: 1, CreateOrder: 1 })]) {
         expect(titlesOf(deep.json.links[gid])).to.deep.equal(order);
-        expect(titlesOf(deep.json.links[child])).to.deep.equal(['a', 'b']);
+        expect(titlesOf(deep.json.links[child])).to.deep.equal(childOrder);
       }
       expect(titlesOf((await cl.get(`/groups/${gid}/links`, { follow_links: 1 })).json.links[gid])).to.deep.equal(byName);
       // include_links of GET /groups/<id>
@@ -123,7 +128,7 @@ with h5py.File(sys.argv[1], 'w') as f:
       for (const name of ['indexed', 'trackedonly']) {
         const gid = (await h.get('/', { h5path: `/${name}` })).json.id;
         const child = (await h.get('/', { h5path: `/${name}/gamma` })).json.id;
-        await checkForms(h, gid, child);
+        await checkForms(h, gid, child, ['a', 'b']);
       }
     });
   });

@@ -105,9 +105,12 @@ with h5py.File(os.path.join(r, 'sub', 'rel.h5'), 'w') as f:
     it('a path that does not exist is 404 on every lookup route', async () => {
       for (const p of ['/nope', '/g1/nope', '/g1/g2/d/below', 'g2/zzz']) {
         expectError(await c.get('/', { h5path: p }), 404, p);
-        expectError(await c.get('/groups/', { h5path: p }), 404, p);
-        expectError(await c.get('/datasets/', { h5path: p }), 404, p);
-        expectError(await c.get('/datatypes/', { h5path: p }), 404, p);
+        // a relative path needs the group it starts from on the collection routes (HSDS: 400, issue #25)
+        const status = p.startsWith('/') ? 404 : 400;
+        expectError(await c.get('/groups/', { h5path: p }), status, p);
+        expectError(await c.get('/datasets/', { h5path: p }), status, p);
+        expectError(await c.get('/datatypes/', { h5path: p }), status, p);
+        if (!p.startsWith('/')) expectError(await c.get('/groups/', { h5path: p, parent_id: ids['/g1'] }), 404, p);
       }
       expectError(await c.post('/', { h5paths: ['/g1', '/nope'] }), 404);
     });
@@ -178,12 +181,12 @@ with h5py.File(os.path.join(r, 'sub', 'rel.h5'), 'w') as f:
 
     it('external links report h5domain exactly as stored (written by h5py or through the API)', async () => {
       const e = await c.get(`/groups/${ids.root}/links/ext`);
-      expect(e.json.link).to.deep.equal({ title: 'ext', class: 'H5L_TYPE_EXTERNAL', h5path: '/x', h5domain: 'other.h5' });
+      expect(e.json.link).to.deep.equal({ title: 'ext', class: 'H5L_TYPE_EXTERNAL', h5path: '/x', h5domain: 'other.h5', file: 'other.h5' });
       const abs = await c.get(`/groups/${ids.root}/links/extabs`);
       expect(abs.json.link.h5domain).to.equal('/sub/deep.h5');
       expect((await c.put(`/groups/${L}/links/e1`, { h5path: 'somewhere', h5domain: 'somefile' })).status).to.equal(201);
       expect((await c.put(`/groups/${L}/links/e2`, { h5path: '/x', h5domain: '/home/u/other.h5' })).status).to.equal(201);
-      expect((await c.get(`/groups/${L}/links/e1`)).json.link).to.deep.equal({ title: 'e1', class: 'H5L_TYPE_EXTERNAL', h5path: 'somewhere', h5domain: 'somefile' });
+      expect((await c.get(`/groups/${L}/links/e1`)).json.link).to.deep.equal({ title: 'e1', class: 'H5L_TYPE_EXTERNAL', h5path: 'somewhere', h5domain: 'somefile', file: 'somefile' });
       expect((await c.get(`/groups/${L}/links/e2`)).json.link.h5domain).to.equal('/home/u/other.h5');
       const listed = (await c.get(`/groups/${L}/links`)).json.links as LinkItem[];
       expect(listed.find((l) => l.title === 'e1')!.h5domain).to.equal('somefile');
@@ -221,19 +224,19 @@ with h5py.File(sys.argv[1], 'r') as f:
       expectError(await c.post(`/groups/${L}/links`, {}), 400);
     });
 
-    it('POST .../links with grp_ids (list, with or without titles; dict of titles): links keyed by group id', async () => {
+    it('POST .../links with grp_ids (list, with or without titles; dict of titles): links keyed by group id (one group: a plain list, as HSDS)', async () => {
       const list = await c.post(`/groups/${L}/links`, { grp_ids: [ids['/g1'], ids['/g1/g2']] });
       expect(list.status, list.text).to.equal(200);
       expect(Object.keys(list.json.links)).to.deep.equal([ids['/g1'], ids['/g1/g2']]);
       expect(titles(list.json.links[ids['/g1']])).to.deep.equal(['g2', 'sd', 't']);
       expect(titles(list.json.links[ids['/g1/g2']])).to.deep.equal(['d']);
       const withTitles = await c.post(`/groups/${L}/links`, { grp_ids: [ids['/g1']], titles: ['t'] });
-      expect(titles(withTitles.json.links[ids['/g1']])).to.deep.equal(['t']);
+      expect(titles(withTitles.json.links)).to.deep.equal(['t']);
       const dict = await c.post(`/groups/${L}/links`, { grp_ids: { [ids['/g1']]: ['t', 'g2'], [L]: ['a'] } });
       expect(titles(dict.json.links[ids['/g1']])).to.deep.equal(['t', 'g2']);
       expect(titles(dict.json.links[L])).to.deep.equal(['a']);
       const pattern = await c.post(`/groups/${L}/links`, { grp_ids: [ids['/g1']] }, { pattern: 's*' });
-      expect(titles(pattern.json.links[ids['/g1']])).to.deep.equal(['sd']);
+      expect(titles(pattern.json.links)).to.deep.equal(['sd']);
       expectError(await c.post(`/groups/${L}/links`, { grp_ids: { [ids['/g1']]: ['nope'] } }), 404);
       expectError(await c.post(`/groups/${L}/links`, { grp_ids: ['g-0a8f3c2e-6b1d-4e9a-9c3f-1d2e3f4a5b6c'] }), 404);
       expectError(await c.post(`/groups/${L}/links`, { grp_ids: 'x' }), 400);

@@ -544,6 +544,7 @@ describe('fixtures: every shared HDF5 file served as a domain, checked against h
                 m.eq(`${lw} h5path`, sl.h5path, dl.h5path);
                 // the file name exactly as stored (as HSDS and h5py show it; resolved only when followed)
                 m.eq(`${lw} h5domain`, sl.h5domain, dl.file!);
+                m.eq(`${lw} file`, sl.file, dl.file!);
                 for (const k of ['id', 'collection', 'target']) m.check(`${lw} has no ${k}`, () => expect(sl).to.not.have.property(k));
                 break;
               default:
@@ -579,6 +580,7 @@ describe('fixtures: every shared HDF5 file served as a domain, checked against h
                   class: 'H5L_TYPE_EXTERNAL',
                   h5path: dl.h5path,
                   h5domain: dl.file!,
+                  file: dl.file!, // HSDS 1.0's name for it (issue #25)
                 };
                 hrefRels = ['home', 'owner', 'self'];
                 break;
@@ -912,7 +914,7 @@ describe('fixtures: every shared HDF5 file served as a domain, checked against h
           const g121 = groups.find(([, o]) => o.paths.includes('/g1/g1.2/g1.2.1'))!;
           const r = await client.get(`/groups/${w.idOf.get(g12[0])}/links/extlink`);
           expect(r.status, r.text).to.equal(200);
-          expect(r.json.link).to.deep.equal({ title: 'extlink', class: 'H5L_TYPE_EXTERNAL', h5path: 'somepath', h5domain: 'somefile' });
+          expect(r.json.link).to.deep.equal({ title: 'extlink', class: 'H5L_TYPE_EXTERNAL', h5path: 'somepath', h5domain: 'somefile', file: 'somefile' });
           expect(rels(r.json.hrefs)).to.deep.equal(['home', 'owner', 'self']);
           const s = await client.get(`/groups/${w.idOf.get(g121[0])}/links/slink`);
           expect(s.status, s.text).to.equal(200);

@@ -479,7 +479,7 @@ describe('groups and links', function () {
       expect((await c.put(`/groups/${lg}/links/el`, { h5path: '/some/obj', h5domain: '/elsewhere/file.h5' })).status).to.equal(201);
       const r = await c.get(`/groups/${lg}/links/el`);
       expect(r.status).to.equal(200);
-      expect(r.json.link).to.deep.equal({ title: 'el', class: 'H5L_TYPE_EXTERNAL', h5path: '/some/obj', h5domain: '/elsewhere/file.h5' });
+      expect(r.json.link).to.deep.equal({ title: 'el', class: 'H5L_TYPE_EXTERNAL', h5path: '/some/obj', h5domain: '/elsewhere/file.h5', file: '/elsewhere/file.h5' });
       expect(rels(r)).to.not.include('target');
     });
 
@@ -512,7 +512,7 @@ describe('groups and links', function () {
       expectError(await c.put(`/groups/${lg}/links/e1`, { h5path: '/y', h5domain: '/f/g.h5' }), 409);
       expectError(await c.put(`/groups/${lg}/links/e1`, { h5path: '/x' }), 409);
       const r = await c.get(`/groups/${lg}/links/e1`);
-      expect(r.json.link).to.deep.equal({ title: 'e1', class: 'H5L_TYPE_EXTERNAL', h5path: '/x', h5domain: '/f/g.h5' });
+      expect(r.json.link).to.deep.equal({ title: 'e1', class: 'H5L_TYPE_EXTERNAL', h5path: '/x', h5domain: '/f/g.h5', file: '/f/g.h5' });
     });
 
     it('PUT link errors: bad bodies 400, unknown hard target 404, unknown group 404', async () => {
@@ -560,12 +560,24 @@ describe('groups and links', function () {
       expect((await c.get(`/groups/${lg}/links/tmp`)).json.link.h5path).to.equal('/again');
     });
 
-    it('deleting the last link to a group frees it: its id then answers 410 or 404', async () => {
+    it('deleting the last link to a group leaves it anonymous, reachable by id and linked again, until deleted by id (issue #25)', async () => {
       const g = await newGroup(rootId, 'last-link');
+      expect((await c.put(`/groups/${g}/links/child`, { h5path: '/x' })).status).to.equal(201);
       expect((await c.delete(`/groups/${rootId}/links/last-link`)).status).to.equal(200);
-      const r = await c.get(`/groups/${g}`);
-      expect(r.status).to.be.oneOf([404, 410]);
-      expectError(r, r.status);
+      const r = await c.get(`/groups/${g}`, { getalias: 1 });
+      expect(r.status, r.text).to.equal(200);
+      expect(r.json.alias).to.deep.equal([]);
+      expect((await c.get('/groups')).json.groups).to.not.include(g);
+      // linked again under another name, with what it held
+      expect((await c.put(`/groups/${rootId}/links/relinked`, { id: g })).status).to.equal(201);
+      expect((await c.get(`/groups/${g}`, { getalias: 1 })).json.alias).to.deep.equal(['/relinked']);
+      expect((await c.get(`/groups/${g}/links/child`)).json.link.h5path).to.equal('/x');
+      // deleted by id: gone
+      expect((await c.delete(`/groups/${rootId}/links/relinked`)).status).to.equal(200);
+      expect((await c.delete(`/groups/${g}`)).status).to.equal(200);
+      const gone = await c.get(`/groups/${g}`);
+      expect(gone.status).to.be.oneOf([404, 410]);
+      expectError(gone, gone.status);
     });
   });
 

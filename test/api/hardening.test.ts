@@ -234,7 +234,9 @@ describe('resource limits', function () {
 
   it('chunks, datasets, early allocation and filled contiguous storage over the limits are refused at creation', async () => {
     const post = (body: Record<string, unknown>) => d.c.post('/datasets', body);
-    expect4xx(await post({ type: I32, shape: [1024, 1024], creationProperties: { layout: { class: 'H5D_CHUNKED', dims: [1024, 512] } } }), 'chunk 2 MiB', 400, /max_chunk_size/);
+    // chunks a client chooses may pass max_chunk_size (the server's preference), up to libhdf5's 4 GiB (issue #25)
+    expect4xx(await post({ type: I32, shape: [1, 1], maxdims: [0, 0], creationProperties: { layout: { class: 'H5D_CHUNKED', dims: [2 ** 20, 2 ** 10] } } }), 'chunk 4 GiB', 400, /libhdf5's limit/);
+    expect4xx(await post({ type: I32, shape: [1, 1], maxdims: [0, 0], creationProperties: { layout: { class: 'H5D_CHUNKED', dims: [2 ** 16, 2 ** 16] } } }), 'chunk of 2^32 elements', 400, /libhdf5's limit/);
     expect4xx(await post({ type: I32, shape: [2 ** 40] }), 'dataset 4 TiB', 413, /max_dataset_size/);
     expect4xx(await post({ type: I32, shape: [1024, 1024], creationProperties: { allocTime: 'H5D_ALLOC_TIME_EARLY' } }), 'early 4 MiB', 400, /max_chunk_size/);
     expect4xx(await post({ type: I32, shape: [1024, 1024], creationProperties: { layout: { class: 'H5D_CONTIGUOUS' }, fillValue: 7 } }), 'contiguous filled', 400, /max_chunk_size/);
@@ -245,6 +247,7 @@ describe('resource limits', function () {
     expect(r.json.layout.dims.reduce((a: number, b: number) => a * b, 4)).to.be.at.most(MiB);
     // within the limits, the same requests work
     expectStatus(await post({ type: I32, shape: [1024, 1024], creationProperties: { layout: { class: 'H5D_CHUNKED', dims: [256, 256] } } }), 201, 'chunk 256 KiB');
+    expectStatus(await post({ type: I32, shape: [1024, 1024], creationProperties: { layout: { class: 'H5D_CHUNKED', dims: [1024, 512] } } }), 201, 'chunk 2 MiB (over max_chunk_size)');
     expectStatus(await post({ type: I32, shape: [100], creationProperties: { layout: { class: 'H5D_CONTIGUOUS' }, fillValue: 7, allocTime: 'H5D_ALLOC_TIME_EARLY' } }), 201, 'small early');
   });
 

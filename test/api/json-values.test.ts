@@ -55,7 +55,8 @@ describe('JSON value reads of one large page', function () {
 
   it('answers with a Content-Length and the values h5py reads, each in its shortest form', async () => {
     const before = await threadParts();
-    const r = await c.get(`/datasets/${id}/value`);
+    // identity: the framing of the uncompressed answer (compressed answers: test/api/compression.test.ts)
+    const r = await c.get(`/datasets/${id}/value`, {}, { 'accept-encoding': 'identity' });
     expect(r.status).to.equal(200);
     // formatted on the value threads, a part per thread, off the main thread (issue #9 target 5)
     expect((await threadParts()) - before, 'parts formatted on the value threads').to.be.at.least(1);
@@ -100,9 +101,17 @@ print(json.dumps(f['d'][...].view('<u4').ravel().tolist()))`,
   });
 
   it('ignore_nan=1 gives null for the non-finite values in the chunked answer', async () => {
-    const r = await c.get(`/datasets/${id}/value`, { ignore_nan: 1 });
+    const r = await c.get(`/datasets/${id}/value`, { ignore_nan: 1 }, { 'accept-encoding': 'identity' });
     expect(r.status).to.equal(200);
     expect(r.headers.get('content-length')).to.equal(String(r.body.length));
     expect((r.json.value as number[][])[0].slice(0, 5)).to.deep.equal([null, null, null, -0, 0]);
+  });
+
+  it('a client that accepts gzip gets the same text compressed (fetch decodes it)', async () => {
+    const plain = await c.get(`/datasets/${id}/value`, {}, { 'accept-encoding': 'identity' });
+    const r = await c.get(`/datasets/${id}/value`, {}, { 'accept-encoding': 'gzip' });
+    expect(r.status).to.equal(200);
+    expect(r.headers.get('content-encoding')).to.equal('gzip');
+    expect(r.body.equals(plain.body)).to.equal(true);
   });
 });

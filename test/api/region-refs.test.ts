@@ -1,7 +1,8 @@
 /**
  * Region references (`H5T_STD_REF_DSETREG`, issue #12 item 10): values read and written in
  * hdf5-json's form, one object per element, `{"id", "select_type", "selection"}` with points as
- * coordinates and hyperslab blocks as inclusive start and end corners, `H5S_SEL_ALL` and
+ * coordinates and hyperslab blocks as hdf5-json's corners (the first element and one past the
+ * last, as the hdf5-json corpus has them: issue #25), `H5S_SEL_ALL` and
  * `H5S_SEL_NONE` without a selection, JSON `null` for a null reference. Checked against a file
  * h5py writes (`dset.regionref[...]` in datasets, attributes and a compound) and, for writes,
  * against what h5py selects with the references the server stored. Binary form: per element a
@@ -78,14 +79,14 @@ with h5py.File(sys.argv[1], 'w') as f:
 
   const linkId = async (name: string) => (await c.get(`/groups/${root}/links/${name}`)).json.link.id;
 
-  it("reads h5py's region references in a dataset: hyperslab blocks (inclusive corners), points, null", async () => {
+  it("reads h5py's region references in a dataset: hyperslab blocks (end corner one past the last element), points, null", async () => {
     const r = await c.get(`/datasets/${await linkId('refs')}/value`);
     expectStatus(r, 200, 'GET value');
     expect(r.json.value).to.deep.equal([
-      { id: data, select_type: 'H5S_SEL_HYPERSLABS', selection: [[[0, 1], [1, 3]]] },
-      { id: data, select_type: 'H5S_SEL_HYPERSLABS', selection: [[[0, 3], [2, 3]]] },
+      { id: data, select_type: 'H5S_SEL_HYPERSLABS', selection: [[[0, 1], [2, 4]]] },
+      { id: data, select_type: 'H5S_SEL_HYPERSLABS', selection: [[[0, 3], [3, 4]]] },
       { id: data, select_type: 'H5S_SEL_POINTS', selection: [[0, 1], [2, 11]] },
-      { id: data, select_type: 'H5S_SEL_HYPERSLABS', selection: [[[0, 0], [0, 0]], [[0, 8], [0, 8]], [[2, 0], [2, 0]], [[2, 8], [2, 8]]] },
+      { id: data, select_type: 'H5S_SEL_HYPERSLABS', selection: [[[0, 0], [1, 1]], [[0, 8], [1, 9]], [[2, 0], [3, 1]], [[2, 8], [3, 9]]] },
       null,
     ]);
     // the same selections h5py reads back
@@ -99,11 +100,11 @@ with h5py.File(sys.argv[1], 'w') as f:
     const a = await c.get(`/groups/${root}/attributes/ra`);
     expect(a.json.type).to.deep.equal(REGREF);
     expect(a.json.value).to.deep.equal([
-      { id: data, select_type: 'H5S_SEL_HYPERSLABS', selection: [[[1, 0], [2, 1]]] },
+      { id: data, select_type: 'H5S_SEL_HYPERSLABS', selection: [[[1, 0], [3, 2]]] },
       { id: data, select_type: 'H5S_SEL_ALL' },
     ]);
     const v = await c.get(`/datasets/${await linkId('cmp')}/value`);
-    expect(v.json.value).to.deep.equal([[7, { id: data, select_type: 'H5S_SEL_HYPERSLABS', selection: [[[2, 5], [2, 6]]] }]]);
+    expect(v.json.value).to.deep.equal([[7, { id: data, select_type: 'H5S_SEL_HYPERSLABS', selection: [[[2, 5], [3, 7]]] }]]);
   });
 
   it('binary: a byte count and the JSON text per element (0 for null)', async () => {
@@ -121,7 +122,7 @@ with h5py.File(sys.argv[1], 'w') as f:
     let refs: string;
     const vals = () => [
       { id: target, select_type: 'H5S_SEL_POINTS', selection: [[0, 1], [2, 11]] },
-      { id: target, select_type: 'H5S_SEL_HYPERSLABS', selection: [[[0, 0], [1, 3]], [[2, 5], [2, 6]]] },
+      { id: target, select_type: 'H5S_SEL_HYPERSLABS', selection: [[[0, 0], [2, 4]], [[2, 5], [3, 7]]] },
       { id: `datasets/${target}`, select_type: 'H5S_SEL_ALL' },
       { id: target, select_type: 'H5S_SEL_NONE' },
       null,
@@ -171,7 +172,8 @@ with h5py.File(sys.argv[1], 'w') as f:
       const bad: [unknown, number][] = [
         [{ id: target, select_type: 'H5S_SEL_POINTS', selection: [[3, 0]] }, 400],
         [{ id: target, select_type: 'H5S_SEL_POINTS', selection: [[0]] }, 400],
-        [{ id: target, select_type: 'H5S_SEL_HYPERSLABS', selection: [[[0, 0], [1, 16]]] }, 400],
+        [{ id: target, select_type: 'H5S_SEL_HYPERSLABS', selection: [[[0, 0], [1, 17]]] }, 400],
+        [{ id: target, select_type: 'H5S_SEL_HYPERSLABS', selection: [[[0, 0], [0, 3]]] }, 400],
         [{ id: wroot, select_type: 'H5S_SEL_ALL' }, 400],
         [{ id: unknown, select_type: 'H5S_SEL_ALL' }, 404],
         [{ id: target, select_type: 'H5S_SEL_BOGUS' }, 400],

@@ -382,6 +382,12 @@ with h5py.File(os.path.join(d, 'ext.h5'), 'w') as f:
         add(`GET /${col}?h5path`, r.status === 400 && /is a/.test(r.text) ? { status: 0, text: r.text } : r); // another kind: 400
       }
       add('POST / h5paths', await c.request('POST', '/', { body: { h5paths: [h5path] }, query: follow }));
+      // h5grove's routes follow every link (resolve_links): the object they end at answers too
+      // (meta's only_valid shows an external link it may not follow as the link itself: 0)
+      for (const name of ['meta', 'attr']) {
+        const r = await c.get(`/h5grove/${name}/`, { file: dom, path: h5path });
+        add(`GET /h5grove/${name}/`, r.status === 200 && r.json.kind === 'external_link' ? { status: 0, text: r.text } : r);
+      }
       return out;
     };
 
@@ -395,8 +401,20 @@ with h5py.File(os.path.join(d, 'ext.h5'), 'w') as f:
       ];
       for (const [p, follow] of cases) {
         const got = await lookups('bob', p, follow);
-        for (const [route, status] of Object.entries(got)) expect(status, `${route} ${p}`).to.equal(403);
+        for (const [route, status] of Object.entries(got)) expect(route === 'GET /h5grove/meta/' && p === '/ext' ? [0] : [403], `${route} ${p}`).to.include(status);
       }
+    });
+
+    it('the attack: bob downloads the file holding the hidden objects (GET /file, ranges too): 403; alice gets its bytes', async () => {
+      for (const headers of [{}, { Range: 'bytes=0-1023' }] as Record<string, string>[]) {
+        const r = await as('bob', dom).request('GET', '/file', { headers });
+        expect(r.status, JSON.stringify(headers)).to.equal(403);
+        expect(r.text).to.include('ACL of its own');
+      }
+      expect((await as('bob', other).request('HEAD', '/file')).status).to.equal(403);
+      const a = await as('alice', dom).request('GET', '/file');
+      expect(a.status).to.equal(200);
+      expect(a.body.subarray(0, 8).toString('latin1')).to.equal('\x89HDF\r\n\x1a\n');
     });
 
     it('what bob may read is found; alice finds everything', async () => {

@@ -5,7 +5,6 @@
  * worker carries `worker="<index>"`); each request here uses a new connection, so the primary's
  * round-robin spreads them over both workers.
  */
-import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import http from 'node:http';
 import os from 'node:os';
@@ -15,6 +14,7 @@ import { domainKey, ownerOf, writeMatcher } from '../../src/cluster.js';
 import { loadConfig } from '../../src/config.js';
 import { pythonJson } from '../helpers/python.js';
 import { type TestServer, startServer } from '../helpers/server.js';
+import { envOf, workerIndexOf, workerPidsNow } from '../helpers/workers.js';
 
 interface Answer {
   status: number;
@@ -65,31 +65,10 @@ async function countsByWorker(base: string, re: RegExp): Promise<Map<string, num
   return seen;
 }
 
-/** A variable of a process's environment (undefined when it has none or is gone). */
-function envOf(pid: number, name: string): string | undefined {
-  try {
-    const env = fs.readFileSync(`/proc/${pid}/environ`, 'utf8').split('\0');
-    return env.find((e) => e.startsWith(`${name}=`))?.slice(name.length + 1);
-  } catch {
-    return undefined;
-  }
-}
-
-/** The worker processes of a primary (its children with a worker index: tsx has an esbuild child too). */
-function workerPids(primary: number): number[] {
-  let children: number[];
-  try {
-    children = execFileSync('pgrep', ['-P', String(primary)], { encoding: 'utf8' }).trim().split('\n').filter(Boolean).map(Number);
-  } catch {
-    children = [];
-  }
-  return children.filter((p) => envOf(p, 'H5STORE_WORKER_INDEX') !== undefined);
-}
-
+/** The worker processes of a primary. */
+const workerPids = workerPidsNow;
 /** The worker index of a worker process. */
-function indexOf(pid: number): number {
-  return Number(envOf(pid, 'H5STORE_WORKER_INDEX'));
-}
+const indexOf = workerIndexOf;
 
 function alive(pid: number): boolean {
   try {

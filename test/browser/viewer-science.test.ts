@@ -147,11 +147,19 @@ describe('web viewer on the files scientists have (Chromium)', function () {
 
   /** Distinct colours of the first visible canvas (1-2 for a blank one). */
   async function canvasColors(): Promise<number> {
-    const canvas = page.locator('.h5web-host canvas').first();
-    await canvas.waitFor({ state: 'visible' });
-    await page.waitForTimeout(400);
-    const png = await canvas.screenshot();
-    return page.evaluate(`(${COUNT_COLORS})(${JSON.stringify(png.toString('base64'))})`) as Promise<number>;
+    // a followed dataset reopens h5web on each new shape, so the canvas found may be replaced
+    // between finding it and taking its picture: find it again then (a few times at most)
+    for (let attempt = 1; ; attempt++) {
+      const canvas = page.locator('.h5web-host canvas').first();
+      await canvas.waitFor({ state: 'visible' });
+      await page.waitForTimeout(400);
+      try {
+        const png = await canvas.screenshot();
+        return (await page.evaluate(`(${COUNT_COLORS})(${JSON.stringify(png.toString('base64'))})`)) as number;
+      } catch (e) {
+        if (attempt >= 5 || !/not attached|detached/i.test(String(e))) throw e;
+      }
+    }
   }
 
   async function showVis(name: string): Promise<void> {
@@ -332,6 +340,8 @@ describe('web viewer on the files scientists have (Chromium)', function () {
       await page.locator('.h5web-host [role="slider"][aria-orientation="vertical"]').waitFor();
       await page.getByRole('button', { name: 'Follow' }).click();
       await page.locator('.follow-status', { hasText: '[2 × 24 × 32]' }).waitFor();
+      // the server's change feed (GET /events) tells the changes: polling slows down
+      await page.locator('.follow-status', { hasText: ', live' }).waitFor({ timeout: 10000 });
       writer = spawn(PYTHON, ['-c', WRITER, file(), 'append', '6', '0.4'], { env: childEnv({ HDF5_USE_FILE_LOCKING: 'FALSE' }), stdio: 'ignore' });
       // the viewer reopens on each new shape, at the newest frame
       for (const frames of [4, 8]) {

@@ -1,6 +1,7 @@
 import { expect } from 'chai';
 import { H5StoreError } from '../../src/errors.js';
 import {
+  arrayElementView,
   isBooleanEnum,
   isVariableLength,
   parseType,
@@ -250,6 +251,22 @@ describe('codec/types helpers', () => {
       const t = parseType(input);
       expect(isVariableLength(t)).to.equal(true);
       expect(() => typeSize(t)).to.throw(H5StoreError);
+    });
+  }
+
+  const views: [string, unknown, TypeJson | string, number[]][] = [
+    ['a plain type is its own element', 'H5T_STD_I32LE', I32, []],
+    ['an array of int32', { class: 'H5T_ARRAY', base: 'H5T_STD_I32LE', dims: [2, 3] }, I32, [2, 3]],
+    ['an array of arrays, outer dims first', { class: 'H5T_ARRAY', base: { class: 'H5T_ARRAY', base: 'H5T_IEEE_F64LE', dims: [4] }, dims: [2] }, F64, [2, 4]],
+    ['a compound holding an array stays whole', { class: 'H5T_COMPOUND', fields: [{ name: 'a', type: { class: 'H5T_ARRAY', base: 'H5T_STD_I32LE', dims: [2] } }] }, 'same', []],
+  ];
+  for (const [name, input, elem, dims] of views) {
+    it(`arrayElementView: ${name}`, () => {
+      const t = parseType(input);
+      const v = arrayElementView(t);
+      expect(v.elem).to.deep.equal(elem === 'same' ? t : elem);
+      expect(v.dims).to.deep.equal(dims);
+      expect(v.cells).to.equal(dims.reduce((a, b) => a * b, 1));
     });
   }
 

@@ -30,7 +30,7 @@ function aptPackages(text: string): string[] {
 }
 
 /** Packages only the tests need (CI installs them, the image does not). */
-const TEST_ONLY = new Set(['chromium', 'fonts-dejavu-core', 'hdf5-tools', 'python3-h5py', 'python3-numpy', 'python3-requests', 'python3-requests-unixsocket', 'python3-tz', 'python3-packaging', 'python3-xarray', 'python3-h5netcdf', 'python3-tables', 'python3-zstandard', 'python3-lz4', 'ceph-mon', 'ceph-osd', 'radosgw', 'nginx', 'haproxy']);
+const TEST_ONLY = new Set(['chromium', 'fonts-dejavu-core', 'hdf5-tools', 'python3-h5py', 'python3-numpy', 'python3-requests', 'python3-requests-unixsocket', 'python3-tz', 'python3-packaging', 'python3-fsspec', 'python3-aiohttp', 'python3-xarray', 'python3-h5netcdf', 'python3-tables', 'python3-zstandard', 'python3-lz4', 'fatrace', 'ceph-mon', 'ceph-osd', 'radosgw', 'nginx', 'haproxy']);
 
 /** Packages that build the bitshuffle plugin (`BUILD` of scripts/build-plugins.mjs: .ci/run installs them, the image's plugin stage runs the script, which does). */
 const BUILD_ONLY = new Set(/export const BUILD = \[([^\]]*)\]/.exec(fs.readFileSync(path.join(REPO, 'scripts/build-plugins.mjs'), 'utf8'))![1].match(/'([^']+)'/g)!.map((s) => s.slice(1, -1)));
@@ -86,7 +86,8 @@ describe('Dockerfile', () => {
     expect(JSON.parse(read('tsconfig.json')).compilerOptions.outDir).to.equal('dist');
     const scripts = JSON.parse(read('package.json')).scripts;
     expect(scripts.build).to.equal('npm run build:server && npm run build:viewer');
-    expect(scripts['build:server']).to.equal('tsc -p tsconfig.json');
+    expect(scripts['build:server']).to.equal('node scripts/build-server.mjs');
+    expect(read('scripts/build-server.mjs')).to.include("'-p', path.join(root, 'tsconfig.json')");
     expect(runs, 'the viewer sources are in the build stage').to.match(/npm run build/);
     expect(instructions).to.include.members(['COPY scripts ./scripts', 'COPY viewer ./viewer']);
   });

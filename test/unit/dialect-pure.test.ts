@@ -89,14 +89,14 @@ describe('values: region references (hdf5-json form)', () => {
   const ok: [string, unknown, unknown][] = [
     ['points', { id: ID, select_type: 'H5S_SEL_POINTS', selection: [[0, 1], [2, 11]] }, { id: ID, select_type: 'H5S_SEL_POINTS', selection: [[0, 1], [2, 11]] }],
     [
-      'hyperslab blocks (inclusive corners)',
+      'hyperslab blocks (hdf5-json: end corner one past the last element)',
       { id: ID, select_type: 'H5S_SEL_HYPERSLABS', selection: [[[0, 0], [1, 3]]] },
       { id: ID, select_type: 'H5S_SEL_HYPERSLABS', selection: [[[0, 0], [1, 3]]] },
     ],
     [
       'older hdf5-json: "class" and {start, opposite} blocks',
       { id: ID, class: 'H5S_SEL_HYPERSLABS', selection: [{ start: [0, 0], opposite: [0, 2] }] },
-      { id: ID, select_type: 'H5S_SEL_HYPERSLABS', selection: [[[0, 0], [0, 2]]] },
+      { id: ID, select_type: 'H5S_SEL_HYPERSLABS', selection: [[[0, 0], [1, 3]]] },
     ],
     ['all', { id: ID, select_type: 'H5S_SEL_ALL' }, { id: ID, select_type: 'H5S_SEL_ALL' }],
     ['none with a dataset', { id: `datasets/${ID}`, select_type: 'H5S_SEL_NONE', selection: null }, { id: ID, select_type: 'H5S_SEL_NONE' }],
@@ -113,7 +113,8 @@ describe('values: region references (hdf5-json form)', () => {
     ['missing id', { select_type: 'H5S_SEL_ALL' }, '"id"'],
     ['points without selection', { id: ID, select_type: 'H5S_SEL_POINTS' }, 'selection'],
     ['negative coordinate', { id: ID, select_type: 'H5S_SEL_POINTS', selection: [[0, -1]] }, 'non-negative'],
-    ['block ending before it starts', { id: ID, select_type: 'H5S_SEL_HYPERSLABS', selection: [[[2, 2], [1, 3]]] }, 'ends before'],
+    ['block ending before it starts', { id: ID, select_type: 'H5S_SEL_HYPERSLABS', selection: [[[2, 2], [1, 3]]] }, 'empty'],
+    ['empty block (end corner = start)', { id: ID, select_type: 'H5S_SEL_HYPERSLABS', selection: [[[0, 0], [0, 3]]] }, 'empty in dimension 0'],
     ['block corners of different rank', { id: ID, select_type: 'H5S_SEL_HYPERSLABS', selection: [[[0], [1, 3]]] }, 'rank'],
     ['ALL with a selection', { id: ID, select_type: 'H5S_SEL_ALL', selection: [[1]] }, 'no selection'],
   ];

@@ -7,6 +7,8 @@ import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { fileStatus } from '../../src/store/fileStatus.js';
+import { lockFileOf } from '../../src/store/servicefiles.js';
+import { CrossProcessLock } from '../../src/store/xlock.js';
 import { childEnv } from '../helpers/env.js';
 import { PYTHON } from '../helpers/python.js';
 import { tempRoot } from '../helpers/server.js';
@@ -23,6 +25,12 @@ with h5py.File(sys.argv[1], "w", libver=sys.argv[2], userblock_size=int(sys.argv
     f["x"] = [1, 2, 3]`, path.join(dir, name), libver, String(userblock)], { env: childEnv({}) });
     make('v0.h5', 'earliest');
     make('v3.h5', 'latest');
+    // a version 2 superblock whose write-access bit stayed set after the file was closed (as
+    // h5store's own writes leave it): libhdf5 1.10 reads those flags only in version 3 ones
+    make('v2.h5', 'v108');
+    const fd = fs.openSync(path.join(dir, 'v2.h5'), 'r+');
+    fs.writeSync(fd, Buffer.from([1]), 0, 1, 11);
+    fs.closeSync(fd);
     make('userblock.h5', 'earliest', 1024);
     fs.writeFileSync(path.join(dir, 'text.h5'), 'not an HDF5 file\n');
     fs.writeFileSync(path.join(dir, 'empty.h5'), '');
@@ -36,6 +44,7 @@ with h5py.File(sys.argv[1], "w", libver=sys.argv[2], userblock_size=int(sys.argv
   const table: [string, { hdf5: boolean; beingWritten: boolean }][] = [
     ['v0.h5', { hdf5: true, beingWritten: false }],
     ['v3.h5', { hdf5: true, beingWritten: false }],
+    ['v2.h5', { hdf5: true, beingWritten: false }],
     ['userblock.h5', { hdf5: true, beingWritten: false }],
     ['text.h5', { hdf5: false, beingWritten: false }],
     ['empty.h5', { hdf5: false, beingWritten: false }],
@@ -61,4 +70,25 @@ f.close()`, path.join(dir, name), libver], { env: childEnv({}), stdio: ['pipe', 
       expect(fileStatus(path.join(dir, name))).to.deep.equal({ hdf5: true, beingWritten: false });
     });
   }
+
+  it("the server's own write (its exclusive lock, the status flags its read-write handle sets) is not another program's (issue #26)", async () => {
+    for (const [name, setFlags] of [['v0.h5', false], ['v3.h5', true]] as const) {
+      const src = path.join(dir, name);
+      const p = path.join(dir, `own-${name}`);
+      fs.copyFileSync(src, p);
+      const file = fs.realpathSync(p);
+      const xl = new CrossProcessLock(file, lockFileOf(file), fs.statSync(file, { bigint: true }).ino, { waitMs: 1000, durable: false });
+      await xl.acquireExclusive();
+      try {
+        // what libhdf5 writes into a version-3 superblock while it has the file open read-write
+        if (setFlags) fs.writeSync(xl.dataFd!, Buffer.from([0b1]), 0, 1, 11);
+        expect(fileStatus(p), `${name} while this process writes it`).to.deep.equal({ hdf5: true, beingWritten: false });
+      } finally {
+        xl.releaseExclusive();
+        xl.close();
+      }
+      // the same flags without an h5store writer: another program (or a crashed one)
+      if (setFlags) expect(fileStatus(p)).to.deep.equal({ hdf5: true, beingWritten: true });
+    }
+  });
 });

@@ -27,6 +27,9 @@ describe('domain paths', () => {
     ['hdf5:/home/u/f.h5', '/home/u/f.h5'],
     ['/données/température.h5', '/données/température.h5'],
     ['/a b/c?.h5', '/a b/c?.h5'],
+    // HSDS's bucket/path form: the bucket (S3 naming rules) is ignored (issue #25)
+    ['mybucket/home/u/f.h5', '/home/u/f.h5'],
+    ['relative/path.h5', '/path.h5'],
   ];
   for (const [raw, want] of ok) it(`normalizes ${JSON.stringify(raw)}`, () => expect(normalizeDomain(raw)).to.equal(want));
   it('gives the same answers when asked again (accepted names are remembered)', () => {
@@ -36,7 +39,7 @@ describe('domain paths', () => {
     expect(normalizeDomain('/', { allowRoot: true })).to.equal('/');
     expect(code(() => normalizeDomain('/'))).to.equal('BadRequest');
   });
-  const bad = ['relative/path.h5', '/a/../b.h5', '/..', '/./a.h5', '/a\\b.h5', '/a\u0000b', '/a/\u0007', '/x/.f.h5.h5store-lock', '/' + 'x'.repeat(256), '/'];
+  const bad = ['relative.h5', 'Not_A_Bucket/path.h5', 'ab/path.h5', 'bucket/../x.h5', '/a/../b.h5', '/..', '/./a.h5', '/a\\b.h5', '/a\u0000b', '/a/\u0007', '/x/.f.h5.h5store-lock', '/' + 'x'.repeat(256), '/'];
   for (const raw of bad) it(`refuses ${JSON.stringify(raw)} with 400`, () => expect(code(() => normalizeDomain(raw))).to.equal('BadRequest'));
   it('allows the top folder only when asked', () => {
     expect(normalizeDomain('/', { allowRoot: true })).to.equal('/');

@@ -13,8 +13,12 @@ import { ApiClient } from './provider/client';
 import { H5StoreApi } from './provider/H5StoreApi';
 import { pythonSnippets } from './snippets';
 
-/** How often a followed dataset's shape is polled (ms). */
+/** How often a followed dataset's shape is polled (ms) without the server's change feed. */
 export const FOLLOW_POLL_MS = 1000;
+/** How often it is polled while the change feed tells its changes (ms: in case the feed misses one). */
+export const FOLLOW_FEED_POLL_MS = 10_000;
+/** The view is reloaded at most this often, however fast the dataset grows (ms). */
+export const FOLLOW_MIN_MS = 1000;
 const CONVENTIONS_KEY = 'h5store.viewer.conventions';
 
 export function DomainView({ domain, path }: { domain: string; path?: string }) {
@@ -24,7 +28,22 @@ export function DomainView({ domain, path }: { domain: string; path?: string }) 
   const [conventions, setConventions] = useState(() => localStorage.getItem(CONVENTIONS_KEY) !== 'off');
   /** The object h5web shows (kept in the URL so a reload opens it again). */
   const selected = useRef(path ?? '/');
-  const [follow, setFollow] = useState<{ path: string; dims?: number[]; epoch: number; at?: Date; error?: string } | undefined>();
+  const [follow, setFollow] = useState<
+    | {
+        path: string;
+        dims?: number[];
+        /** The followed dataset's id and domain, once looked up (polled by id, followed by the change feed). */
+        target?: { id: string; domain: string };
+        /** The server's change feed tells this dataset's changes. */
+        live?: boolean;
+        epoch: number;
+        at?: Date;
+        error?: string;
+      }
+    | undefined
+  >();
+  /** Look at the followed dataset now (the change feed said it changed). */
+  const poke = useRef<(() => void) | undefined>(undefined);
   const [initial, setInitial] = useState(path);
   const [panel, setPanel] = useState<'python' | undefined>();
   const [download, setDownload] = useState<string | undefined>();
@@ -55,37 +74,69 @@ export function DomainView({ domain, path }: { domain: string; path?: string }) 
     window.history.replaceState(window.history.state, '', u.pathname + u.search.replace(/%2F/g, '/'));
   }, []);
 
-  // Follow: poll the followed dataset's shape; a change reopens h5web on it with fresh data.
+  // Follow: look at the followed dataset's shape (polled; at once when the change feed below says
+  // it changed); a change reopens h5web on it with fresh data.
   useEffect(() => {
     if (!follow) return;
     let stop = false;
-    let timer: ReturnType<typeof setTimeout>;
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    let last = performance.now();
     const tick = async () => {
+      timer = undefined;
+      last = performance.now();
       try {
-        const dims = await api.currentDims(follow.path);
+        const now = await api.followed(follow.path, follow.target);
         if (stop) return;
-        if (dims === undefined) {
+        if (now === undefined) {
           setFollow((f) => f && { ...f, error: `${follow.path} is not a dataset` });
           return;
         }
-        if (follow.dims && dims.join() !== follow.dims.join()) {
+        const target = { id: now.id, domain: now.domain };
+        if (follow.dims && now.dims.join() !== follow.dims.join()) {
           setInitial(follow.path);
-          setFollow((f) => f && { ...f, dims, epoch: f.epoch + 1, at: new Date(), error: undefined });
+          setFollow((f) => f && { ...f, dims: now.dims, target, epoch: f.epoch + 1, at: new Date(), error: undefined });
           return;
         }
-        if (!follow.dims) setFollow((f) => f && { ...f, dims, at: new Date() });
+        setFollow((f) => f && { ...f, dims: now.dims, target, at: new Date(), error: undefined });
       } catch (e) {
         // a file momentarily being written answers 503: try again at the next tick
         if (!stop) setFollow((f) => f && { ...f, error: String((e as Error).message ?? e) });
       }
-      if (!stop) timer = setTimeout(tick, FOLLOW_POLL_MS);
+      if (!stop) timer = setTimeout(tick, follow.live ? FOLLOW_FEED_POLL_MS : FOLLOW_POLL_MS);
     };
     timer = setTimeout(tick, follow.dims ? FOLLOW_POLL_MS : 0);
+    poke.current = () => {
+      if (stop || timer === undefined) return; // a look is under way: it sees the change
+      clearTimeout(timer);
+      timer = setTimeout(tick, Math.max(0, last + FOLLOW_MIN_MS - performance.now()));
+    };
     return () => {
       stop = true;
-      clearTimeout(timer);
+      if (timer !== undefined) clearTimeout(timer);
     };
-  }, [api, follow?.path, follow?.dims?.join()]);
+  }, [api, follow?.path, follow?.dims?.join(), follow?.target?.id, follow?.live]);
+
+  // The change feed of the followed dataset (GET /events): its changes poke the look above at
+  // once, and polling slows down meanwhile. Without it (an older server) polling goes on.
+  const target = follow?.target;
+  useEffect(() => {
+    if (!target) return;
+    const ac = new AbortController();
+    client
+      .events(
+        { domain: target.domain, ids: target.id },
+        (name, data) => {
+          if (name === 'initial') setFollow((f) => f && { ...f, live: true });
+          else if (name === 'change' && (data as { shapes?: { id: string }[] }).shapes?.some((x) => x.id === target.id)) poke.current?.();
+        },
+        ac.signal,
+      )
+      .catch(() => undefined)
+      .finally(() => {
+        if (!ac.signal.aborted) setFollow((f) => f && { ...f, live: false });
+      });
+    return () => ac.abort();
+  }, [client, target?.id, target?.domain]);
 
   // The raw file download, when the server offers it (HEAD first: older servers answer 404).
   useEffect(() => {
@@ -136,6 +187,7 @@ export function DomainView({ domain, path }: { domain: string; path?: string }) 
             {follow.path}
             {follow.dims ? ` [${follow.dims.join(' × ')}]` : ''}
             {follow.at ? `, checked ${follow.at.toLocaleTimeString()}` : ''}
+            {follow.live ? ', live' : ''}
             {follow.error ? ` (${follow.error})` : ''}
           </span>
         )}

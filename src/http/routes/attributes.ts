@@ -11,8 +11,9 @@ import type { Deps } from '../deps.js';
 import { objectHrefs, ownedHrefs } from '../deps.js';
 import { Hrefs, attributeListBody, sendJson, sendJsonText, sendWithHrefs } from '../present.js';
 import { onlyReadable } from '../visible.js';
-import { accessOf, bodyIsBinary, bodyOf, flag, globParam, jsonObject, limitParam, markerParam, param, rawBody, refOf, wantsBinary } from '../request.js';
+import { accessOf, bodyIsBinary, bodyOf, emptyNameIs404, flag, globParam, jsonObject, limitParam, markerParam, param, rawBody, refOf, wantsBinary } from '../request.js';
 import { type Route, createOpts, route } from '../routeTable.js';
+import { createdObjects } from '../creates.js';
 
 /** `replace` flag: absent means replace (service spec 2.1/4.1); `replace=0` asks HSDS's 409. */
 function replaceFlag(ctx: Context): boolean {
@@ -32,6 +33,7 @@ export function attributeRoutes(d: Deps): Route[] {
 
     // GET /{col}/:id/attributes (follow_links=1 on groups: every object below, keyed by id)
     routes.push(route('GET', base, { flag: 'read', on: 'object' }, async (ctx) => {
+      emptyNameIs404(ctx, 'attribute');
       const ref = refOf(ctx);
       const id = ctx.params.id;
       const opts = {
@@ -51,10 +53,11 @@ export function attributeRoutes(d: Deps): Route[] {
       }
       const items = await d.store.listAttributes(ref.domain, kind, id, opts);
       sendJsonText(ctx, 200, attributeListBody(items, h, `/${col}/${id}`, ownedHrefs(h, `/${col}/${id}/attributes`, `/${col}/${id}`), flag(ctx, 'ignore_nan')));
-    }));
+    }, { conditional: true }));
 
     // POST /{col}/:id/attributes: by name {"attr_names": [...]}, or of several objects {"obj_ids"}
     routes.push(route('POST', base, { flag: 'read', on: 'object' }, async (ctx) => {
+      emptyNameIs404(ctx, 'attribute');
       const ref = refOf(ctx);
       const body = bodyOf(ctx);
       const vopts = valueOptions(ctx);
@@ -71,6 +74,7 @@ export function attributeRoutes(d: Deps): Route[] {
     // PUT /{col}/:id/attributes: several attributes {"attributes": {name: {type, shape, value}}},
     // to this object or to the objects of "obj_ids"
     routes.push(route('PUT', base, { flag: 'create', on: 'object' }, async (ctx) => {
+      emptyNameIs404(ctx, 'attribute');
       const ref = refOf(ctx);
       const body = bodyOf(ctx);
       if (body.obj_ids !== undefined) {
@@ -86,6 +90,7 @@ export function attributeRoutes(d: Deps): Route[] {
 
     // DELETE /{col}/:id/attributes?attr_names=a/b
     routes.push(route('DELETE', base, { flag: 'delete', on: 'object' }, async (ctx) => {
+      emptyNameIs404(ctx, 'attribute');
       const ref = refOf(ctx);
       let names = param(ctx, 'attr_names');
       if (!names) throw badRequest('"attr_names" is required');
@@ -102,7 +107,7 @@ export function attributeRoutes(d: Deps): Route[] {
       const h = new Hrefs(ctx, d.config, ref);
       const self = `/${col}/${id}/attributes/${encodeURIComponent(name)}`;
       sendWithHrefs(ctx, 200, a, h, (h) => ownedHrefs(h, self, `/${col}/${id}`), { ignoreNan: flag(ctx, 'ignore_nan'), hrefsKey: self });
-    }));
+    }, { conditional: true }));
 
     // PUT /{col}/:id/attributes/:name: create or replace
     routes.push(route('PUT', `${base}/:name`, { flag: 'create', on: 'object' }, async (ctx) => {
@@ -142,14 +147,14 @@ export function attributeRoutes(d: Deps): Route[] {
         { ...v.json, hrefs: ownedHrefs(h, `/${col}/${id}/attributes/${encodeURIComponent(name)}/value`, `/${col}/${id}/attributes/${encodeURIComponent(name)}`) },
         { ignoreNan: flag(ctx, 'ignore_nan') },
       );
-    }));
+    }, { conditional: true }));
 
     // PUT /{col}/:id/attributes/:name/value: JSON {"value"} or binary
     routes.push(route('PUT', `${base}/:name/value`, { flag: 'update', on: 'object' }, async (ctx) => {
       const ref = refOf(ctx);
       const { id, name } = ctx.params;
       if (bodyIsBinary(ctx)) {
-        await d.store.writeAttributeValue(ref.domain, kind, id, name, { wire: await rawBody(ctx, d.config.maxBinaryBodyBytes) });
+        await d.store.writeAttributeValue(ref.domain, kind, id, name, { wire: await rawBody(ctx, d.config, d.config.maxBinaryBodyBytes, 'maxBinaryBodyBytes') });
       } else {
         const body = await jsonObject(ctx, d.config, { required: true });
         if (!('value' in body)) throw badRequest('The body needs "value"');
@@ -164,6 +169,7 @@ export function attributeRoutes(d: Deps): Route[] {
 
   // POST /datatypes: commit a datatype
   routes.push(route('POST', '/datatypes', { flag: 'create', on: 'object' }, async (ctx) => {
+    if (await createdObjects(ctx, d, 'datatype')) return;
     const ref = refOf(ctx);
     const body = bodyOf(ctx);
     const t = await d.store.createDatatype(ref.domain, body, flag(ctx, 'implicit'), accessOf(ctx));
@@ -177,6 +183,6 @@ export function attributeRoutes(d: Deps): Route[] {
     const t = await d.store.getDatatype(ref.domain, ctx.params.id, { includeAttrs: flag(ctx, 'include_attrs'), alias: flag(ctx, 'getalias') });
     const h = new Hrefs(ctx, d.config, ref);
     sendWithHrefs(ctx, 200, t, h, (h) => objectHrefs(h, 'datatypes', t.id, t.root));
-  }));
+  }, { conditional: true }));
   return routes;
 }

@@ -1,7 +1,6 @@
 /**
  * Dataset routes: metadata, shape, type, and values (wire-reference 2.3, 2.4, 3.5).
  */
-import { Readable } from 'node:stream';
 import type { Context } from 'koa';
 import { WireValue, stringifyJson } from '../../codec/json.js';
 import { badRequest } from '../../errors.js';
@@ -9,9 +8,10 @@ import type { ValueFormat, ValueSource } from '../../store/values.js';
 import type { Deps } from '../deps.js';
 import { objectHrefs, ownedHrefs } from '../deps.js';
 import { type Href, Hrefs, sendJson, sendWithHrefs } from '../present.js';
-import { requestsInFlight } from '../inflight.js';
 import { accessOf, binaryBody, bodyIsBinary, bodyOf, flag, jsonBody, jsonObject, limitParam, param, rawBody, refOf, wantsBinary } from '../request.js';
 import { type Route, createOpts, route } from '../routeTable.js';
+import { type ValueAnswer, sendValueSource } from '../valueAnswer.js';
+import { createdObjects } from '../creates.js';
 
 /** Integer query parameter or undefined. @throws BadRequest when not a non-negative integer. */
 function intParam(ctx: Context, name: string): number | undefined {
@@ -25,6 +25,7 @@ export function datasetRoutes(d: Deps): Route[] {
   const routes: Route[] = [];
   // POST /datasets: create a dataset
   routes.push(route('POST', '/datasets', { flag: 'create', on: 'object' }, async (ctx) => {
+    if (await createdObjects(ctx, d, 'dataset')) return;
     const ref = refOf(ctx);
     const body = bodyOf(ctx);
     const ds = await d.store.createDataset(ref.domain, body, flag(ctx, 'implicit'), accessOf(ctx));
@@ -51,7 +52,7 @@ export function datasetRoutes(d: Deps): Route[] {
       return objectHrefs(h, 'datasets', ds.id, ds.root, extra);
     };
     sendWithHrefs(ctx, 200, ds, h, hrefsOf, { ignoreNan: flag(ctx, 'ignore_nan') });
-  }));
+  }, { conditional: true }));
 
   // GET /datasets/:id/shape
   routes.push(route('GET', '/datasets/:id/shape', { flag: 'read', on: 'object' }, async (ctx) => {
@@ -66,7 +67,7 @@ export function datasetRoutes(d: Deps): Route[] {
       lastModified: r.lastModified,
       hrefs: ownedHrefs(h, `/datasets/${id}/shape`, `/datasets/${id}`, root),
     });
-  }));
+  }, { conditional: true }));
 
   // PUT /datasets/:id/shape: resize ({"shape"} or {"extend","extend_dim"})
   routes.push(route('PUT', '/datasets/:id/shape', { flag: 'update', on: 'object' }, async (ctx) => {
@@ -86,8 +87,9 @@ export function datasetRoutes(d: Deps): Route[] {
     const r = await d.store.getDatasetTypeAndShape(ref.domain, id);
     const h = new Hrefs(ctx, d.config, ref);
     const root = await d.store.rootId(ref.domain);
-    sendJson(ctx, 200, { type: r.type, hrefs: ownedHrefs(h, `/datasets/${id}/type`, `/datasets/${id}`, root) });
-  }));
+    // self, owner, root: HSDS's hrefs of a type (no home; issue #25)
+    sendJson(ctx, 200, { type: r.type, hrefs: [h.rel('self', `/datasets/${id}/type`), h.rel('owner', `/datasets/${id}`), h.rel('root', `/groups/${root}`)] });
+  }, { conditional: true }));
 
   const valueHrefs = async (ctx: Context, ref: ReturnType<typeof refOf>, id: string): Promise<Href[]> => {
     const h = new Hrefs(ctx, d.config, ref);
@@ -107,7 +109,7 @@ export function datasetRoutes(d: Deps): Route[] {
     }
     const hrefs = await valueHrefs(ctx, ref, id);
     await sendValue(ctx, d, await d.store.readValues(ref.domain, id, { select: param(ctx, 'select'), fields: param(ctx, 'fields') }, valueFormat(ctx, d), accessOf(ctx)), hrefs);
-  }));
+  }, { conditional: true }));
 
   // POST /datasets/:id/value: points (JSON or binary uint64) or a long selection
   routes.push(route('POST', '/datasets/:id/value', { flag: 'read', on: 'object' }, async (ctx) => {
@@ -116,7 +118,7 @@ export function datasetRoutes(d: Deps): Route[] {
     const hrefs = await valueHrefs(ctx, ref, id);
     let req;
     if (bodyIsBinary(ctx)) {
-      req = { pointsBinary: await rawBody(ctx, d.config.maxBinaryBodyBytes), fields: param(ctx, 'fields') };
+      req = { pointsBinary: await rawBody(ctx, d.config, d.config.maxBinaryBodyBytes, 'maxBinaryBodyBytes'), fields: param(ctx, 'fields') };
     } else {
       const body = (await jsonObject(ctx, d.config, { required: true })) as Record<string, unknown>;
       const fields = param(ctx, 'fields') ?? (typeof body.fields === 'string' ? body.fields : undefined);
@@ -146,7 +148,7 @@ export function datasetRoutes(d: Deps): Route[] {
       elementCount: intParam(ctx, 'element_count'),
     };
     if (bodyIsBinary(ctx)) {
-      const body = await binaryBody(ctx, { spoolAbove: d.config.spoolBodyBytes, max: d.config.maxBinaryBodyBytes, pool: d.store.bodyPool });
+      const body = await binaryBody(ctx, { spoolAbove: d.config.spoolBodyBytes, max: d.config.maxBinaryBodyBytes, pool: d.store.bodyPool, config: d.config });
       try {
         await d.store.writeValues(ref.domain, id, { ...common, wire: body.wire, spool: body.spool }, accessOf(ctx));
       } finally {
@@ -176,147 +178,14 @@ function valueFormat(ctx: Context, d: Deps): ValueFormat {
 }
 
 /**
- * Send a value read (wire-reference 3.5): its wire bytes, or `{"value": ..., "hrefs": [...]}`.
- * A value the store read whole (`source.whole`) is gathered before the status line (a value
- * that cannot be shown is still a 4xx/501) and sent with a Content-Length, its buffers recycled
- * once the response is written or the connection is gone; a larger one is streamed
- * (`streamSource`), the status line first. The source is closed once done with.
+ * Send a value read (wire-reference 3.5): its wire bytes, or `{"value": ..., "hrefs": [...]}`
+ * (valueAnswer.ts: a value read whole with a Content-Length, a larger one streamed).
  * @throws H5StoreError any error of the read or of the formatting of a value read whole
  */
 async function sendValue(ctx: Context, d: Deps, source: ValueSource, hrefs: Href[]): Promise<void> {
-  const binary = source.format.kind === 'binary';
-  let streaming = false;
-  try {
-    const tail = binary ? undefined : Buffer.from(`,"hrefs":${stringifyJson(hrefs)}}`);
-    if (!source.whole) {
-      ctx.respond = false;
-      const headers: Record<string, string | number> = { 'Content-Type': binary ? 'application/octet-stream' : 'application/json' };
-      if (source.length !== undefined) headers['Content-Length'] = source.length;
-      ctx.res.writeHead(200, headers);
-      if (!binary) ctx.res.write('{"value":');
-      streaming = true;
-      void streamSource(ctx, source, d.config.maxStreamBytesPerSec, tail);
-      return;
-    }
-    const parts: Buffer[] = binary ? [] : [Buffer.from('{"value":')];
-    for (let r = await source.next(); !r.done; r = await source.next()) {
-      for (const b of r.value) parts.push(b);
-      if (ctx.req.socket.destroyed) return; // the client went away: nothing to send
-    }
-    if (binary) {
-      ctx.status = 200;
-      ctx.type = 'application/octet-stream';
-      ctx.body = parts.length === 1 ? parts[0] : Buffer.concat(parts);
-      let given = false;
-      const giveBack = () => {
-        if (given) return;
-        given = true;
-        for (const b of parts) source.recycle(b);
-      };
-      ctx.res.once('finish', giveBack);
-      ctx.res.once('close', giveBack);
-      return;
-    }
-    // as chunks of up to 1 MiB: no copy into one body buffer
-    parts.push(tail!);
-    let length = 0;
-    for (const c of parts) length += c.length;
-    ctx.status = 200;
-    ctx.type = 'application/json';
-    ctx.body = Readable.from(parts);
-    ctx.length = length;
-  } finally {
-    if (!streaming) await source.close();
-  }
-}
-
-/**
- * Write a value's buffers to the response as the socket takes them: the next page is read
- * (`source.next`) as soon as the previous one is written, while the kernel still sends the
- * bytes it took (the socket buffers hold megabytes on loopback), then the socket is waited for;
- * written buffers are recycled, the event loop runs between pages, and the pace is kept at most
- * `maxRate` bytes/s (0: unpaced). Mid-stream failures can only abort the connection (the status
- * line is gone). `tail` is written after the last; the source is closed at the end.
- */
-async function streamSource(ctx: Context, source: ValueSource, maxRate: number, tail?: Buffer): Promise<void> {
-  const res = ctx.res;
-  let pacedFrom = performance.now();
-  let pacedSent = 0;
-  let sent = 0;
-  let closed = false;
-  res.once('close', () => (closed = true));
-  // the next page's buffers, read while the kernel sends those of the previous one
-  let next: IteratorResult<Buffer[], undefined> | undefined;
-  try {
-    for (;;) {
-      if (closed) break;
-      const r = await (next ?? source.next());
-      next = undefined;
-      if (r.done) break;
-      if (closed) {
-        next = r; // recycled below
-        break;
-      }
-      const ok = writeAll(res, r.value, source);
-      for (const b of r.value) sent += b.length;
-      if (closed) break;
-      next = await source.next();
-      // `drain` may have come while the next page was read (file pages are read on the thread pool)
-      if (!ok && res.writableNeedDrain) {
-        await new Promise<void>((resolve) => {
-          const done = () => {
-            res.off('drain', done);
-            res.off('close', done);
-            resolve();
-          };
-          res.on('drain', done);
-          res.on('close', done);
-        });
-      }
-      // Paced only while other requests are being served (alone, at the speed of the link).
-      const now = performance.now();
-      if (requestsInFlight() <= 1) {
-        pacedFrom = now;
-        pacedSent = sent;
-      }
-      const ahead = maxRate > 0 ? ((sent - pacedSent) / maxRate) * 1000 - (now - pacedFrom) : 0;
-      // Always give the event loop a turn: a write the kernel took at once reports `drain` from
-      // process.nextTick, so awaiting it alone would run the whole stream in one macrotask and
-      // leave every other request (and timer) waiting until its end.
-      if (ahead >= 1) await new Promise<void>((resolve) => setTimeout(resolve, ahead));
-      else await new Promise<void>((resolve) => setImmediate(resolve));
-    }
-    if (!closed) {
-      if (tail) res.write(tail);
-      res.end();
-    }
-  } catch (e) {
-    d_log(ctx, e);
-    res.destroy(e as Error);
-  } finally {
-    if (next && !next.done) for (const b of next.value) source.recycle(b); // the client went away
-    try {
-      await source.close(); // a file read in flight ends first (it holds the read lease's file)
-    } catch (e) {
-      d_log(ctx, e);
-    }
-  }
-}
-
-/** Write buffers to the response in one go (corked: one `writev`), each recycled once written; false when it should drain first. */
-function writeAll(res: Context['res'], parts: Buffer[], source: ValueSource): boolean {
-  if (parts.length === 1) {
-    const b = parts[0]!;
-    return res.write(b, () => source.recycle(b));
-  }
-  let ok = true;
-  res.cork();
-  for (const b of parts) ok = res.write(b, () => source.recycle(b));
-  res.uncork();
-  return ok;
-}
-
-/** Log a failure that happened after the response started (it can only abort the stream). */
-function d_log(ctx: Context, e: unknown): void {
-  ctx.app.emit('error', e, ctx);
+  const answer: ValueAnswer =
+    source.format.kind === 'binary'
+      ? { type: 'application/octet-stream' }
+      : { type: 'application/json', head: [Buffer.from('{"value":')], tail: () => [Buffer.from(`,"hrefs":${stringifyJson(hrefs)}}`)] };
+  await sendValueSource(ctx, source, answer, d.config.maxStreamBytesPerSec);
 }

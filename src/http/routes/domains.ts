@@ -98,7 +98,7 @@ export function domainRoutes(d: Deps): Route[] {
         const found = await d.store.lookupPath(ref.domain, h5path, param(ctx, 'parent_id'), pathOptions(ctx));
         const h = new Hrefs(ctx, d.config, { ...ref, domain: found.domain });
         const col = COLLECTION[found.kind];
-        sendJson(ctx, 200, { ...found.json, domain: found.domain, class: found.kind, hrefs: objectHrefs(h, col, found.json.id as string, found.json.root as string) });
+        sendJson(ctx, 200, { ...found.json, domain: found.domain, class: found.kind, hrefs: objectHrefs(h, col, found.json.id as string, found.json.root as string) }, { ignoreNan: flag(ctx, 'ignore_nan') });
         return;
       }
       if (ref.domain === '/') return listing(ctx, '/', ref);
@@ -156,12 +156,26 @@ export function domainRoutes(d: Deps): Route[] {
         ? initialAcl({ owner, parent: st.acl?.root ?? {}, admin: d.config.adminUser, folder, defaultPublic: d.config.defaultPublic })
         : undefined;
       const group = body.group as { creationProperties?: { CreateOrder?: unknown } } | undefined;
-      const dom = await d.store.createDomain(ref.domain, {
-        folder,
-        trackOrder: !!group?.creationProperties?.CreateOrder,
-        owner: acl ? owner : undefined,
-        acl,
-      });
+      if (group !== undefined && group !== null && (typeof group !== 'object' || Array.isArray(group))) throw badRequest('"group" must be an object');
+      if (body.root_id !== undefined && body.root_id !== null && typeof body.root_id !== 'string') throw badRequest('"root_id" must be a group id');
+      if (body.linked_domain !== undefined && body.linked_domain !== null) {
+        throw new H5StoreError('NotImplemented', '"linked_domain" (a domain sharing the root group of another) is not supported: each domain here is one HDF5 file');
+      }
+      const quota = await st.limits?.domainCreated(st.limitKey); // per-user quota (issue #24 item 11)
+      let dom: Awaited<ReturnType<typeof d.store.createDomain>>;
+      try {
+        dom = await d.store.createDomain(ref.domain, {
+          folder,
+          trackOrder: !!group?.creationProperties?.CreateOrder,
+          owner: acl ? owner : undefined,
+          acl,
+          rootId: (body.root_id as string | null | undefined) ?? undefined,
+          rootCreation: group?.creationProperties,
+        });
+      } catch (e) {
+        await quota?.undo();
+        throw e;
+      }
       const h = new Hrefs(ctx, d.config, ref);
       const out: Record<string, unknown> = {
         ...dom,
@@ -172,7 +186,7 @@ export function domainRoutes(d: Deps): Route[] {
       if (flag(ctx, 'getdnids') || body.getdnids) out.dn_ids = DN_IDS;
       delete out.class;
       sendJson(ctx, 201, out);
-    }, { jsonBody: true }),
+    }, { jsonBody: true, bodyDecides: [{ flag: 'update', on: 'domain' }, { flag: 'create', on: 'parent' }] }),
 
     // DELETE /: delete a domain or an empty folder
     route('DELETE', '/', { flag: 'delete', on: 'domain' }, async (ctx) => {
@@ -193,16 +207,17 @@ export function domainRoutes(d: Deps): Route[] {
       // ignore_missing=1 (an h5store extension, used by the viewer): a path that leads nowhere (a
       // dangling soft or external link, a deleted object) is left out instead of failing the batch
       const skipMissing = flag(ctx, 'ignore_missing');
+      const opts = pathOptions(ctx, body);
       for (const p of body.h5paths as string[]) {
         try {
-          const found = await d.store.lookupPath(ref.domain, p, param(ctx, 'parent_id'), pathOptions(ctx));
+          const found = await d.store.lookupPath(ref.domain, p, param(ctx, 'parent_id'), opts);
           out[p] = { ...found.json, domain: found.domain, class: found.kind };
         } catch (e) {
           if (skipMissing && e instanceof H5StoreError && (e.code === 'NotFound' || e.code === 'Gone')) continue;
           throw e;
         }
       }
-      sendJson(ctx, 200, { h5paths: out, hrefs: [] });
+      sendJson(ctx, 200, { h5paths: out, hrefs: [] }, { ignoreNan: flag(ctx, 'ignore_nan') });
     }, { jsonBody: true, targets: (ctx) => pathsIn(bodyOf(ctx)).map((h5path) => ({ h5path, parentId: param(ctx, 'parent_id') })) }),
 
     // GET /domains: list a folder (only what the requester may read)

@@ -11,8 +11,9 @@ import { onlyReadable } from '../visible.js';
 import type { Deps } from '../deps.js';
 import { objectHrefs, ownedHrefs } from '../deps.js';
 import { type Href, Hrefs, linkListBody, linkListKept, sendJson, sendJsonText, sendWithHrefs } from '../present.js';
-import { accessOf, bodyOf, flag, globParam, jsonObject, limitParam, markerParam, param, pathOptions, refOf } from '../request.js';
+import { accessOf, bodyOf, emptyNameIs404, flag, globParam, jsonObject, limitParam, markerParam, param, pathOptions, refOf } from '../request.js';
 import { type Route, createOpts, route } from '../routeTable.js';
+import { createdObjects } from '../creates.js';
 
 export function groupRoutes(d: Deps): Route[] {
   const routes: Route[] = [];
@@ -25,6 +26,8 @@ export function groupRoutes(d: Deps): Route[] {
       const h5path = param(ctx, 'h5path');
       if (h5path !== undefined) {
         const parent = param(ctx, 'parent_id') ?? param(ctx, 'grpid');
+        // as HSDS: a relative path names nothing without the group it starts from
+        if (parent === undefined && !h5path.startsWith('/')) throw badRequest('h5path must be absolute when no parent_id is given');
         const found = await d.store.lookupPath(ref.domain, h5path, parent, pathOptions(ctx));
         if (found.kind !== kind) throw badRequest(`${h5path} is a ${found.kind}, not a ${kind}: look it up in /${COLLECTION[found.kind]}/`);
         const hf = new Hrefs(ctx, d.config, { ...ref, domain: found.domain });
@@ -41,6 +44,7 @@ export function groupRoutes(d: Deps): Route[] {
 
   // POST /groups: create a group (anonymous, or linked with link/h5path)
   routes.push(route('POST', '/groups', { flag: 'create', on: 'object' }, async (ctx) => {
+    if (await createdObjects(ctx, d, 'group')) return;
     const ref = refOf(ctx);
     const body = bodyOf(ctx);
     const g = await d.store.createGroup(ref.domain, body, flag(ctx, 'implicit'), accessOf(ctx));
@@ -68,7 +72,7 @@ export function groupRoutes(d: Deps): Route[] {
     });
     // Only attribute values can hold NaN or Infinity: without them, plain JSON.stringify.
     sendWithHrefs(ctx, 200, g, h, (h) => objectHrefs(h, 'groups', g.id, g.root), { plain: !includeAttrs });
-  }));
+  }, { conditional: true }));
 
   // DELETE /groups/:id, /datasets/:id, /datatypes/:id
   for (const kind of ['group', 'dataset', 'datatype'] as ObjectKind[]) {
@@ -82,6 +86,7 @@ export function groupRoutes(d: Deps): Route[] {
 
   // GET /groups/:id/links
   routes.push(route('GET', '/groups/:id/links', { flag: 'read', on: 'object' }, async (ctx) => {
+    emptyNameIs404(ctx, 'link');
     const ref = refOf(ctx);
     const id = ctx.params.id;
     const h = new Hrefs(ctx, d.config, ref);
@@ -95,10 +100,11 @@ export function groupRoutes(d: Deps): Route[] {
     sendJsonText(ctx, 200, linkListBody(page, h, id, ownedHrefs(h, `/groups/${id}/links`, `/groups/${id}`)));
     // the next page, unless its first link keeps its bytes for these hrefs already
     if (page.next !== undefined && !linkListKept(page.list, [page.after!], h, id)) readAheadLinks(d, ref.domain, id, { ...opts, marker: page.next }, h);
-  }));
+  }, { conditional: true }));
 
   // POST /groups/:id/links: links by title, of several groups (grp_ids), or of every group below (follow_links)
   routes.push(route('POST', '/groups/:id/links', { flag: 'read', on: 'object' }, async (ctx) => {
+    emptyNameIs404(ctx, 'link');
     const ref = refOf(ctx);
     const req = parseLinksPost(bodyOf(ctx));
     const opts = { limit: limitParam(ctx), pattern: globParam(ctx), createOrder: flag(ctx, 'CreateOrder') };
@@ -109,7 +115,10 @@ export function groupRoutes(d: Deps): Route[] {
       return;
     }
     if (req.groups) {
-      sendJson(ctx, 200, { links: await d.store.linksOfGroups(ref.domain, req.groups, opts), hrefs: [] });
+      const byGroup = await d.store.linksOfGroups(ref.domain, req.groups, opts);
+      // one group: its links as a plain list, as HSDS answers (issue #25)
+      const links = req.groups.length === 1 ? byGroup[req.groups[0]!.id] : byGroup;
+      sendJson(ctx, 200, { links, hrefs: [] });
       return;
     }
     if (!req.titles) throw badRequest('Give "titles", "grp_ids", or follow_links=1');
@@ -118,6 +127,7 @@ export function groupRoutes(d: Deps): Route[] {
 
   // PUT /groups/:id/links: create several links {"links": {title: {id}|{h5path}|{h5path,h5domain}}}, optionally in several groups (grp_ids)
   routes.push(route('PUT', '/groups/:id/links', { flag: 'create', on: 'object' }, async (ctx) => {
+    emptyNameIs404(ctx, 'link');
     const ref = refOf(ctx);
     const r = await d.store.putLinksBulk(ref.domain, parseLinksPut(bodyOf(ctx), ctx.params.id));
     sendJson(ctx, r === 'created' ? 201 : 200, { hrefs: [] });
@@ -125,6 +135,7 @@ export function groupRoutes(d: Deps): Route[] {
 
   // DELETE /groups/:id/links?titles=a/b[&separator=|]: delete several links, all or nothing
   routes.push(route('DELETE', '/groups/:id/links', { flag: 'delete', on: 'object' }, async (ctx) => {
+    emptyNameIs404(ctx, 'link');
     const ref = refOf(ctx);
     const titles = param(ctx, 'titles');
     if (!titles) throw badRequest('"titles" is required');

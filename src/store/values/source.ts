@@ -2,10 +2,11 @@
  * A read of dataset values as the store hands it to HTTP (issue #27): an async iterator of
  * buffers, the value's wire bytes (wire-reference 3.5) or the JSON text of its elements, with
  * `close()`. The read's locks, its pooled page buffers and libhdf5's turns (src/hdf5/heavy.ts)
- * stay inside: the caller only frames what it is given (headers, `{"value": ... }`, status).
+ * stay inside: the caller only frames what it is given (headers, `{"value": ... }`, status), or
+ * encodes it further (h5grove's npy, CSV, statistics: routes/grove.ts).
  */
 import { ValueJsonWriter } from '../../codec/json.js';
-import type { TypeJson } from '../../codec/types.js';
+import { type TypeJson, arrayElementView } from '../../codec/types.js';
 import { H5StoreError, internal, tooLarge } from '../../errors.js';
 import { hdf5Turn } from '../../hdf5/heavy.js';
 import type { FileLog } from '../files.js';
@@ -16,9 +17,57 @@ import { valueJsonOnThreads } from './threadPool.js';
 /**
  * How a value is given: its wire bytes, or the JSON text of its elements (HDF REST `value`: NaN
  * and Infinity as literals, or null with `ignoreNan`; `reduceDim` drops dimensions of extent 1;
- * `maxBytes`: the most bytes of data a JSON value may hold, 413 above).
+ * `shape`: the shape the text has instead, of as many elements (h5grove's numpy shape of a
+ * selection, or `flatten`); `maxBytes`: the most bytes of data a JSON value may hold, 413 above,
+ * the answer saying `tooLargeHint` (default: ask for binary)). Binary values up to
+ * `maxWholeBytes` (default STREAM_PAGE_BYTES, at most `pageBytes`) are read whole, larger ones
+ * streamed. With `arrayElements`, elements of an array type (H5T_ARRAY) are given as elements
+ * of its innermost base, the array's dims appended to the shape (h5py's view,
+ * codec/types.ts `arrayElementView`): the same bytes, other `type`, `shape`, `count`.
  */
-export type ValueFormat = { kind: 'binary' } | { kind: 'json'; ignoreNan?: boolean; reduceDim?: boolean; maxBytes?: number };
+export type ValueFormat = (
+  | { kind: 'binary'; maxWholeBytes?: number }
+  | { kind: 'json'; ignoreNan?: boolean; reduceDim?: boolean; shape?: number[]; maxBytes?: number; tooLargeHint?: string }
+) & { arrayElements?: boolean };
+
+/** What the store gives a value source besides the read (`openValueSource`). */
+export interface ValueSourceOptions {
+  /** Where a value thread's failure is told (formatting then goes on on the main thread). */
+  log?: FileLog;
+  /**
+   * What an error of reading the pages becomes (the store: files.ts `liveFailure`, a 503 for a
+   * file another program writes), on every read of the source: the one before it is handed out
+   * and those of a streamed value's later pages. Default: the error itself.
+   */
+  mapError?: (e: unknown) => unknown;
+}
+
+/** What a source gives, the read seen as `format` asks (`arrayElements`, the JSON shape). */
+export interface ValueView {
+  type: TypeJson;
+  shape: number[];
+  count: number;
+  itemSize: number | undefined;
+  /** Elements of the view per element read (the cells of an array type; 1 without `arrayElements`). */
+  cells: number;
+}
+
+/**
+ * The view of a planned read in `format`.
+ * @throws H5StoreError Internal when a JSON `shape` does not hold the value's elements
+ */
+function viewOf(plan: ReadPlan, format: ValueFormat): ValueView {
+  const v = format.arrayElements ? arrayElementView(plan.type) : { elem: plan.type, dims: [], cells: 1 };
+  const count = plan.count * v.cells;
+  let shape = v.dims.length ? [...plan.shape, ...v.dims] : plan.shape;
+  if (format.kind === 'json') {
+    if (format.shape) {
+      if (format.shape.reduce((a, b) => a * b, 1) !== count) throw internal(`A value of ${count} elements cannot be given in the shape ${JSON.stringify(format.shape)}`);
+      shape = format.shape;
+    } else if (format.reduceDim) shape = shape.filter((x) => x !== 1);
+  }
+  return { type: v.elem, shape, count, itemSize: plan.itemSize === undefined ? undefined : plan.itemSize / v.cells, cells: v.cells };
+}
 
 /**
  * Binary values up to this many bytes (at most `pageBytes`) are read whole before they are
@@ -45,12 +94,14 @@ const DONE: IteratorReturnResult<undefined> = { done: true, value: undefined };
  * idempotent.
  */
 export class ValueSource implements AsyncIterableIterator<Buffer[]> {
-  /** Element type of the value. */
+  /** Element type of the value (with `arrayElements`: the innermost base of an array type). */
   readonly type: TypeJson;
-  /** Shape of the value (JSON with `reduceDim`: without dimensions of extent 1); [] for a scalar. */
+  /** Shape of the value (JSON: `format.shape`, or without dimensions of extent 1 with `reduceDim`); [] for a scalar. */
   readonly shape: number[];
   /** Elements of the value. */
   readonly count: number;
+  /** Wire bytes of one element (of `type`), undefined for variable-length types: a binary buffer holds `length / itemSize` elements. */
+  readonly itemSize: number | undefined;
   /** Bytes this source yields in all, when known before reading (binary values of fixed-size types). */
   readonly length: number | undefined;
   /**
@@ -68,29 +119,43 @@ export class ValueSource implements AsyncIterableIterator<Buffer[]> {
   private state: 'pages' | 'done' = 'pages';
   private closed = false;
 
-  /** @param release lets the file go (called once; undefined when it was let go already) */
+  /** Elements of the view per element read (`ValueView.cells`). */
+  private readonly cells: number;
+  /** What reading a page threw becomes (`ValueSourceOptions.mapError`). */
+  private readonly mapError: (e: unknown) => unknown;
+
+  /**
+   * @param view the value as the format sees it (`viewOf`)
+   * @param bytes bytes of data of the value (`ReadPlan.bytes`: JSON values above
+   *   JSON_THREAD_BYTES of fixed-size types are formatted on the value threads)
+   * @param pool the pool the pages' buffers come from (undefined: none is pooled, `emptyValueSource`)
+   * @param release lets the file go (called once; undefined when it was let go already)
+   */
   constructor(
-    plan: ReadPlan,
+    view: ValueView,
+    bytes: number,
     /** What the buffers are: wire bytes, or JSON text. */
     readonly format: ValueFormat,
     whole: boolean,
     readBy: PageSource['name'],
     private readonly pages: PageSource,
-    private readonly pool: PagePool,
+    private readonly pool: PagePool | undefined,
     private release: (() => void) | undefined,
-    log: FileLog | undefined,
+    opts: ValueSourceOptions,
   ) {
-    this.type = plan.type;
-    this.count = plan.count;
+    this.type = view.type;
+    this.shape = view.shape;
+    this.count = view.count;
+    this.itemSize = view.itemSize;
+    this.cells = view.cells;
     this.whole = whole;
     this.readBy = readBy;
+    this.mapError = opts.mapError ?? ((e) => e);
     if (format.kind === 'json') {
-      this.shape = format.reduceDim ? plan.shape.filter((x) => x !== 1) : plan.shape;
-      this.json = new JsonValueText(plan, this.shape, { ignoreNan: format.ignoreNan === true }, log);
+      this.json = new JsonValueText(view, bytes, { ignoreNan: format.ignoreNan === true }, opts.log);
       this.length = undefined;
     } else {
-      this.shape = plan.shape;
-      this.length = plan.itemSize === undefined ? undefined : plan.count * plan.itemSize;
+      this.length = view.itemSize === undefined ? undefined : view.count * view.itemSize;
     }
   }
 
@@ -106,7 +171,12 @@ export class ValueSource implements AsyncIterableIterator<Buffer[]> {
   async next(): Promise<IteratorResult<Buffer[], undefined>> {
     if (this.state === 'done') return DONE;
     // a streamed page is read now, while libhdf5 is free; a whole value's are read already
-    const page = await (this.whole ? this.pages.next() : hdf5Turn(() => this.pages.next()));
+    let page: ValuePage | undefined;
+    try {
+      page = await (this.whole ? this.pages.next() : hdf5Turn(() => this.pages.next()));
+    } catch (e) {
+      throw this.mapError(e);
+    }
     if (page !== undefined) return { done: false, value: await this.bytesOf(page) };
     this.state = 'done';
     this.letGo();
@@ -124,7 +194,7 @@ export class ValueSource implements AsyncIterableIterator<Buffer[]> {
     const pooled = this.pooledOf.get(b);
     if (pooled === undefined) return;
     this.pooledOf.delete(b);
-    this.pool.give(pooled);
+    this.pool?.give(pooled);
   }
 
   /**
@@ -155,9 +225,9 @@ export class ValueSource implements AsyncIterableIterator<Buffer[]> {
       return [page.wire];
     }
     try {
-      return await this.json.part(page);
+      return await this.json.part(page.wire, page.count * this.cells);
     } finally {
-      if (page.pooled) this.pool.give(page.pooled); // its text is made
+      if (page.pooled) this.pool?.give(page.pooled); // its text is made
     }
   }
 }
@@ -171,23 +241,43 @@ export class ValueSource implements AsyncIterableIterator<Buffer[]> {
  * @throws H5StoreError PayloadTooLarge when a JSON value holds more than `format.maxBytes` bytes
  *   of data; what the read throws
  */
-export async function openValueSource(plan: ReadPlan, format: ValueFormat, pool: PagePool, release: () => void, log?: FileLog): Promise<ValueSource> {
+export async function openValueSource(plan: ReadPlan, format: ValueFormat, pool: PagePool, release: () => void, opts: ValueSourceOptions = {}): Promise<ValueSource> {
   const binary = format.kind === 'binary';
   if (!binary && format.maxBytes !== undefined && plan.bytes > format.maxBytes) {
     throw tooLarge(
       `The JSON value would hold ${plan.bytes} bytes of data, above the limit of ${format.maxBytes}: ` +
-        'ask for binary (Accept: application/octet-stream) or a smaller selection',
+        (format.tooLargeHint ?? 'ask for binary (Accept: application/octet-stream) or a smaller selection'),
     );
   }
-  const streamPage = Math.min(STREAM_PAGE_BYTES, plan.limits.pageBytes);
-  const whole = plan.bytes <= (binary ? streamPage : plan.limits.pageBytes);
+  const view = viewOf(plan, format);
+  const pageBytes = plan.limits.pageBytes;
+  const streamPage = Math.min(STREAM_PAGE_BYTES, pageBytes);
+  const whole = plan.bytes <= (binary ? Math.min(format.maxWholeBytes ?? streamPage, pageBytes) : pageBytes);
   // JSON values of one page are read into buffers of their own (their text is made at once)
   const use: PageUse = binary ? (whole ? { pool, pooled: true } : { pool, pooled: true, pageBytes: streamPage, fileBytes: true }) : { pool, pooled: !whole };
-  const pages = await pagesFor(plan, use);
-  if (!whole) return new ValueSource(plan, format, false, pages.name, pages, pool, release, log);
-  const read = await hdf5Turn(() => readNow(pages));
+  let pages: PageSource;
+  let read: ValuePage[] | undefined;
+  try {
+    pages = await pagesFor(plan, use);
+    if (whole) read = await hdf5Turn(() => readNow(pages));
+  } catch (e) {
+    throw opts.mapError ? opts.mapError(e) : e;
+  }
+  if (!read) return new ValueSource(view, plan.bytes, format, false, pages.name, pages, pool, release, opts);
   release();
-  return new ValueSource(plan, format, true, pages.name, pagesOf(pages.name, read), pool, undefined, log);
+  return new ValueSource(view, plan.bytes, format, true, pages.name, pagesOf(pages.name, read), pool, undefined, opts);
+}
+
+/**
+ * The source of a value with no elements (h5grove's empty slices, which a REST selection cannot
+ * name): nothing to read and no file held; JSON gives the empty nested brackets of `shape`.
+ * @param type the element type (of the view `format` asks: the caller applies `arrayElements`)
+ * @param shape a shape with a 0 extent (or the JSON shape the format gives)
+ */
+export function emptyValueSource(type: TypeJson, shape: number[], format: ValueFormat): ValueSource {
+  if (shape.reduce((a, b) => a * b, 1) !== 0) throw internal(`A value of shape ${JSON.stringify(shape)} is not empty`);
+  const view: ValueView = { type, shape: format.kind === 'json' && format.shape ? format.shape : shape, count: 0, itemSize: undefined, cells: 1 };
+  return new ValueSource(view, 0, format, true, 'none', pagesOf('none', []), undefined, undefined, {});
 }
 
 /** Every page of a source that reads synchronously. */
@@ -214,18 +304,21 @@ class JsonValueText {
   /** Elements given to `part` so far. */
   private next = 0;
   private readonly type: TypeJson;
+  private readonly shape: number[];
   private readonly itemSize: number | undefined;
 
+  /** @param bytes bytes of data of the whole value */
   constructor(
-    plan: ReadPlan,
-    private readonly shape: number[],
+    view: ValueView,
+    bytes: number,
     private readonly opts: { ignoreNan: boolean },
     private readonly log: FileLog | undefined,
   ) {
-    this.type = plan.type;
-    this.itemSize = plan.itemSize;
-    const threaded = plan.itemSize !== undefined && plan.bytes > JSON_THREAD_BYTES;
-    this.writer = threaded ? undefined : new ValueJsonWriter(plan.type, shape, opts);
+    this.type = view.type;
+    this.shape = view.shape;
+    this.itemSize = view.itemSize;
+    const threaded = view.itemSize !== undefined && bytes > JSON_THREAD_BYTES;
+    this.writer = threaded ? undefined : new ValueJsonWriter(view.type, view.shape, opts);
   }
 
   /** A writer on this thread that continues after the value's first `start` elements. */
@@ -236,19 +329,19 @@ class JsonValueText {
   }
 
   /**
-   * The text of the next page's elements, as chunks the caller owns.
+   * The text of the next page's elements (`count` of them in `wire`), as chunks the caller owns.
    * @throws H5StoreError when a value cannot be shown as JSON
    */
-  async part(p: ValuePage): Promise<Buffer[]> {
-    if (this.writer) return this.writer.writeChunks(p.wire, p.count);
+  async part(wire: Buffer, count: number): Promise<Buffer[]> {
+    if (this.writer) return this.writer.writeChunks(wire, count);
     const start = this.next;
-    this.next += p.count;
+    this.next += count;
     try {
-      return await valueJsonOnThreads(this.type, this.shape, this.opts, p.wire, start, p.count, this.itemSize!);
+      return await valueJsonOnThreads(this.type, this.shape, this.opts, wire, start, count, this.itemSize!);
     } catch (e) {
       if (e instanceof H5StoreError) throw e;
       this.log?.warn({ err: (e as Error).message }, 'a value thread failed formatting JSON; formatting on the main thread');
-      return this.writerAt(start).writeChunks(p.wire, p.count);
+      return this.writerAt(start).writeChunks(wire, count);
     }
   }
 

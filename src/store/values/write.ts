@@ -4,7 +4,7 @@
  */
 import fs from 'node:fs';
 import { type TypeJson, isVariableLength, typeSize } from '../../codec/types.js';
-import { decodeElements, encodeElements, selectionValues } from '../../codec/values.js';
+import { decodeElements, encodeElements, selectionValues, wrapSingleFieldValues } from '../../codec/values.js';
 import { badRequest, conflict, tooLarge } from '../../errors.js';
 import * as C from '../../hdf5/constants.js';
 import { hdf5Turn } from '../../hdf5/heavy.js';
@@ -118,7 +118,7 @@ function planWrite(f: DomainFile, did: Hid, req: WriteRequest, limits: ValueLimi
     // A flat list fills an N-D selection when the count matches; with element_count > 1 the
     // value holds that many elements, broadcast below (selectionValues).
     const n = typeof elementCount === 'number' && elementCount > 1 ? elementCount : shape.reduce((a, b) => a * b, 1);
-    wire = encodeElements(selectionValues(body.value, shape, n, type), type);
+    wire = encodeElements(selectionValues(wrapSingleFieldValues(body.value, type), shape, n, type), type);
     if (elementCount === 1) return finish(broadcast(wire, type, 1, count, limits));
   } else {
     throw badRequest('The write has no "value" (or binary body)');
@@ -139,24 +139,26 @@ function planWrite(f: DomainFile, did: Hid, req: WriteRequest, limits: ValueLimi
       const need = count * typeSize(type);
       if (w.length !== need) throw badRequest(`Binary data is ${w.length} bytes, expected ${need} (${count} elements of ${typeSize(type)} bytes)`);
     } else {
-      checkVariableWire(w, type, count);
+      w = checkVariableWire(w, type, count);
     }
     return { type, sel, points, count, wire: w, newDims, scalar, dims: space.dims, heavy };
   }
 }
 
 /**
- * Check that `wire` holds exactly `count` elements of a variable-length type in the wire format
- * (length-prefixed parts), before anything is written: every element takes 4 bytes at least,
- * and the elements must end exactly at the end of the data.
- * @throws BadRequest naming the sizes.
+ * Check that `wire` holds `count` elements of a variable-length type in the wire format
+ * (length-prefixed parts), before anything is written: every element takes 4 bytes at least.
+ * Bytes after the last element are ignored, as HSDS ignores them (issue #25).
+ * @returns the elements' bytes
+ * @throws BadRequest naming the sizes when the data ends before the last element does.
  */
-function checkVariableWire(wire: Buffer, type: TypeJson, count: number): void {
+function checkVariableWire(wire: Buffer, type: TypeJson, count: number): Buffer {
   if (count * 4 > wire.length) {
     throw badRequest(`Binary data is ${wire.length} bytes, too short for ${count} elements of a variable-length type (4 bytes each at least)`);
   }
   const { end } = decodeElements(wire, type, count);
-  if (end !== wire.length) throw badRequest(`Binary data is ${wire.length} bytes, but its ${count} elements end after ${end}`);
+  // bytes after the last element are ignored, as HSDS ignores them (its client sends 16 extra)
+  return end === wire.length ? wire : wire.subarray(0, end);
 }
 
 /** Repeat `n` elements of wire data to fill `total` elements (at most `maxBroadcastBytes`). */

@@ -207,16 +207,26 @@ export class H5StoreApi extends DataProviderApi {
     return '/' + parts.join('/');
   }
 
-  /** The current dims of the dataset at an h5web path, read afresh (undefined: not a dataset). */
-  async currentDims(path: string): Promise<number[] | undefined> {
-    const j = await this.client.json<{ class?: string; shape?: ApiShape }>('/', {
+  /**
+   * The dataset at an h5web path now: its dims, id and domain (another one when an external link
+   * leads there); undefined when it is not a dataset. Looked up by path the first time, then by
+   * id (`at`): `GET /datasets/<id>`, which the browser asks again with its ETag (a 304 while the
+   * dataset did not change).
+   */
+  async followed(path: string, at?: { id: string; domain: string }): Promise<{ dims: number[]; id: string; domain: string } | undefined> {
+    const dimsOf = (s: ApiShape) => (s.class === 'H5S_SIMPLE' ? s.dims ?? [] : []);
+    if (at) {
+      const j = await this.client.json<{ shape?: ApiShape }>(`/datasets/${at.id}`, { domain: at.domain }, { revalidate: true });
+      return j.shape ? { dims: dimsOf(j.shape), ...at } : undefined;
+    }
+    const j = await this.client.json<{ class?: string; shape?: ApiShape; id?: string; domain?: string }>('/', {
       domain: this.filepath,
       h5path: this.lookupPath(path),
       follow_soft_links: '1',
       follow_external_links: '1',
     }, { fresh: true });
-    if (j.class !== 'dataset' || !j.shape) return undefined;
-    return j.shape.class === 'H5S_SIMPLE' ? j.shape.dims ?? [] : [];
+    if (j.class !== 'dataset' || !j.shape || !j.id) return undefined;
+    return { dims: dimsOf(j.shape), id: j.id, domain: j.domain ?? this.filepath };
   }
 
   // ---------------------------------------------------------------------------------------------

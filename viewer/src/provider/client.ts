@@ -17,6 +17,8 @@ export interface RequestOptions {
   signal?: AbortSignal;
   /** Skip the browser's HTTP cache (polling a growing dataset). */
   fresh?: boolean;
+  /** Let the browser ask again with the validators of what it has (ETag: a 304 when nothing changed). */
+  revalidate?: boolean;
   onProgress?: (fraction: number) => void;
 }
 
@@ -69,7 +71,7 @@ export class ApiClient {
         headers,
         body: o.body !== undefined ? JSON.stringify(o.body) : undefined,
         signal: o.signal,
-        cache: o.fresh ? 'no-store' : 'default',
+        cache: o.fresh ? 'no-store' : o.revalidate ? 'no-cache' : 'default',
       });
     } catch (e) {
       throw o.signal?.aborted && o.signal.reason !== undefined ? o.signal.reason : e;
@@ -90,6 +92,52 @@ export class ApiClient {
   async json<T = Record<string, unknown>>(route: string, params: Record<string, string | undefined>, o: RequestOptions = {}): Promise<T> {
     const buf = await this.bytes(route, params, o);
     return parseApiJson(new TextDecoder().decode(buf)) as T;
+  }
+
+  /**
+   * Follow a change feed (`GET /events`, Server-Sent Events, read with fetch so the session's
+   * credentials go with it): `onEvent` for each event (name, parsed data). Resolves when the
+   * stream ends or `signal` aborts it.
+   * @throws ApiError when the server answers otherwise (an older server: 404); TypeError for
+   *   network failures
+   */
+  async events(params: Record<string, string | undefined>, onEvent: (name: string, data: unknown) => void, signal: AbortSignal): Promise<void> {
+    let r: Response;
+    try {
+      r = await fetch(this.url('/events', params), { headers: { Accept: 'text/event-stream', ...authHeaders(this.credentials) }, signal, cache: 'no-store' });
+    } catch (e) {
+      if (signal.aborted) return;
+      throw e;
+    }
+    if (!r.ok || !r.body || !(r.headers.get('content-type') ?? '').startsWith('text/event-stream')) {
+      const message = errorMessageOf(await r.text().catch(() => '')) || r.statusText;
+      throw new ApiError(r.status, message, params.domain ?? '/events');
+    }
+    const reader = r.body.getReader();
+    const dec = new TextDecoder();
+    let buf = '';
+    try {
+      for (;;) {
+        const { done, value } = await reader.read();
+        if (done) return;
+        buf += dec.decode(value, { stream: true });
+        let cut: number;
+        while ((cut = buf.indexOf('\n\n')) >= 0) {
+          const block = buf.slice(0, cut);
+          buf = buf.slice(cut + 2);
+          let name = 'message';
+          const data: string[] = [];
+          for (const line of block.split('\n')) {
+            if (line.startsWith('event:')) name = line.slice(6).trim();
+            else if (line.startsWith('data:')) data.push(line.slice(5).trimStart());
+          }
+          if (data.length) onEvent(name, JSON.parse(data.join('\n')));
+        }
+      }
+    } catch (e) {
+      if (signal.aborted) return;
+      throw e;
+    }
   }
 
   /** The status of a HEAD request (0 when the server cannot be reached). */
