@@ -1766,7 +1766,7 @@ export class Store {
       const again = reachedDomains(f, values.reachFor(f, id));
       const locked = new Set(first.map((d) => d.domain));
       if (again.some((d) => !locked.has(d.domain))) {
-        throw new H5StoreError('Unavailable', 'The files this dataset reaches changed meanwhile; try again', { 'Retry-After': '1' });
+        throw new H5StoreError('Unavailable', 'The files this dataset reaches changed meanwhile; try again', { retryAfter: 1 });
       }
       return leave;
     } catch (e) {
@@ -1832,7 +1832,7 @@ export class Store {
     const lock = entry.lock;
     const t0 = performance.now();
     const busy = () =>
-      new H5StoreError('Unavailable', `Domain ${d.domain}, which this dataset's values live in, is busy; try again`, { 'Retry-After': '1' });
+      new H5StoreError('Unavailable', `Domain ${d.domain}, which this dataset's values live in, is busy; try again`, { retryAfter: 1 });
     while (!(mode === 'read' ? lock.tryRead() : lock.tryWrite())) {
       if (performance.now() - t0 > REACH_LOCK_WAIT_MS) throw busy();
       await new Promise((r) => setTimeout(r, 5));
