@@ -38,21 +38,44 @@ export const STATUS = {
 
 export type ErrorCode = keyof typeof STATUS;
 
+/** What an error adds to its answer besides the status and the message. */
+export interface ErrorExtras {
+  /**
+   * Seconds after which the client may try again (503, 429): the answer's `Retry-After`
+   * (RFC 9110 section 10.2.3), which only the error middleware (http/present.ts) writes.
+   */
+  retryAfter?: number;
+  /** Other headers the answer needs: `Allow` of a 405, `WWW-Authenticate` of a 401, `Content-Range` of a 416. */
+  headers?: Record<string, string>;
+}
+
 /** A failure with a semantic code and a message meant for the client. */
 export class H5StoreError extends Error {
   readonly code: ErrorCode;
-  /** Extra response headers (e.g. `Allow` for 405, `Retry-After` for 503). */
+  /** Seconds after which to try again (see `ErrorExtras.retryAfter`); a whole number, at least 1. */
+  readonly retryAfter?: number;
+  /** Extra response headers (see `ErrorExtras.headers`). */
   readonly headers?: Record<string, string>;
-  constructor(code: ErrorCode, message: string, headers?: Record<string, string>) {
+  constructor(code: ErrorCode, message: string, extras: ErrorExtras = {}) {
     super(message);
     this.name = 'H5StoreError';
     this.code = code;
-    this.headers = headers;
+    if (extras.retryAfter !== undefined) this.retryAfter = Math.max(1, Math.ceil(extras.retryAfter));
+    this.headers = extras.headers;
   }
   get status(): number {
     return STATUS[this.code];
   }
+  /** The headers of the answer: `headers`, and `Retry-After` when the error has one. */
+  answerHeaders(): Record<string, string> {
+    const h: Record<string, string> = { ...this.headers };
+    if (this.retryAfter !== undefined) h['Retry-After'] = String(this.retryAfter);
+    return h;
+  }
 }
+
+/** 503: the server or a file is busy for now; try again after `retryAfter` seconds. */
+export const unavailable = (msg: string, retryAfter: number) => new H5StoreError('Unavailable', msg, { retryAfter });
 
 /** 400: malformed request (bad JSON, bad selection, bad type, wrong body size, ...). */
 export const badRequest = (msg: string) => new H5StoreError('BadRequest', msg);

@@ -51,13 +51,13 @@ const KNOWN_LOGIN_MS = 30 * 24 * 3600_000;
 
 /** 429 with `Retry-After` (whole seconds, at least 1). */
 export function tooManyRequests(message: string, retryAfterMs: number): H5StoreError {
-  return new H5StoreError('TooManyRequests', message, { 'Retry-After': String(Math.max(1, Math.ceil(retryAfterMs / 1000))) });
+  return new H5StoreError('TooManyRequests', message, { retryAfter: Math.max(1, Math.ceil(retryAfterMs / 1000)) });
 }
 
 /** 401 with a challenge. Browsers' pages (X-Requested-With) get no Basic challenge, so no native prompt. */
 export function unauthorized(message: string, xhr = false): H5StoreError {
   const challenge = xhr ? 'Bearer realm="h5store"' : 'Basic realm="h5store", charset="UTF-8", Bearer realm="h5store"';
-  return new H5StoreError('Unauthorized', message, { 'WWW-Authenticate': challenge });
+  return new H5StoreError('Unauthorized', message, { headers: { 'WWW-Authenticate': challenge } });
 }
 
 export interface AuthOptions {

@@ -108,7 +108,7 @@ export class PasswordPool {
     const suspect = !!opts.suspect && Math.max(1, this.opts.threads) > 1;
     const queue = suspect ? this.suspect : opts.priority ? this.urgent : this.clean;
     if (queue.length >= this.opts.maxQueue) {
-      return Promise.reject(new H5StoreError('Unavailable', 'Too many password checks in progress: try again shortly', { 'Retry-After': '1' }));
+      return Promise.reject(new H5StoreError('Unavailable', 'Too many password checks in progress: try again shortly', { retryAfter: 1 }));
     }
     return new Promise<Buffer>((resolve, reject) => {
       queue.push({ id: this.nextId++, from: opts.from ?? '', suspect, job, resolve, reject });
@@ -150,7 +150,7 @@ export class PasswordPool {
       const i = this.threads.indexOf(t);
       if (i < 0) return;
       this.threads.splice(i, 1);
-      t.current?.reject(new H5StoreError('Unavailable', `The password check was interrupted (${why}): try again`, { 'Retry-After': '1' }));
+      t.current?.reject(new H5StoreError('Unavailable', `The password check was interrupted (${why}): try again`, { retryAfter: 1 }));
       t.current = undefined;
       this.pump(); // the waiting checks go to a new thread
     };

@@ -14,7 +14,6 @@
  * end of file), the decoder answers `null`: the caller asks libhdf5 instead, so an answer here is
  * never different from libhdf5's.
  */
-import type { SymbolTableAddrs } from './symbolTable.js';
 
 /** The kinds of objects the REST API has (ids.ts prefixes). */
 export type HeaderKind = 'group' | 'dataset' | 'datatype';
@@ -280,4 +279,12 @@ function scanHeader(read: ReadAt, addr: number, sb: SuperblockInfo): Scan | null
     }
   } else return null;
   return scan;
+}
+
+/** Where a symbol table group keeps its links (the symbol table message, 0x11). */
+export interface SymbolTableAddrs {
+  /** Address of the root node of the version 1 B-tree (relative to the base). */
+  btree: number;
+  /** Address of the local heap holding the names (relative to the base). */
+  heap: number;
 }

@@ -21,16 +21,10 @@
  * answers `null` and the caller asks libhdf5: an answer here is never different from libhdf5's.
  */
 import { isAscii } from 'node:buffer';
-import type { ReadAt, SuperblockInfo } from './objectHeader.js';
+import type { ReadAt, SuperblockInfo, SymbolTableAddrs } from './objectHeader.js';
 import { MAX_CHUNK_BYTES, uint } from './objectHeader.js';
 
-/** Where a symbol table group keeps its links (the symbol table message, 0x11). */
-export interface SymbolTableAddrs {
-  /** Address of the root node of the version 1 B-tree (relative to the base). */
-  btree: number;
-  /** Address of the local heap holding the names (relative to the base). */
-  heap: number;
-}
+export type { SymbolTableAddrs } from './objectHeader.js';
 
 /**
  * One link of a symbol table group, shaped as the store's link records (hdf5/objects.ts

@@ -443,7 +443,7 @@ export const BUSY = new Int32Array(new SharedArrayBuffer(4));
 export function waitIdleSync(): void {
   for (let v = Atomics.load(BUSY, 0); v === 1 || v === 2; v = Atomics.load(BUSY, 0)) {
     if (v === 2) {
-      throw new H5StoreError('Unavailable', 'A long write into another file is running on the HDF5 worker thread; try again', { 'Retry-After': '1' });
+      throw new H5StoreError('Unavailable', 'A long write into another file is running on the HDF5 worker thread; try again', { retryAfter: 1 });
     }
     Atomics.wait(BUSY, 0, v, 1000);
   }

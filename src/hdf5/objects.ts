@@ -124,7 +124,7 @@ export function openFailure(path: string, e: unknown, writable: boolean): H5Stor
       return new H5StoreError(
         'Unavailable',
         `The file is locked by another program${writable ? ' (cannot write now)' : ''}; try again later`,
-        { 'Retry-After': '1' },
+        { retryAfter: 1 },
       );
     }
     if (e.mentions('file signature not found') || e.mentions('not an HDF5 file')) {

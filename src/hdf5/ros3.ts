@@ -96,7 +96,7 @@ export function openRos3(url: string, cred: Ros3Credentials, tuning: Ros3Tuning 
     return H5.H5Fopen(url, C.H5F_ACC_RDONLY, fapl);
   } catch (e) {
     if (e instanceof Hdf5Error && e.mentions('curl cannot perform request')) {
-      throw new H5StoreError('Unavailable', 'The archive object could not be read from S3 (request failed); try again', { 'Retry-After': '1' });
+      throw new H5StoreError('Unavailable', 'The archive object could not be read from S3 (request failed); try again', { retryAfter: 1 });
     }
     throw openFailure(url, e, false);
   }

@@ -68,9 +68,7 @@ export function setBodyBudget(memoryBytes: number, spoolBytes: number): void {
 
 /** 503 for a body the budget has no room for. */
 export function noRoom(what: string, bytes: number, limit: number, setting: string): H5StoreError {
-  return new H5StoreError('Unavailable', `The server holds too many request bodies at once: no room for ${what} of ${bytes} bytes (at most ${limit} bytes at once, ${setting}); try again shortly`, {
-    'Retry-After': '2',
-  });
+  return new H5StoreError('Unavailable', `The server holds too many request bodies at once: no room for ${what} of ${bytes} bytes (at most ${limit} bytes at once, ${setting}); try again shortly`, { retryAfter: 2 });
 }
 
 /**

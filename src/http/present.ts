@@ -371,7 +371,7 @@ export function errorMiddleware(logger: Logger, dataRoot?: string) {
       await next();
       if (ctx.status === 404 && ctx.body === undefined) throw new H5StoreError('NotFound', `No route for ${ctx.method} ${ctx.path}`);
       if (ctx.status === 405 && ctx.body === undefined) {
-        throw new H5StoreError('MethodNotAllowed', `Method ${ctx.method} is not allowed on ${ctx.path}`, { Allow: ctx.response.get('Allow') });
+        throw new H5StoreError('MethodNotAllowed', `Method ${ctx.method} is not allowed on ${ctx.path}`, { headers: { Allow: ctx.response.get('Allow') } });
       }
       if (ctx.status === 501 && ctx.body === undefined) throw new H5StoreError('NotImplemented', `Method ${ctx.method} is not implemented`);
     } catch (e) {
@@ -406,7 +406,7 @@ export function errorMiddleware(logger: Logger, dataRoot?: string) {
       const message = scrub(err.message);
       ctx.status = err.status;
       ctx.message = reasonPhrase(message);
-      for (const [k, v] of Object.entries(err.headers ?? {})) if (v) ctx.set(k, v);
+      for (const [k, v] of Object.entries(err.answerHeaders())) if (v) ctx.set(k, v);
       ctx.type = 'application/json; charset=utf-8';
       ctx.body = JSON.stringify({ status: err.status, message, hrefs: [] });
     }

@@ -111,7 +111,7 @@ export function viewerMiddleware(d: Deps): Middleware {
 
   async function serveFile(ctx: Context): Promise<void> {
     if (ctx.method !== 'GET' && ctx.method !== 'HEAD') {
-      throw new H5StoreError('MethodNotAllowed', `Method ${ctx.method} is not allowed on ${ctx.path}`, { Allow: 'GET, HEAD' });
+      throw new H5StoreError('MethodNotAllowed', `Method ${ctx.method} is not allowed on ${ctx.path}`, { headers: { Allow: 'GET, HEAD' } });
     }
     if (!built()) {
       ctx.status = 503;

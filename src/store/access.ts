@@ -14,8 +14,7 @@
  * the governing folder's) and asks the request's `Access` whether the requester may `flag` it.
  * The store never decides itself.
  */
-import type { Flag } from '../auth/acl.js';
-import type { AclView } from './store.js';
+import type { Acl, Flag } from '../auth/acl.js';
 
 /** Access to another object an operation reaches: `read` for reads, `write` for writes. */
 export type AccessMode = 'read' | 'write';
@@ -44,3 +43,26 @@ export interface Access {
 
 /** Allows everything (internal use, tools, and tests of the store without users). */
 export const allowAll: Access = Object.freeze({ all: true, check: () => undefined });
+
+/**
+ * What a permission decision on a domain, folder or object looks at (spec 5; acls.ts).
+ * `kind` is what the path is: a domain file, a folder, or nothing yet (then the nearest existing
+ * folder governs, e.g. for PUT / of a new domain).
+ */
+export interface AclView {
+  kind: 'domain' | 'folder' | 'missing';
+  owner: string;
+  /** The root group's ACL (the domain's), or the governing folder's. */
+  root: Acl;
+  /** The object's own ACL, when the request names an object that has one. */
+  object?: Acl;
+  /** True when the domain file holds no ACL and its folder governs it. */
+  inherited: boolean;
+  /** True when some object of the domain has an ACL of its own (bulk requests check each object). */
+  hasObjectAcls?: boolean;
+  /**
+   * The objects' own ACLs, when there are any (a view of the domain itself): what the most
+   * permissive outcome of a request whose object is not known yet may be (http/auth.ts).
+   */
+  objectAcls?: Acl[];
+}

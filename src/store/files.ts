@@ -41,6 +41,7 @@ import * as h5 from '../hdf5/objects.js';
 import { readModeOf } from '../hdf5/objects.js';
 import { allowDirectWrites, handleIdentity, openJournaled, repairStatusAndEoa, setDirectWriteDurability } from '../hdf5/vfd.js';
 import { DomainFile } from './domainFile.js';
+import { parentOf, writersOf } from './openers.js';
 import { FOREIGN_WRITER_MS, FileHandle, type FileSource, type FileStamp, sameStamp, stampOf } from './fileHandle.js';
 import { AFTER, type FileEvent } from './fileState.js';
 import type { DomainPaths, ReachContext } from './paths.js';
@@ -172,7 +173,7 @@ function sleep(ms: number): Promise<void> {
 
 /** 503: a file another program writes was inconsistent while it was read (issue #26). */
 function liveInconsistent(): H5StoreError {
-  return new H5StoreError('Unavailable', 'The domain file is being written by another program and changed while it was read; try again', { 'Retry-After': '1' });
+  return new H5StoreError('Unavailable', 'The domain file is being written by another program and changed while it was read; try again', { retryAfter: 1 });
 }
 
 /**
@@ -188,7 +189,7 @@ function needsAdminRepair(domain: string, why: 'legacy-lock' | 'status-flags', c
   return new H5StoreError(
     'Conflict',
     `The domain file is open for ${flags & 4 ? 'SWMR ' : ''}writing by another program (its superblock says so; a program that crashed leaves the same flags): it is served read-only, and written again once that program closes it. If no program has it open, an administrator can clear the flags with: h5store repair ${domain}`,
-    { 'Retry-After': '5' },
+    { retryAfter: 5 },
   );
 }
 
@@ -631,7 +632,7 @@ export class FileCache {
       const id = handleIdentity(fid);
       if (id.ino !== h.ino || id.dev !== h.dev) {
         h5.closeFile(fid);
-        throw new H5StoreError('Unavailable', 'The domain file was replaced during the request; try again', { 'Retry-After': '1' });
+        throw new H5StoreError('Unavailable', 'The domain file was replaced during the request; try again', { retryAfter: 1 });
       }
       h.fid = fid;
       h.writable = false;
@@ -682,7 +683,7 @@ export class FileCache {
     }
     if (!st.isFile()) throw notFound(`Domain ${f.domain} not found`);
     if (st.ino !== Number(f.handle.ino)) {
-      throw new H5StoreError('Unavailable', 'The domain file was replaced during the request; try again', { 'Retry-After': '1' });
+      throw new H5StoreError('Unavailable', 'The domain file was replaced during the request; try again', { retryAfter: 1 });
     }
     return st;
   }
@@ -850,10 +851,28 @@ export class FileCache {
       throw needsAdminRepair(f.domain, 'status-flags', undefined, flags);
     }
     if (h.foreignWriterAtWork()) {
+      // Changes of another program close together: one that writes without file locking may
+      // still have it open, or one that locks wrote it several times and closed it (h5py
+      // sessions one after the other). /proc tells them apart where it can.
+      const held = this.writersElsewhere(h);
+      if (held?.length === 0) return;
       this.opts.observer?.lockRefused('hdf5');
       const secs = Math.ceil(FOREIGN_WRITER_MS / 1000);
-      throw new H5StoreError('Unavailable', `The domain is busy: another program (without file locking) changed the file more than once in the last ${secs} s and may still be writing it; try again in ${secs} s`, { 'Retry-After': String(secs) });
+      const who = held ? `another program (pid ${held.join(', ')}) has the file open for writing without file locking` : `another program (without file locking) changed the file more than once in the last ${secs} s and may still be writing it`;
+      throw new H5StoreError('Unavailable', `The domain is busy: ${who}; try again in ${secs} s`, { retryAfter: secs });
     }
+  }
+
+  /**
+   * The other processes that have the file open for writing (openers.ts), not counting this
+   * process and, under `serve --workers N`, its sibling workers (they keep a read-write handle
+   * between their writes and wait for our lock); undefined when that cannot be known (no /proc,
+   * or processes of other users that this one may not look at).
+   */
+  private writersElsewhere(h: FileHandle): number[] | undefined {
+    const found = writersOf(Number(h.dev), Number(h.ino), new Set([process.pid]));
+    if (!found || found.incomplete) return undefined;
+    return this.opts.lockFamily === undefined ? found.pids : found.pids.filter((pid) => parentOf(pid) !== process.ppid);
   }
 
   /** After a failed write: close the handle (whatever libhdf5 flushes is journaled), roll back. */
@@ -1075,7 +1094,7 @@ export class FileCache {
       const before = stampOf(fs.statSync(fsPath));
       await sleep(quietMs);
       if (!sameStamp(before, stampOf(fs.statSync(fsPath)))) {
-        throw new H5StoreError('Conflict', `${domain} changed during the ${quietMs} ms it was watched: a program is still writing it. Nothing was repaired (--force repairs anyway)`, { 'Retry-After': '5' });
+        throw new H5StoreError('Conflict', `${domain} changed during the ${quietMs} ms it was watched: a program is still writing it. Nothing was repaired (--force repairs anyway)`, { retryAfter: 5 });
       }
     }
     await h.lock.write();

@@ -118,7 +118,7 @@ export class DomainFeeds {
    */
   async follow(domain: string, ids: string[] | undefined, f: Follower): Promise<() => void> {
     if (this.followers >= this.opts.maxFollowers) {
-      throw new H5StoreError('Unavailable', `This server follows ${this.followers} change feeds already (maxEventStreams); try again later`, { 'Retry-After': '10' });
+      throw new H5StoreError('Unavailable', `This server follows ${this.followers} change feeds already (maxEventStreams); try again later`, { retryAfter: 10 });
     }
     const key = `${domain}\u0000${ids?.join(',') ?? ''}`;
     let feed = this.feeds.get(key);

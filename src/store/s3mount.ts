@@ -60,7 +60,7 @@ function s3Failure(op: string, e: unknown): H5StoreError {
   const status = err.$metadata?.httpStatusCode;
   if (status === 404 || err.name === 'NotFound' || err.name === 'NoSuchKey') return notFound('Not found in the archive');
   const why = status === 403 ? 'access denied (check the S3 credentials)' : `${err.name ?? 'error'}${status ? ` (HTTP ${status})` : ''}`;
-  return new H5StoreError('Unavailable', `The archive's S3 storage did not answer ${op}: ${why}`, { 'Retry-After': '1' });
+  return new H5StoreError('Unavailable', `The archive's S3 storage did not answer ${op}: ${why}`, { retryAfter: 1 });
 }
 
 /** One S3 object's current version, and how to open it (the file cache's `FileSource`). */

@@ -35,7 +35,7 @@ import { domainKey, fileIdentity, noteDomainKey } from './ids.js';
 import { DomainPaths, FOLDER_META, LOCK_SUFFIX, isServiceName, normalizeDomain, parentDomain } from './paths.js';
 import { serviceName } from './servicefiles.js';
 import { StatCache } from './statCache.js';
-import { type Access, type AccessMode, FLAG_FOR_MODE, allowAll } from './access.js';
+import { type Access, type AccessMode, type AclView, FLAG_FOR_MODE, allowAll } from './access.js';
 import { DEFAULT_LIMITS, type Limits } from './limits.js';
 import { type ReachedFile, storageKindOf } from './reach.js';
 import * as values from './values.js';
@@ -130,28 +130,7 @@ export interface FolderItem extends DomainJson {
   beingWritten?: true;
 }
 
-/**
- * What a permission decision on a domain, folder or object looks at (spec 5; acls.ts).
- * `kind` is what the path is: a domain file, a folder, or nothing yet (then the nearest existing
- * folder governs, e.g. for PUT / of a new domain).
- */
-export interface AclView {
-  kind: 'domain' | 'folder' | 'missing';
-  owner: string;
-  /** The root group's ACL (the domain's), or the governing folder's. */
-  root: Acl;
-  /** The object's own ACL, when the request names an object that has one. */
-  object?: Acl;
-  /** True when the domain file holds no ACL and its folder governs it. */
-  inherited: boolean;
-  /** True when some object of the domain has an ACL of its own (bulk requests check each object). */
-  hasObjectAcls?: boolean;
-  /**
-   * The objects' own ACLs, when there are any (a view of the domain itself): what the most
-   * permissive outcome of a request whose object is not known yet may be (http/auth.ts).
-   */
-  objectAcls?: Acl[];
-}
+export type { AclView } from './access.js';
 
 /**
  * The object an ACL request is about: the domain/folder itself, an object of the domain by id
@@ -1767,7 +1746,7 @@ export class Store {
       const again = await hdf5Turn(() => reachedDomains(f, values.reachFor(f, id)));
       const locked = new Set(first.map((d) => d.domain));
       if (again.some((d) => !locked.has(d.domain))) {
-        throw new H5StoreError('Unavailable', 'The files this dataset reaches changed meanwhile; try again', { 'Retry-After': '1' });
+        throw new H5StoreError('Unavailable', 'The files this dataset reaches changed meanwhile; try again', { retryAfter: 1 });
       }
       return leave;
     } catch (e) {
@@ -1833,7 +1812,7 @@ export class Store {
     const lock = entry.lock;
     const t0 = performance.now();
     const busy = () =>
-      new H5StoreError('Unavailable', `Domain ${d.domain}, which this dataset's values live in, is busy; try again`, { 'Retry-After': '1' });
+      new H5StoreError('Unavailable', `Domain ${d.domain}, which this dataset's values live in, is busy; try again`, { retryAfter: 1 });
     while (!(mode === 'read' ? lock.tryRead() : lock.tryWrite())) {
       if (performance.now() - t0 > REACH_LOCK_WAIT_MS) throw busy();
       await new Promise((r) => setTimeout(r, 5));

@@ -159,7 +159,7 @@ export class CrossProcessLock {
     const writable = write;
     if (fs.fstatSync(fd, { bigint: true }).ino !== this.ino) {
       fs.closeSync(fd);
-      throw new H5StoreError('Unavailable', 'The domain file was replaced during the request; try again', { 'Retry-After': '1' });
+      throw new H5StoreError('Unavailable', 'The domain file was replaced during the request; try again', { retryAfter: 1 });
     }
     if (this.dataFd !== undefined) fs.closeSync(this.dataFd);
     this.dataFd = fd;
@@ -273,7 +273,7 @@ export class CrossProcessLock {
           : blocker === 'legacy'
             ? 'an older h5store process holds its lock on the file'
             : 'another program (h5py?) has the file open for writing';
-    return new H5StoreError('Unavailable', `The domain is busy: ${who}; try again in ${secs} s`, { 'Retry-After': String(secs) });
+    return new H5StoreError('Unavailable', `The domain is busy: ${who}; try again in ${secs} s`, { retryAfter: secs });
   }
 
   /**

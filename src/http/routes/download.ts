@@ -124,7 +124,7 @@ export function downloadRoutes(d: Deps): Route[] {
           const parsed = parseRange(snap.size, rangeHeader, { combine: true });
           if (parsed === -1 || (Array.isArray(parsed) && parsed.type === 'bytes' && parsed.length > MAX_RANGES)) {
             const why = parsed === -1 ? `No range of ${JSON.stringify(rangeHeader.slice(0, 100))} lies within the file's ${snap.size} bytes` : `More than ${MAX_RANGES} ranges`;
-            throw new H5StoreError('RangeNotSatisfiable', why, { 'Content-Range': `bytes */${snap.size}` });
+            throw new H5StoreError('RangeNotSatisfiable', why, { headers: { 'Content-Range': `bytes */${snap.size}` } });
           }
           if (Array.isArray(parsed) && parsed.type === 'bytes') ranges = parsed.map((r) => ({ start: r.start, end: r.end }));
           // -2 (malformed) or another unit: ignored, the whole file (RFC 9110 14.2)
@@ -147,7 +147,7 @@ export function downloadRoutes(d: Deps): Route[] {
           head = await first.next();
         } catch (e) {
           if (e instanceof H5StoreError && e.code === 'Conflict') {
-            throw new H5StoreError('Unavailable', `${e.message.replace(/: download it again$/, '')}: try again`, { 'Retry-After': String(Math.max(1, Math.ceil(d.config.s3RevalidateMs / 1000))) });
+            throw new H5StoreError('Unavailable', `${e.message.replace(/: download it again$/, '')}: try again`, { retryAfter: Math.max(1, Math.ceil(d.config.s3RevalidateMs / 1000)) });
           }
           throw e;
         }
