@@ -68,7 +68,7 @@ describe('ValueSource (store/values/source.ts)', () => {
         const pages = pagesOf(int32Pages([1, 2, 3, 4, 5, 6, 7, 8], 2), c.failAt, c.fail);
         let released = 0;
         const seen: unknown[] = [];
-        const mapped = new H5StoreError('Unavailable', 'the file changed under the read', { 'Retry-After': '1' });
+        const mapped = new H5StoreError('Unavailable', 'the file changed under the read', { retryAfter: 1 });
         const s = new ValueSource(view(8), 32, { kind } as ValueFormat, false, 'libhdf5Pages', pages, undefined, () => released++, {
           mapError: (e) => {
             seen.push(e);
