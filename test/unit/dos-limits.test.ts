@@ -126,7 +126,7 @@ describe('auth/passwordPool PasswordPool (issue #24 item 8)', () => {
       const run = (pw: string, from: string, priority = false) =>
         pool.scrypt(job(pw), { priority, from }).then(
           () => void order.push(pw),
-          (e: H5StoreError) => void order.push(`${pw}:${e.status}:${e.headers?.['Retry-After']}`),
+          (e: H5StoreError) => void order.push(`${pw}:${e.status}:${e.answerHeaders()['Retry-After']}`),
         );
       // a1 runs; a2, a3 (same address) and b1 wait: b1 goes before a2 and a3
       const all = [run('a1', 'A'), run('a2', 'A'), run('a3', 'A'), run('b1', 'B'), run('c1', 'C')];
