@@ -10,7 +10,9 @@
  * snapshot was opened ends the transfer with an error (the client sees a transfer shorter than
  * its Content-Length, never a silent mix of two versions of the file). A program that writes
  * without locking the file (HDF5_USE_FILE_LOCKING=FALSE) may still be caught in the middle of a
- * write at the start: no consistent snapshot is promised for such files.
+ * write at the start: no consistent snapshot is promised for such files. The first block
+ * (DOWNLOAD_BLOCK_BYTES) is read while the lock is held, so a file of up to one block is always
+ * sent whole, whatever writes follow (the hostile run's downloads raced writes and got 503).
  */
 import fs from 'node:fs';
 import { H5StoreError } from '../errors.js';
@@ -65,6 +67,22 @@ export function openSnapshot(realPath: string, dev: bigint, ino: bigint, domain:
     throw new H5StoreError('NotFound', `Domain ${domain} was replaced: ask again`);
   }
   const version = versionOf(st);
+  // The first block is read now, under the read lock: a file of up to one block (most files a
+  // viewer downloads while a program writes them) is always one consistent version, and a
+  // larger one starts with one (its later blocks are checked as they are read).
+  const head = Buffer.allocUnsafe(Math.min(Number(st.size), DOWNLOAD_BLOCK_BYTES));
+  try {
+    let got = 0;
+    while (got < head.length) {
+      const r = fs.readSync(fd, head, got, head.length - got, got);
+      if (r === 0) throw new H5StoreError('Conflict', `${domain} became shorter while it was opened: download it again`);
+      got += r;
+    }
+  } catch (e) {
+    fs.closeSync(fd);
+    if (e instanceof H5StoreError) throw e;
+    throw new H5StoreError('Internal', `Cannot read ${domain}: ${(e as Error).message}`);
+  }
   let closed = false;
   const close = () => {
     if (closed) return;
@@ -75,6 +93,13 @@ export function openSnapshot(realPath: string, dev: bigint, ino: bigint, domain:
     let at = start;
     while (at <= end) {
       if (closed) throw new H5StoreError('Internal', `The download of ${domain} was closed`);
+      if (at < head.length) {
+        // read when the snapshot was opened (a view: the caller only writes it)
+        const stop = Math.min(end + 1, head.length);
+        yield head.subarray(at, stop);
+        at = stop;
+        continue;
+      }
       const now = await new Promise<fs.BigIntStats>((resolve, reject) => fs.fstat(fd, { bigint: true }, (err, s) => (err ? reject(err) : resolve(s))));
       if (versionOf(now) !== version) throw new H5StoreError('Conflict', `${domain} changed while it was being sent: download it again`);
       const n = Math.min(DOWNLOAD_BLOCK_BYTES, end - at + 1);

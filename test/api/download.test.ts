@@ -248,6 +248,40 @@ describe('file download with ranges (GET /file, issue #28 item 8)', function () 
     expect(srv.log()).to.include('download ended: the file changed');
   });
 
+  it('a file of up to 1 MiB downloaded while REST writes go on: every download whole, one version each (the hostile run got 503s)', async () => {
+    const w = c.with('/busy.h5');
+    expect((await w.put('/')).status).to.equal(201);
+    const rid = (await w.get('/')).json.root;
+    let writing = true;
+    // four writers keep a write waiting for the lock whenever a download holds it
+    const writers = [0, 1, 2, 3].map(async (n) => {
+      for (let i = 0; writing; i++) expect((await w.put(`/groups/${rid}/attributes/w${n}_${i % 20}`, { type: 'H5T_STD_I32LE', value: i })).status).to.be.oneOf([200, 201]);
+    });
+    const bodies: Buffer[] = [];
+    try {
+      await Promise.all(
+        [0, 1].map(async () => {
+          for (let k = 0; k < 20; k++) {
+            const r = await c.with('/busy.h5').request('GET', '/file');
+            expect(r.status, r.text).to.equal(200);
+            expect(r.headers.get('content-length')).to.equal(String(r.body.length));
+            bodies.push(r.body);
+          }
+        }),
+      );
+    } finally {
+      writing = false;
+      await Promise.all(writers);
+    }
+    expect(bodies[0]!.length).to.be.below(1 << 20);
+    // each is a file h5py opens (the last and one in the middle)
+    for (const b of [bodies[20]!, bodies[39]!]) {
+      const f = path.join(tempRoot('h5store-download-busy-'), 'copy.h5');
+      fs.writeFileSync(f, b);
+      execFileSync(PYTHON, ['-c', "import h5py, sys\nwith h5py.File(sys.argv[1], 'r') as f: list(f.attrs.items())", f]);
+    }
+  });
+
   describe('access control', () => {
     let secured: TestServer;
     const PW = { alice: 'alice-pw-1', bob: 'bob-pw-2' };

@@ -17,7 +17,8 @@
  *   (revalidated on every use: files change in place).
  * - A file that changes while it is being sent ends the transfer (store/download.ts): the client
  *   sees a body shorter than its Content-Length, never a silent mix of two versions. One that
- *   changed before its first byte was read answers 503 with Retry-After.
+ *   changed before its first byte was read answers 503 with Retry-After; the first 1 MiB is read
+ *   under the domain's read lock (a file up to that size is always sent whole).
  */
 import crypto from 'node:crypto';
 import { Readable } from 'node:stream';
