@@ -1,11 +1,15 @@
 /**
  * query= on one-dimensional compound tables: both scan paths (whole fixed-size rows; columns for
  * compounds with variable-length fields), string paddings, big-endian fields, fields=, Limit,
- * select=, and the result shape [index, ...fields] (wire-reference 2.4).
+ * select=, and the result shape [index, ...fields] (wire-reference 2.4). And query= on datasets of
+ * a simple type (numbers, fixed-length strings) of any rank, `_` naming the element: the matching
+ * elements in row-major order as a 1-D array of the dataset's type, JSON and binary, compared
+ * with numpy on the file, and with the real h5pyd 1.0 client's `dset[..., query=...]`.
  */
 import { expect } from 'chai';
 import { Client, type TestServer, startServer, tempRoot } from '../helpers/server.js';
-import { python } from '../helpers/python.js';
+import { python, pythonJson } from '../helpers/python.js';
+import { h5pydPython, haveClient, missingClient } from '../helpers/clients.js';
 
 const str = (length: number | 'H5T_VARIABLE', strPad = 'H5T_STR_NULLPAD') => ({ class: 'H5T_STRING', charSet: 'H5T_CSET_ASCII', strPad, length });
 
@@ -183,5 +187,212 @@ with h5py.File(sys.argv[1], 'r+') as f:
     expect((await c.get(`/datasets/${ids.nullpad}/value`, { query: "temp == 'x'" })).status).to.equal(400);
     const plain = (await c.post('/datasets', { type: 'H5T_STD_I32LE', shape: [3] })).json.id;
     expect((await c.get(`/datasets/${plain}/value`, { query: 'x > 1' })).status).to.equal(400);
+    // a coordinate-list select is no hyperslab to scan (400, not a server error)
+    const r = await c.get(`/datasets/${ids.nullpad}/value`, { query: 'time >= 0', select: '[[1,2,5]]' });
+    expect(r.status, r.text).to.equal(400);
+    expect(r.text).to.match(/hyperslab/);
   });
 });
+
+describe('query= on datasets of a simple type (`_` names the element)', function () {
+  this.timeout(120000);
+  let srv: TestServer;
+  let c: Client;
+  const ids: Record<string, string> = {};
+  // numpy on the file the server serves: every answer is compared with it
+  const NUMPY = `import h5py, numpy as np, sys, json
+with h5py.File(sys.argv[1], 'r') as f:
+    out = {}
+    for name in ('f1', 'f2', 'i1', 'i2', 'be2', 's1'):
+        a = f[name][...]
+        out[name] = a.tolist() if a.dtype.kind != 'S' else [x.decode() for x in a.ravel()]
+print(json.dumps(out))`;
+  let np: Record<string, any>;
+
+  before(async () => {
+    srv = await startServer({ root: tempRoot() });
+    c = new Client(srv.url, '/simple.h5');
+    expect((await c.put('/')).status).to.equal(201);
+    const make = async (name: string, type: unknown, shape: number[], value: unknown) => {
+      const r = await c.post('/datasets', { type, shape, link: { id: (await c.get('/')).json.root, name } });
+      expect(r.status, r.text).to.equal(201);
+      ids[name] = r.json.id;
+      expect((await c.put(`/datasets/${r.json.id}/value`, { value })).status).to.equal(200);
+    };
+    // the h5pyd suite's pattern: i*10 + j/10 on 40x80 float32
+    const grid = Array.from({ length: 40 }, (_, i) => Array.from({ length: 80 }, (_, j) => i * 10 + j / 10));
+    await make('f2', 'H5T_IEEE_F32LE', [40, 80], grid);
+    await make('f1', 'H5T_IEEE_F32LE', [500], Array.from({ length: 500 }, (_, i) => (i * 7.3) % 311));
+    await make('i1', 'H5T_STD_I32LE', [300], Array.from({ length: 300 }, (_, i) => ((i * 37) % 201) - 100));
+    await make('i2', 'H5T_STD_I64LE', [12, 9], Array.from({ length: 12 }, (_, i) => Array.from({ length: 9 }, (_, j) => (i - 6) * 1e10 + j)));
+    await make('be2', 'H5T_STD_U16BE', [6, 7], Array.from({ length: 6 }, (_, i) => Array.from({ length: 7 }, (_, j) => i * 1000 + j)));
+    await make('s1', { class: 'H5T_STRING', charSet: 'H5T_CSET_ASCII', strPad: 'H5T_STR_NULLPAD', length: 4 }, [9], ['KORD', 'KSFO', 'PANC', 'KSF', 'KORD', '', 'PANC', 'KSFO', 'X']);
+    await make('scalar', 'H5T_IEEE_F64LE', [], 3.5);
+    await make('vstr', { class: 'H5T_STRING', charSet: 'H5T_CSET_UTF8', strPad: 'H5T_STR_NULLTERM', length: 'H5T_VARIABLE' }, [2], ['a', 'b']);
+    await make('cpx', { class: 'H5T_ARRAY', dims: [2], base: 'H5T_STD_I32LE' }, [2], [[1, 2], [3, 4]]);
+    await sleep(1200);
+    np = pythonJson(NUMPY, [`${srv.root}/simple.h5`], { lockFree: true });
+  });
+  after(async () => srv.stop());
+
+  /** Row-major matches of `pred` in a (nested) numpy list, within the row/col ranges, at most `limit`. */
+  const expected = (arr: any[], pred: (v: any) => boolean, opts: { rows?: [number, number]; cols?: [number, number]; limit?: number } = {}) => {
+    const value: any[] = [];
+    const index: any[] = [];
+    const twoD = Array.isArray(arr[0]);
+    const [r0, r1] = opts.rows ?? [0, arr.length];
+    for (let i = r0; i < r1; i++) {
+      if (!twoD) {
+        if (pred(arr[i])) value.push(arr[i]), index.push(i);
+        continue;
+      }
+      const [c0, c1] = opts.cols ?? [0, arr[i].length];
+      for (let j = c0; j < c1; j++) if (pred(arr[i][j])) value.push(arr[i][j]), index.push([i, j]);
+    }
+    const n = opts.limit ?? value.length;
+    return { value: value.slice(0, n), index: index.slice(0, n) };
+  };
+
+  const getJson = async (name: string, query: string, extra: Record<string, string | number> = {}) => {
+    const r = await c.get(`/datasets/${ids[name]}/value`, { query, ...extra });
+    expect(r.status, r.text).to.equal(200);
+    return { value: r.json.value, index: r.json.index };
+  };
+  const getBinary = async (name: string, query: string, extra: Record<string, string | number> = {}) => {
+    const r = await c.get(`/datasets/${ids[name]}/value`, { query, ...extra }, { Accept: 'application/octet-stream' });
+    expect(r.status, r.text).to.equal(200);
+    expect(r.headers.get('content-type')).to.equal('application/octet-stream');
+    return r.body;
+  };
+  const f32 = (b: Buffer) => Array.from({ length: b.length / 4 }, (_, k) => b.readFloatLE(4 * k));
+  const i32 = (b: Buffer) => Array.from({ length: b.length / 4 }, (_, k) => b.readInt32LE(4 * k));
+
+  const cases: { name: string; query: string; pred: (v: any) => boolean; opts?: { select?: string; Limit?: number }; rows?: [number, number]; cols?: [number, number]; decode: (b: Buffer) => any[] }[] = [
+    { name: 'f2', query: '_ > 100.0 AND _ < 200.0', pred: (v) => v > 100 && v < 200, decode: f32 },
+    { name: 'f2', query: '_ > 100.0 AND _ < 200.0', pred: (v) => v > 100 && v < 200, opts: { select: '[10:30,20:60]' }, rows: [10, 30], cols: [20, 60], decode: f32 },
+    { name: 'f2', query: '_ > 100.0 AND _ < 200.0', pred: (v) => v > 100 && v < 200, opts: { Limit: 10 }, decode: f32 },
+    { name: 'f2', query: '(_ >= 50) & (_ < 52) | _ == 399.5', pred: (v) => (v >= 50 && v < 52) || v === 399.5, opts: { select: '[3:39,:]', Limit: 25 }, rows: [3, 39], decode: f32 },
+    { name: 'f1', query: '_ < 30 OR _ > 300', pred: (v) => v < 30 || v > 300, decode: f32 },
+    { name: 'f1', query: '_ < 30 OR _ > 300', pred: (v) => v < 30 || v > 300, opts: { select: '[100:400]', Limit: 7 }, rows: [100, 400], decode: f32 },
+    { name: 'i1', query: 'NOT (_ >= -90 AND _ <= 90)', pred: (v) => !(v >= -90 && v <= 90), decode: i32 },
+    { name: 'i1', query: '_ IN (0, 1, 100, -100)', pred: (v) => [0, 1, 100, -100].includes(v), opts: { select: '[5:250]' }, rows: [5, 250], decode: i32 },
+    { name: 'i1', query: '_ == 7', pred: (v) => v === 7, opts: { Limit: 1 }, decode: i32 },
+  ];
+  for (const k of cases) {
+    const label = `${k.name} ${k.query}${k.opts ? ' ' + JSON.stringify(k.opts) : ''}`;
+    it(`${label}: JSON value/index and binary equal numpy's row-major matches`, async () => {
+      const want = expected(np[k.name], k.pred, { rows: k.rows, cols: k.cols, limit: k.opts?.Limit });
+      expect(want.value.length, 'the case matches something').to.be.greaterThan(0);
+      const got = await getJson(k.name, k.query, k.opts);
+      // JSON gives a float32 its shortest decimal form, numpy's tolist the exact double of it
+      expect(got.value.map(Math.fround)).to.deep.equal(want.value.map(Math.fround));
+      expect(got.index).to.deep.equal(want.index);
+      expect(k.decode(await getBinary(k.name, k.query, k.opts))).to.deep.equal(want.value);
+    });
+  }
+
+  it('the suite count: 799 of the 40x80 elements, in JSON and binary', async () => {
+    expect((await getJson('f2', '_ > 100.0 AND _ < 200.0')).value).to.have.length(799);
+    expect((await getBinary('f2', '_ > 100.0 AND _ < 200.0')).length).to.equal(799 * 4);
+  });
+
+  it('int64 beyond 2^32, big-endian uint16 (binary in the dataset\'s own byte order), fixed-length strings', async () => {
+    const i2 = expected(np.i2, (v) => v < -2e10 || v === 3e10 + 4);
+    expect(await getJson('i2', '_ < -20000000000 OR _ == 30000000004')).to.deep.equal(i2);
+    const b = await getBinary('i2', '_ < -20000000000 OR _ == 30000000004');
+    expect(Array.from({ length: b.length / 8 }, (_, k) => Number(b.readBigInt64LE(8 * k)))).to.deep.equal(i2.value);
+    const be = expected(np.be2, (v) => v % 1000 === 3 || v > 5004, { rows: [1, 6], cols: [0, 7] });
+    const sel = { select: '[1:6,:]' };
+    expect(await getJson('be2', '_ == 1003 | _ == 2003 | _ == 3003 | _ == 4003 | _ == 5003 | _ > 5004', sel)).to.deep.equal(be);
+    const bb = await getBinary('be2', '_ == 1003 | _ == 2003 | _ == 3003 | _ == 4003 | _ == 5003 | _ > 5004', sel);
+    expect(Array.from({ length: bb.length / 2 }, (_, k) => bb.readUInt16BE(2 * k))).to.deep.equal(be.value);
+    const s = expected(np.s1, (v) => v === 'KSFO' || v === 'X');
+    expect(await getJson('s1', "_ == b'KSFO' OR _ == 'X'")).to.deep.equal(s);
+    expect((await getBinary('s1', "_ == b'KSFO' OR _ == 'X'")).toString('latin1')).to.equal('KSFOKSFOX\0\0\0');
+    expect((await getJson('s1', "_ IN ('PANC', KSF)")).index).to.deep.equal([2, 3, 6]);
+  });
+
+  it('a dataset read in many pages (2.4 MB, 1.1 MB strided select; Limit pages by 256 KiB): coordinates and values equal numpy', async () => {
+    python(`import h5py, numpy as np, sys
+a = ((np.arange(600 * 1000, dtype=np.int64).reshape(600, 1000) * 7919) % 10007).astype('<i4')
+with h5py.File(sys.argv[1], 'w') as f:
+    f.create_dataset('big', data=a, chunks=(64, 128))`, [`${srv.root}/big.h5`]);
+    const want = pythonJson(`import h5py, numpy as np, sys, json
+with h5py.File(sys.argv[1], 'r') as f:
+    a = f['big'][...]
+i0, j0 = np.s_[5:590:1], np.s_[10:990:2]
+sub = a[i0, j0]
+ii, jj = np.nonzero(sub < 100)
+print(json.dumps({'value': sub[ii, jj].tolist(), 'index': [[int(i0.start + i), int(j0.start + 2 * j)] for i, j in zip(ii, jj)]}))`, [`${srv.root}/big.h5`]);
+    expect(want.value.length).to.be.greaterThan(2000);
+    const big = new Client(srv.url, '/big.h5');
+    const id = (await big.get(`/groups/${(await big.get('/')).json.root}/links/big`)).json.link.id;
+    const ask = async (extra: Record<string, string | number>, binary = false) => {
+      const r = await big.get(`/datasets/${id}/value`, { query: '_ < 100', select: '[5:590,10:990:2]', ...extra }, binary ? { Accept: 'application/octet-stream' } : undefined);
+      expect(r.status, r.text).to.equal(200);
+      return r;
+    };
+    for (const limit of [0, 1, 250, 100000]) {
+      const n = limit || want.value.length;
+      const j = (await ask({ Limit: limit })).json;
+      expect(j.value, `Limit ${limit}`).to.deep.equal(want.value.slice(0, n));
+      expect(j.index, `Limit ${limit}`).to.deep.equal(want.index.slice(0, n));
+      expect(i32((await ask({ Limit: limit }, true)).body), `Limit ${limit}`).to.deep.equal(want.value.slice(0, n));
+    }
+  });
+
+  it('no match: empty arrays in JSON, also when binary was asked (h5pyd 1.0 refuses an empty body); Limit=0 means no limit', async () => {
+    expect(await getJson('f2', '_ > 1e9')).to.deep.equal({ value: [], index: [] });
+    const r = await c.get(`/datasets/${ids.f2}/value`, { query: '_ > 1e9' }, { Accept: 'application/octet-stream' });
+    expect(r.status).to.equal(200);
+    expect(r.json).to.include.keys('value', 'index');
+    expect(r.json.value).to.deep.equal([]);
+    expect((await getJson('i1', '_ > 95', { Limit: 0 })).value).to.have.length(np.i1.filter((v: number) => v > 95).length);
+  });
+
+  it('bad queries and datasets a query cannot name the element of: 400 with a message', async () => {
+    const bad = async (name: string, query: string, extra: Record<string, string> = {}, re?: RegExp) => {
+      const r = await c.get(`/datasets/${ids[name]}/value`, { query, ...extra });
+      expect(r.status, `${name} ${query}: ${r.text}`).to.equal(400);
+      expect(r.json.message ?? r.text, `${name} ${query}`).to.be.a('string').and.not.equal('');
+      if (re) expect(r.text).to.match(re);
+    };
+    await bad('f2', 'value > 1', {}, /value/); // only `_` names the element
+    await bad('f2', '_ >', {});
+    await bad('f2', '(_ > 1', {});
+    await bad('f2', '_ = 1', {});
+    await bad('f2', '1 < 2', {}); // no element referenced
+    await bad('f2', "_ == 'x'", {}); // a string compared with numbers
+    await bad('s1', '_ > 3', {});
+    await bad('f2', '', {});
+    await bad('f2', '_ > 1', { select: '[0:50,0:10]' }); // out of bounds
+    await bad('f2', '_ > 1', { select: '[0:5]' }); // wrong rank
+    await bad('f2', '_ > 1', { select: '[[1,2],:]' }, /hyperslab/);
+    await bad('f2', '_ > 1', { fields: 'a' }, /compound/);
+    await bad('scalar', '_ > 1', {}, /H5S_SCALAR/);
+    await bad('vstr', "_ == 'a'", {}, /variable-length strings/);
+    await bad('cpx', '_ > 1', {}, /H5T_ARRAY/);
+    const r = await c.put(`/datasets/${ids.f2}/value`, { value: 1 }, { query: '_ > 1' });
+    expect(r.status, r.text).to.equal(400);
+    expect(r.text).to.match(/compound/);
+    // nothing was written by the refused update
+    expect((await getJson('f2', '_ > 100.0 AND _ < 200.0')).value).to.have.length(799);
+  });
+
+  it('h5pyd 1.0: dset[..., query=...] on 2-D float32 and 1-D int32 gives numpy\'s matches', async function () {
+    if (!haveClient('1.0')) return void console.log(`      ${missingClient('1.0')}`);
+    const out = h5pydPython('1.0', srv.url).json(
+      `import h5pyd, json
+with h5pyd.File('/simple.h5', 'r') as f:
+    a = f['f2'].__getitem__(..., query='_ > 100.0 AND _ < 200.0')
+    b = f['i1'].__getitem__(..., query='_ < -95 OR _ > 95')
+    e = f['f2'].__getitem__(..., query='_ > 1e9')
+    print(json.dumps([str(a.dtype), list(a.shape), a.tolist(), str(b.dtype), b.tolist(), list(e.shape)]))`,
+    );
+    const fw = expected(np.f2, (v) => v > 100 && v < 200).value;
+    const iw = expected(np.i1, (v) => v < -95 || v > 95).value;
+    expect(out).to.deep.equal(['float32', [fw.length], fw, 'int32', iw, [0]]);
+  });
+});
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));

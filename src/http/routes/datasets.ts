@@ -103,8 +103,14 @@ export function datasetRoutes(d: Deps): Route[] {
     const query = param(ctx, 'query');
     if (query !== undefined) {
       const r = await d.store.queryValues(ref.domain, id, query, { select: param(ctx, 'select'), limit: limitParam(ctx), fields: param(ctx, 'fields') }, accessOf(ctx));
-      if (wantsBinary(ctx)) return sendBinary(ctx, r.wire); // rows [index (uint64), fields...] as h5pyd reads them
-      sendJson(ctx, 200, { value: new WireValue(r.wire, r.type, [r.count]), hrefs: await valueHrefs(ctx, ref, id) }, { ignoreNan: flag(ctx, 'ignore_nan') });
+      // compound tables: rows [index (uint64), fields...] as h5pyd reads them; simple types: the
+      // matching elements alone, a 1-D array of the dataset's type (h5pyd 1.0 `dset[..., query=]`),
+      // their coordinates as JSON `index` (HSDS's JSON query answer: {"index": [...], "value": [...]})
+      // No match on a simple type: JSON even when binary was asked, since h5pyd 1.0 takes an
+      // empty binary body for a failed read (httpconn: "no data returned") but reads `value: []`.
+      if (wantsBinary(ctx) && !(r.coords && r.count === 0)) return sendBinary(ctx, r.wire);
+      const index = r.coords ? { index: r.coords } : {};
+      sendJson(ctx, 200, { ...index, value: new WireValue(r.wire, r.type, [r.count]), hrefs: await valueHrefs(ctx, ref, id) }, { ignoreNan: flag(ctx, 'ignore_nan') });
       return;
     }
     const hrefs = await valueHrefs(ctx, ref, id);

@@ -1,6 +1,8 @@
 /**
- * `query=` on 1-D compound tables (wire-reference 2.4): matching rows read and returned with
- * their indices, and `PUT .../value?query=` updating them.
+ * `query=` reads (wire-reference 2.4): on 1-D compound tables the matching rows with their
+ * indices, and `PUT .../value?query=` updating them; on datasets of a simple type (numbers,
+ * fixed-length strings) of any rank, the matching elements themselves, `_` naming the element
+ * (h5pyd 1.0's `dset[..., query="_ > 100.0 AND _ < 200.0"]`).
  */
 import os from 'node:os';
 import { type TypeJson, isVariableLength, typeSize } from '../../codec/types.js';
@@ -39,8 +41,18 @@ export interface QueryResult {
   type: TypeJson;
   wire: Buffer;
   count: number;
+  /** Row indices of the hits (compound tables; empty for a simple-type query). */
   indices: number[];
+  /**
+   * Simple-type queries only: the dataset coordinates of each hit, in row-major order (one
+   * number per hit on a 1-D dataset, `[i, j, ...]` otherwise), sent as JSON `index`. Absent
+   * for compound tables, whose rows carry their index as a first field.
+   */
+  coords?: (number | number[])[];
 }
+
+/** The name that stands for the element in a query on a dataset of a simple type. */
+export const ELEMENT_NAME = '_';
 
 const INDEX_FIELD = { name: 'index', type: { class: 'H5T_INTEGER', base: 'H5T_STD_U64LE' } as TypeJson };
 
@@ -48,7 +60,10 @@ const INDEX_FIELD = { name: 'index', type: { class: 'H5T_INTEGER', base: 'H5T_ST
  * Evaluate `query` over a one-dimensional compound dataset, within `select` (a 1-D slice),
  * stopping after `limit` hits. The scan reads only the fields the query uses, one column at a
  * time (numbers land in typed arrays, no per-row objects); the matching rows are then read whole
- * with one point selection.
+ * with one point selection. On a dataset of a simple type (numbers, fixed-length strings) of any
+ * rank, `_` names the element and the result is the matching elements with their coordinates
+ * (`querySimple`).
+ * @throws badRequest (400) for an invalid query or selection, or a dataset it cannot apply to.
  */
 export function queryRows(
   f: DomainFile,
@@ -71,14 +86,14 @@ function queryRowsOf(
 ): QueryResult {
   return f.withId(id, 'dataset', (did) => {
     const { type, space } = io.datasetTypeAndSpace(did);
-    if (type.class !== 'H5T_COMPOUND') throw badRequest('"query" needs a compound dataset');
-    if (space.cls !== 'H5S_SIMPLE' || space.dims.length !== 1) throw badRequest('"query" needs a one-dimensional dataset');
+    if (type.class !== 'H5T_COMPOUND') return querySimple(f, did, type, space, query, opts, limits, pool);
+    if (space.cls !== 'H5S_SIMPLE' || space.dims.length !== 1) throw badRequest('"query" on a compound dataset needs a one-dimensional dataset');
     refuseMissingFilters(io.describeCreationOf(did, type));
     const outType = fieldSubset(type, opts.fields);
     const names = type.fields.map((x) => x.name);
     const kinds = type.fields.map((x) => fieldKind(x.type));
     const compiled = parseQuery(query, names, kinds);
-    const sel = parseSelect(opts.select, space.dims);
+    const sel = hyperslabOf(opts.select, space.dims);
     const limit = opts.limit && opts.limit > 0 ? opts.limit : Infinity;
     const resultType: TypeJson = { class: 'H5T_COMPOUND', fields: [INDEX_FIELD, ...(outType as { fields: { name: string; type: TypeJson }[] }).fields] };
     const found = hasIndirect(type)
@@ -86,6 +101,94 @@ function queryRowsOf(
       : scanByRows(f, did, type, outType, compiled, sel, limit, limits, pool, chunkScope(f.view, h5.objectAddr(did)));
     return { type: resultType, wire: found.wire, count: found.hits.length, indices: found.hits };
   });
+}
+
+/** `select=` of a query: a hyperslab (slices and indices). @throws badRequest for coordinate lists. */
+function hyperslabOf(select: string | undefined, dims: number[]): Selection {
+  const sel = parseSelect(select, dims);
+  if (!sel.isHyperslab) throw badRequest('"select" with "query" must be a hyperslab (slices or indices, no coordinate lists)');
+  return sel;
+}
+
+/** Whether a query can name the element of a dataset of this type (numbers, fixed-length strings). */
+function simpleQueryable(t: TypeJson): boolean {
+  if (t.class === 'H5T_INTEGER' || t.class === 'H5T_FLOAT') return NUM_READERS[t.base] !== undefined;
+  return t.class === 'H5T_STRING' && typeof t.length === 'number';
+}
+
+/**
+ * Query on a dataset of a simple type (numbers, fixed-length strings), any rank: `_` names the
+ * element (h5pyd 1.0 `Dataset.__getitem__(..., query=)`, whose `hsds_plugin.getDatasetValues`
+ * reads the answer as a 1-D array of the dataset's own type: JSON `value`, or binary elements).
+ * The selection (`select`, a hyperslab) is scanned page by page in row-major order, numbers as
+ * float64 columns (exact below 2^53), strings compared as bytes; scanning stops at `limit` hits.
+ * @returns the matching elements in the dataset's type, their coordinates in `coords`.
+ * @throws badRequest (400) for a scalar or null dataspace, a type other than numbers or
+ *   fixed-length strings, `fields`, a coordinate-list `select`, or an invalid query.
+ */
+function querySimple(
+  f: DomainFile,
+  did: Hid,
+  type: TypeJson,
+  space: { cls: string; dims: number[] },
+  query: string,
+  opts: { select?: string; limit?: number; fields?: string },
+  limits: ValueLimits,
+  pool: PagePool | undefined,
+): QueryResult {
+  if (!simpleQueryable(type)) {
+    const what = type.class === 'H5T_STRING' ? 'variable-length strings' : type.class;
+    throw badRequest(`"query" is supported on compound datasets and on numbers and fixed-length strings, not on ${what}`);
+  }
+  if (space.cls !== 'H5S_SIMPLE') throw badRequest(`"query" needs a dataset with a simple dataspace, not ${space.cls}`);
+  if (opts.fields !== undefined) throw badRequest('"fields" with "query" needs a compound dataset');
+  refuseMissingFilters(io.describeCreationOf(did, type));
+  const compiled = parseQuery(query, [ELEMENT_NAME], [fieldKind(type)]);
+  const sel = hyperslabOf(opts.select, space.dims);
+  const limit = opts.limit && opts.limit > 0 ? opts.limit : Infinity;
+  const size = typeSize(type);
+  const rank = space.dims.length;
+  const memType = io.createType(type);
+  const coords: (number | number[])[] = [];
+  const parts: Buffer[] = [];
+  try {
+    const budget = Number.isFinite(limit) ? Math.min(limits.pageBytes, 65536 * size) : limits.pageBytes;
+    const cols: Column[] = [];
+    for (const p of pageHyperslab(sel, size, budget)) {
+      const n = p.elements;
+      const pooled = pool?.take(n * size);
+      try {
+        const page = io.readDataset(did, type, memType, { kind: 'hyperslab', start: p.start, step: p.step, count: p.count }, n, false, undefined, pooled?.subarray(0, n * size));
+        cols[0] = rowColumn(page, type, 0, size, n, 0);
+        const at = maskHits(compiled.mask(cols, n), n, limit - coords.length);
+        if (at.length === 0) continue;
+        const out = Buffer.allocUnsafe(at.length * size);
+        for (let k = 0; k < at.length; k++) {
+          page.copy(out, k * size, at[k] * size, (at[k] + 1) * size);
+          coords.push(pageCoord(p, at[k], rank));
+        }
+        parts.push(out);
+      } finally {
+        if (pooled) pool!.give(pooled);
+      }
+      if (coords.length >= limit) break;
+    }
+  } finally {
+    io.closeType(memType);
+  }
+  return { type, wire: Buffer.concat(parts), count: coords.length, indices: [], coords };
+}
+
+/** Dataset coordinate of element `k` (row-major) of a hyperslab page: a number in 1-D, else `[i, j, ...]`. */
+function pageCoord(p: { start: number[]; step: number[]; count: number[] }, k: number, rank: number): number | number[] {
+  if (rank === 1) return p.start[0] + k * p.step[0];
+  const c = new Array<number>(rank);
+  for (let d = rank - 1; d >= 0; d--) {
+    const i = k % p.count[d];
+    k = (k - i) / p.count[d];
+    c[d] = p.start[d] + i * p.step[d];
+  }
+  return c;
 }
 
 /** Offsets of the fields of a compound in the wire layout (fixed-size types only). */
@@ -498,6 +601,8 @@ export function queryUpdate(
 ): QueryResult {
   if (!update || typeof update !== 'object' || Array.isArray(update)) throw badRequest('A query update needs a JSON object {field: value}');
   const upd = update as Record<string, unknown>;
+  const isCompound = storageErrors(() => f.withId(id, 'dataset', (did) => io.datasetTypeAndSpace(did).type.class === 'H5T_COMPOUND'));
+  if (!isCompound) throw badRequest('A query update ("query" on PUT) needs a compound dataset');
   const found = queryRows(f, id, query, opts, limits, pool);
   if (found.count === 0) return found;
   storageErrors(() => f.withId(id, 'dataset', (did) => {
