@@ -492,6 +492,30 @@ function compileNode(n: Node): Pred {
   }
 }
 
+/**
+ * The query with every number literal compared with a float32 field rounded to float32, so the
+ * comparison is numpy's: a float32 array against a Python scalar compares in float32
+ * (`a > 0.999` is false for the float32 nearest 0.999), as HSDS's and h5pyd 1.0's numpy
+ * evaluation (`h5json.query_util`) do; `IN` items likewise (`_ IN (v)` is `_ == v`).
+ * Bigint literals (beyond 2^53) are kept.
+ */
+function roundToFloat32(n: Node, float32: readonly boolean[]): Node {
+  const lit = (o: Operand, other: Operand): Operand =>
+    o.kind === 'lit' && typeof o.value === 'number' && other.kind === 'field' && float32[other.index] ? { kind: 'lit', value: Math.fround(o.value) } : o;
+  switch (n.kind) {
+    case 'and':
+    case 'or':
+      return { kind: n.kind, left: roundToFloat32(n.left, float32), right: roundToFloat32(n.right, float32) };
+    case 'not':
+      return { kind: 'not', arg: roundToFloat32(n.arg, float32) };
+    case 'in':
+      // as `_ == v` for each item (numpy 1.x's isin compares item by item, value-based)
+      return float32[n.field] ? { ...n, items: n.items.map((v) => (typeof v === 'number' ? Math.fround(v) : v)) } : n;
+    case 'cmp':
+      return { ...n, left: lit(n.left, n.right), right: lit(n.right, n.left) };
+  }
+}
+
 /** Vectorized evaluation of a parsed query over columns (see `CompiledQuery.mask`). */
 function maskNode(node: Node, cols: readonly Column[], n: number): Uint8Array {
   const out = new Uint8Array(n);
@@ -632,6 +656,8 @@ function checkKinds(n: Node, names: readonly string[], kinds: readonly FieldKind
  *   receives.
  * @param fieldKinds optional kind of each field; when given, comparisons between mismatched
  *   kinds and fields of kind `other` are rejected here (400) instead of silently evaluating false.
+ * @param opts.float32 per field, whether it is float32: number literals compared with such a
+ *   field are rounded to float32 first (numpy's comparison of a float32 array with a scalar).
  * @throws badRequest (400) naming the problem: empty query, syntax error, unknown field, no field
  *   referenced, type mismatch.
  */
@@ -639,13 +665,15 @@ export function parseQuery(
   expr: string,
   fieldNames: readonly string[],
   fieldKinds?: readonly FieldKind[],
+  opts: { float32?: readonly boolean[] } = {},
 ): CompiledQuery {
   if (typeof expr !== 'string' || expr.trim() === '') throw invalid('the query is empty');
   const fieldIndex = new Map<string, number>();
   fieldNames.forEach((name, i) => fieldIndex.set(name, i));
   const parser = new Parser(tokenize(expr), fieldIndex, fieldNames);
-  const root = parser.parseQuery();
+  let root = parser.parseQuery();
   if (fieldKinds) checkKinds(root, fieldNames, fieldKinds);
+  if (opts.float32?.some(Boolean)) root = roundToFloat32(root, opts.float32);
   return {
     test: compileNode(root),
     mask: (cols, n) => maskNode(root, cols, n),

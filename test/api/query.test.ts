@@ -228,6 +228,9 @@ print(json.dumps(out))`;
     await make('be2', 'H5T_STD_U16BE', [6, 7], Array.from({ length: 6 }, (_, i) => Array.from({ length: 7 }, (_, j) => i * 1000 + j)));
     await make('s1', { class: 'H5T_STRING', charSet: 'H5T_CSET_ASCII', strPad: 'H5T_STR_NULLPAD', length: 4 }, [9], ['KORD', 'KSFO', 'PANC', 'KSF', 'KORD', '', 'PANC', 'KSFO', 'X']);
     await make('scalar', 'H5T_IEEE_F64LE', [], 3.5);
+    // the float32 nearest 0.999 (above it in float64): numpy compares it with 0.999 in float32
+    await make('edge', 'H5T_IEEE_F32LE', [4], [0.999, 0.9995, 0.5, 0.999]);
+    await make('edge64', 'H5T_IEEE_F64LE', [3], [Math.fround(0.999), 0.999, 0.5]);
     await make('vstr', { class: 'H5T_STRING', charSet: 'H5T_CSET_UTF8', strPad: 'H5T_STR_NULLTERM', length: 'H5T_VARIABLE' }, [2], ['a', 'b']);
     await make('cpx', { class: 'H5T_ARRAY', dims: [2], base: 'H5T_STD_I32LE' }, [2], [[1, 2], [3, 4]]);
     await sleep(1200);
@@ -339,6 +342,25 @@ print(json.dumps({'value': sub[ii, jj].tolist(), 'index': [[int(i0.start + i), i
       expect(j.index, `Limit ${limit}`).to.deep.equal(want.index.slice(0, n));
       expect(i32((await ask({ Limit: limit }, true)).body), `Limit ${limit}`).to.deep.equal(want.value.slice(0, n));
     }
+  });
+
+  it('float32 elements compare with float32 literals and float64 ones in float64, as numpy on the file', async () => {
+    const exprs = ['_ > 0.999', '_ == 0.999', '_ >= 0.999 AND _ < 0.9995', '_ IN (0.999, 0.5)', 'NOT _ == 0.999'];
+    const want = pythonJson(`import h5py, numpy as np, sys, json
+out = {}
+with h5py.File(sys.argv[1], 'r') as f:
+    for name in ('edge', 'edge64'):
+        a = f[name][...]
+        masks = [a > 0.999, a == 0.999, (a >= 0.999) & (a < 0.9995), np.isin(a, [0.999, 0.5]), ~(a == 0.999)]
+        out[name] = [np.nonzero(m)[0].tolist() for m in masks]
+print(json.dumps(out))`, [`${srv.root}/simple.h5`], { lockFree: true });
+    for (const name of ['edge', 'edge64']) {
+      const got = [];
+      for (const e of exprs) got.push((await getJson(name, e)).index);
+      expect(got, name).to.deep.equal(want[name]);
+    }
+    expect(want.edge[0]).to.deep.equal([1]); // the float32 0.999s are not > 0.999
+    expect(want.edge64[0]).to.deep.equal([0]); // the float64 of fround(0.999) is
   });
 
   it('no match: empty arrays in JSON, also when binary was asked (h5pyd 1.0 refuses an empty body); Limit=0 means no limit', async () => {

@@ -270,6 +270,27 @@ describe('query: parseQuery extras', () => {
     }
   });
 
+  it('float32 fields compare with literals rounded to float32 (numpy), others in float64', () => {
+    const x = Math.fround(0.999); // 0.99900001287...
+    const col = Float64Array.from([x, 0.9995, 0.5]);
+    const mask = (expr: string, f32: boolean[]) => Array.from(parseQuery(expr, ['_'], ['number'], { float32: f32 }).mask([col], 3));
+    const table: [string, number[], number[]][] = [
+      // expr, float32 field, float64 field
+      ['_ > 0.999', [0, 1, 0], [1, 1, 0]],
+      ['0.999 < _', [0, 1, 0], [1, 1, 0]],
+      ['_ == 0.999', [1, 0, 0], [0, 0, 0]],
+      ['_ != 0.999 AND NOT _ >= 0.9995', [0, 0, 1], [1, 0, 1]],
+      ['_ IN (0.999, 0.5)', [1, 0, 1], [0, 0, 1]],
+    ];
+    for (const [expr, f32, f64] of table) {
+      expect(mask(expr, [true]), `${expr} float32`).to.deep.equal(f32);
+      expect(mask(expr, [false]), `${expr} float64`).to.deep.equal(f64);
+      expect(mask(expr, []), `${expr} no option`).to.deep.equal(f64);
+    }
+    // the row predicate agrees with the mask
+    expect(parseQuery('_ == 0.999', ['_'], undefined, { float32: [true] }).test([x])).to.equal(true);
+  });
+
   it('evaluates 1e6 rows quickly', () => {
     const test = compileQuery("(temp > 32.0) & (dir == b'N') | temp IN (1, 2, 3)", ['temp', 'dir']);
     const rows: [number, string][] = Array.from({ length: 1e6 }, (_, i) => [i % 100, i % 2 ? 'N' : 'S']);

@@ -143,7 +143,10 @@ function querySimple(
   if (space.cls !== 'H5S_SIMPLE') throw badRequest(`"query" needs a dataset with a simple dataspace, not ${space.cls}`);
   if (opts.fields !== undefined) throw badRequest('"fields" with "query" needs a compound dataset');
   refuseMissingFilters(io.describeCreationOf(did, type));
-  const compiled = parseQuery(query, [ELEMENT_NAME], [fieldKind(type)]);
+  // float32 elements compare with float32 literals, as numpy (HSDS, and h5pyd 1.0's own
+  // filtering of unflushed data) compares a float32 array with a scalar
+  const float32 = type.class === 'H5T_FLOAT' && typeSize(type) === 4;
+  const compiled = parseQuery(query, [ELEMENT_NAME], [fieldKind(type)], { float32: [float32] });
   const sel = hyperslabOf(opts.select, space.dims);
   const limit = opts.limit && opts.limit > 0 ? opts.limit : Infinity;
   const size = typeSize(type);
