@@ -4,20 +4,11 @@
  * `readTable`/`writeTable` in the server), stale rows of freed objects, compaction.
  */
 import { expect } from 'chai';
-import { H5StoreError } from '../../src/errors.js';
 import { type AliasTables, CLIENT_IDS, ClientIds, checkClientId, givenId, isClientIdForm } from '../../src/store/clientIds.js';
 import { CREATED_SKEW_S, entriesInCreatedOrder, givenCreated, inCreatedOrder } from '../../src/store/createdTimes.js';
+import { errorCode } from '../helpers/errors.js';
 
 const ROOT = 'g-0123abcd-4567ef01-89ab-cdef01-234567';
-const code = (fn: () => unknown): string | undefined => {
-  try {
-    fn();
-  } catch (e) {
-    return e instanceof H5StoreError ? e.code : 'other';
-  }
-  return undefined;
-};
-
 /** A table in memory, as the reserved group keeps it: rows of `width` uint64 numbers. */
 class MemTables implements AliasTables {
   rows: bigint[][] | undefined;
@@ -49,7 +40,7 @@ describe('client ids: the forms accepted for a new object', () => {
     ['g-0123abcd-4567ef01-0000-000000-00001', 'group', 'too short'],
     [42, 'group', 'a number'],
   ];
-  for (const [id, kind, what] of bad) it(`refuses ${what} with 400`, () => expect(code(() => checkClientId(id, kind, ROOT))).to.equal('BadRequest'));
+  for (const [id, kind, what] of bad) it(`refuses ${what} with 400`, () => expect(errorCode(() => checkClientId(id, kind, ROOT))).to.equal('BadRequest'));
   it('recognizes the form of a root id given to PUT /', () => {
     expect(isClientIdForm(ROOT, 'group')).to.equal(true);
     expect(isClientIdForm(ROOT.replace(/^g/, 'd'), 'group')).to.equal(false);
@@ -59,7 +50,7 @@ describe('client ids: the forms accepted for a new object', () => {
     const owner = { rootId: ROOT, idTaken: (id: string) => id.endsWith('000001') };
     expect(givenId(owner, {}, 'group')).to.equal(undefined);
     expect(givenId(owner, { id: null }, 'group')).to.equal(undefined);
-    expect(code(() => givenId(owner, { id: 'g-0123abcd-4567ef01-0000-000000-000001' }, 'group'))).to.equal('Conflict');
+    expect(errorCode(() => givenId(owner, { id: 'g-0123abcd-4567ef01-0000-000000-000001' }, 'group'))).to.equal('Conflict');
     expect(givenId(owner, { id: 'g-0123abcd-4567ef01-0000-000000-000002' }, 'group')).to.equal('g-0123abcd-4567ef01-0000-000000-000002');
   });
 });
@@ -141,7 +132,7 @@ describe('created times of bulk PUTs', () => {
     expect(givenCreated(now - 3600, 'x', now)).to.equal(now - 3600);
     expect(givenCreated(now + CREATED_SKEW_S, 'x', now)).to.equal(now + CREATED_SKEW_S);
     expect(givenCreated(now + CREATED_SKEW_S + 1, 'x', now)).to.equal(now);
-    for (const bad of ['today', -1, Infinity, NaN, [1]]) expect(code(() => givenCreated(bad, 'x', now)), String(bad)).to.equal('BadRequest');
+    for (const bad of ['today', -1, Infinity, NaN, [1]]) expect(errorCode(() => givenCreated(bad, 'x', now)), String(bad)).to.equal('BadRequest');
   });
   it('items in the order of their times; ties keep their request order, an item without one goes right after the one before it', () => {
     const items = [

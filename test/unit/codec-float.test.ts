@@ -11,16 +11,7 @@ import {
 import { valueToJson } from '../../src/codec/json.js';
 import { TextSink, writeInt } from '../../src/codec/textsink.js';
 import { parseType } from '../../src/codec/types.js';
-
-/** Deterministic PRNG (mulberry32). */
-function rng(seed: number): () => number {
-  return () => {
-    seed = (seed + 0x6d2b79f5) | 0;
-    let t = Math.imul(seed ^ (seed >>> 15), 1 | seed);
-    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+import { rng } from '../helpers/random.js';
 
 const F32 = parseType('H5T_IEEE_F32LE');
 const u32 = new Uint32Array(1);

@@ -4,28 +4,8 @@ import { parseJsonBody, RawJson, rawJson, stringifyJson, ValueJsonWriter, valueT
 import { parseType, type TypeJson } from '../../src/codec/types.js';
 import { decodeElements, encodeElements, nestValues } from '../../src/codec/values.js';
 import { TextSink } from '../../src/codec/textsink.js';
-
-function expect400(f: () => unknown, fragment: string): void {
-  let err: unknown;
-  try {
-    f();
-  } catch (e) {
-    err = e;
-  }
-  expect(err, 'expected a 400').to.be.instanceOf(H5StoreError);
-  expect((err as H5StoreError).status).to.equal(400);
-  expect((err as H5StoreError).message).to.include(fragment);
-}
-
-/** Deterministic PRNG (mulberry32). */
-function rng(seed: number): () => number {
-  return () => {
-    seed = (seed + 0x6d2b79f5) | 0;
-    let t = Math.imul(seed ^ (seed >>> 15), 1 | seed);
-    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+import { expect400 } from '../helpers/errors.js';
+import { rng } from '../helpers/random.js';
 
 describe('codec/json stringifyJson', () => {
   const cases: [string, unknown, string, string?][] = [

@@ -1,6 +1,6 @@
 import { expect } from 'chai';
-import { H5StoreError } from '../../src/errors.js';
 import { elementCount, parseShape, shapeDims, type ShapeJson } from '../../src/codec/shapes.js';
+import { expect400 } from '../helpers/errors.js';
 
 describe('codec/shapes parseShape', () => {
   const accepted: [string, unknown, unknown, ShapeJson][] = [
@@ -56,15 +56,7 @@ describe('codec/shapes parseShape', () => {
   ];
   for (const [name, shape, maxdims, fragment] of rejected) {
     it(`rejects ${name}`, () => {
-      let err: unknown;
-      try {
-        parseShape(shape, maxdims);
-      } catch (e) {
-        err = e;
-      }
-      expect(err).to.be.instanceOf(H5StoreError);
-      expect((err as H5StoreError).status).to.equal(400);
-      expect((err as H5StoreError).message).to.include(fragment);
+      expect400(() => parseShape(shape, maxdims), fragment);
     });
   }
 

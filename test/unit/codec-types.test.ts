@@ -10,6 +10,7 @@ import {
   typesEqual,
   type TypeJson,
 } from '../../src/codec/types.js';
+import { expect400 } from '../helpers/errors.js';
 
 const I32: TypeJson = { class: 'H5T_INTEGER', base: 'H5T_STD_I32LE' };
 const I8: TypeJson = { class: 'H5T_INTEGER', base: 'H5T_STD_I8LE' };
@@ -17,19 +18,6 @@ const F64: TypeJson = { class: 'H5T_FLOAT', base: 'H5T_IEEE_F64LE' };
 const VSTR: TypeJson = { class: 'H5T_STRING', charSet: 'H5T_CSET_UTF8', strPad: 'H5T_STR_NULLTERM', length: 'H5T_VARIABLE' };
 const S5: TypeJson = { class: 'H5T_STRING', charSet: 'H5T_CSET_ASCII', strPad: 'H5T_STR_NULLPAD', length: 5 };
 const BOOL: TypeJson = { class: 'H5T_ENUM', base: I8, mapping: { FALSE: 0, TRUE: 1 } };
-
-function expect400(f: () => unknown, ...fragments: string[]): void {
-  let err: unknown;
-  try {
-    f();
-  } catch (e) {
-    err = e;
-  }
-  expect(err, 'expected a 400').to.be.instanceOf(H5StoreError);
-  const e = err as H5StoreError;
-  expect(e.status).to.equal(400);
-  for (const frag of fragments) expect(e.message).to.include(frag);
-}
 
 describe('codec/types parseType', () => {
   const accepted: [string, unknown, TypeJson][] = [

@@ -2,20 +2,9 @@ import { expect } from 'chai';
 import { H5StoreError } from '../../src/errors.js';
 import { parseType, type TypeJson } from '../../src/codec/types.js';
 import { decodeElements, encodeElements, flattenValue, nestValues, selectionValues } from '../../src/codec/values.js';
+import { expectH5StoreError } from '../helpers/errors.js';
 
 const hex = (s: string) => Buffer.from(s.replace(/\s+/g, ''), 'hex');
-
-function expectError(f: () => unknown, status: number, ...fragments: string[]): void {
-  let err: unknown;
-  try {
-    f();
-  } catch (e) {
-    err = e;
-  }
-  expect(err, `expected an error ${status}`).to.be.instanceOf(H5StoreError);
-  expect((err as H5StoreError).status).to.equal(status);
-  for (const frag of fragments) expect((err as H5StoreError).message).to.include(frag);
-}
 
 const REF = 'groups/g-0123abcd-0123abcd-0123-456789-abcdef';
 const refBytes = (s: string) => Buffer.concat([Buffer.from(s), Buffer.alloc(48 - Buffer.byteLength(s))]);
@@ -208,38 +197,38 @@ describe('codec/values encode rejections', () => {
     ['opaque number', { class: 'H5T_OPAQUE', size: 3 }, [3], 'expected a base64 string'],
   ];
   for (const [name, typeIn, values, fragment] of bad) {
-    it(`rejects ${name}`, () => expectError(() => encodeElements(values, parseType(typeIn)), 400, fragment));
+    it(`rejects ${name}`, () => expectH5StoreError(() => encodeElements(values, parseType(typeIn)), 400, fragment));
   }
   it('names the element index when there are several values', () => {
-    expectError(() => encodeElements([1, 2, 300], parseType('H5T_STD_I8LE')), 400, 'Value 300 out of range for H5T_STD_I8LE (element 2)');
+    expectH5StoreError(() => encodeElements([1, 2, 300], parseType('H5T_STD_I8LE')), 400, 'Value 300 out of range for H5T_STD_I8LE (element 2)');
   });
   it('a vlen of a variable-length type is not implemented', () => {
     const t = parseType({ class: 'H5T_VLEN', base: { class: 'H5T_STRING', length: 'H5T_VARIABLE' } });
-    expectError(() => encodeElements([['a']], t), 501, 'Variable-length sequences of variable-length types');
-    expectError(() => decodeElements(Buffer.alloc(4), t, 1), 501, 'Variable-length sequences');
+    expectH5StoreError(() => encodeElements([['a']], t), 501, 'Variable-length sequences of variable-length types');
+    expectH5StoreError(() => decodeElements(Buffer.alloc(4), t, 1), 501, 'Variable-length sequences');
   });
 });
 
 describe('codec/values decode errors', () => {
   it('rejects a truncated fixed-size buffer', () => {
-    expectError(() => decodeElements(Buffer.alloc(7), parseType('H5T_STD_I32LE'), 2), 400, 'truncated');
+    expectH5StoreError(() => decodeElements(Buffer.alloc(7), parseType('H5T_STD_I32LE'), 2), 400, 'truncated');
   });
   it('rejects a truncated vlen payload', () => {
     const t = parseType({ class: 'H5T_STRING', length: 'H5T_VARIABLE' });
-    expectError(() => decodeElements(hex('05000000 6162'), t, 1), 400, 'truncated');
-    expectError(() => decodeElements(hex('0100'), t, 1), 400, 'truncated');
+    expectH5StoreError(() => decodeElements(hex('05000000 6162'), t, 1), 400, 'truncated');
+    expectH5StoreError(() => decodeElements(hex('0100'), t, 1), 400, 'truncated');
   });
   it('rejects a negative vlen count', () => {
     const t = parseType({ class: 'H5T_VLEN', base: 'H5T_STD_I8LE' });
-    expectError(() => decodeElements(hex('ffffffff'), t, 1), 400, 'negative');
+    expectH5StoreError(() => decodeElements(hex('ffffffff'), t, 1), 400, 'negative');
   });
   it('rejects a vlen count not a multiple of the base size', () => {
     const t = parseType({ class: 'H5T_VLEN', base: 'H5T_STD_I32LE' });
-    expectError(() => decodeElements(hex('03000000 010203'), t, 1), 400, 'not a multiple');
+    expectH5StoreError(() => decodeElements(hex('03000000 010203'), t, 1), 400, 'not a multiple');
   });
   it('rejects a truncated fixed field after a vlen field', () => {
     const t = parseType({ class: 'H5T_COMPOUND', fields: [{ name: 's', type: { class: 'H5T_STRING', length: 'H5T_VARIABLE' } }, { name: 'n', type: 'H5T_STD_I32LE' }] });
-    expectError(() => decodeElements(hex('01000000 61 0102'), t, 1), 400, 'truncated');
+    expectH5StoreError(() => decodeElements(hex('01000000 61 0102'), t, 1), 400, 'truncated');
   });
   it('strips padding per strPad', () => {
     const pads: [string, Buffer, string][] = [
@@ -305,14 +294,14 @@ describe('codec/values flattenValue / nestValues', () => {
     ['compound wrong count', [[1, 'a'], [2, 'b'], [3, 'c']], [2], CMP, 'expected 2 elements, got 3'],
   ];
   for (const [name, value, shape, type, fragment] of bad) {
-    it(`rejects ${name}`, () => expectError(() => flattenValue(value, shape, type), 400, fragment));
+    it(`rejects ${name}`, () => expectH5StoreError(() => flattenValue(value, shape, type), 400, fragment));
   }
 
   it('leaves element validation to encodeElements', () => {
     // [1, 'a'] has the right length for shape [2]; its items are not compound values
     const flat = flattenValue([1, 'a'], [2], CMP);
     expect(flat).to.deep.equal([1, 'a']);
-    expectError(() => encodeElements(flat, CMP), 400, 'expected a list of 2 field values');
+    expectH5StoreError(() => encodeElements(flat, CMP), 400, 'expected a list of 2 field values');
   });
 
   const sv: [string, unknown, number[], number, TypeJson, unknown[]][] = [
@@ -329,9 +318,9 @@ describe('codec/values flattenValue / nestValues', () => {
     it(`selectionValues: ${name}`, () => expect(selectionValues(value, shape, count, type)).to.deep.equal(flat));
   }
   it('selectionValues rejects a count mismatch with the nested-form message', () => {
-    expectError(() => selectionValues([1, 2, 3, 4, 5], [2, 3], 6, I32), 400, "input data doesn't match selection");
-    expectError(() => selectionValues([1, 2], [2, 3], 3, I32), 400, 'expected 3 elements, got 2');
-    expectError(() => selectionValues([1, 2, 3, 4], [2, 3], 3, I32), 400, 'expected 3 elements, got more');
+    expectH5StoreError(() => selectionValues([1, 2, 3, 4, 5], [2, 3], 6, I32), 400, "input data doesn't match selection");
+    expectH5StoreError(() => selectionValues([1, 2], [2, 3], 3, I32), 400, 'expected 3 elements, got 2');
+    expectH5StoreError(() => selectionValues([1, 2, 3, 4], [2, 3], 3, I32), 400, 'expected 3 elements, got more');
   });
 
   it('nestValues inverts flattenValue', () => {

@@ -4,21 +4,12 @@
  * link targets, and domain queries.
  */
 import { expect } from 'chai';
-import { H5StoreError } from '../../src/errors.js';
 import { isValidBucketName } from '../../src/http/request.js';
 import { extraCreationProperties } from '../../src/store/cprops.js';
 import { parseDomainQuery } from '../../src/store/domainQuery.js';
 import { domainKey, fileIdentity, parseId } from '../../src/store/ids.js';
 import { externalTarget, groupIdsIn, linkNameFromPath, parseLinksPost, parseLinksPut } from '../../src/store/links.js';
-
-const code = (fn: () => unknown): string | undefined => {
-  try {
-    fn();
-  } catch (e) {
-    return e instanceof H5StoreError ? e.code : 'other';
-  }
-  return undefined;
-};
+import { errorCode } from '../helpers/errors.js';
 
 describe('ids: HSDS-style forms (wire-reference 0.1)', () => {
   const ours = 'g-329517ad-4f00e600-0000-000000-000060';
@@ -32,7 +23,7 @@ describe('ids: HSDS-style forms (wire-reference 0.1)', () => {
   ];
   for (const id of foreign) it(`${id} is well-formed but names nothing (foreign)`, () => expect(parseId(id).foreign).to.equal(true));
   const bad = ['', 'g-', 'g-123', 'x-0a8f3c2e-6b1d-4e9a-9c3f-1d2e3f4a5b6c', 'g_0a8f3c2e-6b1d-4e9a-9c3f-1d2e3f4a5b6c', 'g-0a8f3c2e-6b1d-4e9a-9c3f-1d2e3f4a5b6g', 'g-0a8f3c2e-6b1d4e9a-9c3f-1d2e3f4a5b6c', `${ours}0`];
-  for (const id of bad) it(`${JSON.stringify(id)} is malformed: 400`, () => expect(code(() => parseId(id))).to.equal('BadRequest'));
+  for (const id of bad) it(`${JSON.stringify(id)} is malformed: 400`, () => expect(errorCode(() => parseId(id))).to.equal('BadRequest'));
 });
 
 describe('domain keys from path and file identity', () => {
@@ -66,7 +57,7 @@ describe('bulk link bodies (wire-reference 2.2)', () => {
     expect(parseLinksPost({})).to.deep.equal({ titles: undefined });
   });
   const badPost: Record<string, unknown>[] = [{ titles: 'a' }, { titles: [1] }, { grp_ids: 'x' }, { grp_ids: [1] }, { grp_ids: { [G]: 'a' } }, { grp_ids: { [G]: ['a'] }, titles: ['b'] }];
-  for (const b of badPost) it(`POST ${JSON.stringify(b)}: 400`, () => expect(code(() => parseLinksPost(b))).to.equal('BadRequest'));
+  for (const b of badPost) it(`POST ${JSON.stringify(b)}: 400`, () => expect(errorCode(() => parseLinksPost(b))).to.equal('BadRequest'));
 
   it('PUT: links map; the same map in each grp_ids group; per-group maps (with or without "links")', () => {
     expect(parseLinksPut({ links: { a: { id: H }, s: { h5path: '/x' } } }, G)).to.deep.equal([
@@ -80,7 +71,7 @@ describe('bulk link bodies (wire-reference 2.2)', () => {
     ]);
   });
   const badPut: Record<string, unknown>[] = [{}, { links: [] }, { links: { a: {} } }, { links: { a: { id: 1 } } }, { grp_ids: 'x', links: {} }, { grp_ids: { [G]: [] } }];
-  for (const b of badPut) it(`PUT ${JSON.stringify(b)}: 400`, () => expect(code(() => parseLinksPut(b, G))).to.equal('BadRequest'));
+  for (const b of badPut) it(`PUT ${JSON.stringify(b)}: 400`, () => expect(errorCode(() => parseLinksPut(b, G))).to.equal('BadRequest'));
 
   it('group ids named by a body (ACL targets)', () => {
     expect(groupIdsIn({ grp_ids: [G, 3, H] })).to.deep.equal([G, H]);
@@ -90,7 +81,7 @@ describe('bulk link bodies (wire-reference 2.2)', () => {
 
   it('a name with "/" from a single-link path is 404', () => {
     expect(linkNameFromPath('a b%')).to.equal('a b%');
-    expect(code(() => linkNameFromPath('a/b'))).to.equal('NotFound');
+    expect(errorCode(() => linkNameFromPath('a/b'))).to.equal('NotFound');
   });
 });
 
@@ -129,7 +120,7 @@ describe('domain queries (GET /domains?query=)', () => {
     expect(parseDomainQuery("attr1 > 7 AND attr2 != 'AND other'").names).to.deep.equal(['attr1', 'attr2']);
   });
   for (const q of ['', 'attr1 >', 'attr1 = 3', '(attr1 > 3', 'attr1 @ 3', '3 > 2', "'a' == 'b'"]) {
-    it(`${JSON.stringify(q)} is a 400`, () => expect(code(() => parseDomainQuery(q))).to.equal('BadRequest'));
+    it(`${JSON.stringify(q)} is a 400`, () => expect(errorCode(() => parseDomainQuery(q))).to.equal('BadRequest'));
   }
 });
 
@@ -138,7 +129,7 @@ describe('group creation properties beyond CreateOrder', () => {
     expect(extraCreationProperties(undefined)).to.equal(undefined);
     expect(extraCreationProperties({ CreateOrder: 1 })).to.equal(undefined);
     expect(extraCreationProperties({ CreateOrder: 1, a: [1], b: 'x' })).to.deep.equal({ a: [1], b: 'x' });
-    expect(code(() => extraCreationProperties([1]))).to.equal('BadRequest');
-    expect(code(() => extraCreationProperties({ x: 'y'.repeat(20000) }))).to.equal('BadRequest');
+    expect(errorCode(() => extraCreationProperties([1]))).to.equal('BadRequest');
+    expect(errorCode(() => extraCreationProperties({ x: 'y'.repeat(20000) }))).to.equal('BadRequest');
   });
 });

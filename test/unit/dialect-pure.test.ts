@@ -4,24 +4,12 @@
  * creation properties are kept "as given".
  */
 import { expect } from 'chai';
-import { H5StoreError } from '../../src/errors.js';
 import { parseType, type TypeJson } from '../../src/codec/types.js';
 import { decodeElements, encodeElements, hasInvalidUtf8, parseRegionRef } from '../../src/codec/values.js';
 import { applyGivenCreation, givenCreationOf, guessChunks, h5pyItemSize, largeChunkBounds } from '../../src/store/datasets.js';
 import { readItems, writeItems } from '../../src/http/attributeBodies.js';
 import { parseInitializer } from '../../src/store/initializer.js';
-
-function expect400(f: () => unknown, ...fragments: string[]): void {
-  let err: unknown;
-  try {
-    f();
-  } catch (e) {
-    err = e;
-  }
-  expect(err, 'expected a 400').to.be.instanceOf(H5StoreError);
-  expect((err as H5StoreError).status).to.equal(400);
-  for (const frag of fragments) expect((err as H5StoreError).message).to.include(frag);
-}
+import { expect400 } from '../helpers/errors.js';
 
 const INF = Infinity;
 

@@ -19,26 +19,8 @@ import { type Hid, H5Ovisit2, peekI32, peekU64 } from '../../src/hdf5/lib.js';
 import { ObjectWalk, closeFile, openFile, walkObjects } from '../../src/hdf5/objects.js';
 import { checkAnswerSize, checkPathDepth } from '../../src/store/limits.js';
 import { HAVE_SHARED, SHARED_FIXTURES, fixturePath } from '../helpers/server.js';
-
-/** The error `f` throws (or rejects with). */
-async function thrown(f: () => unknown): Promise<H5StoreError> {
-  try {
-    await f();
-  } catch (e) {
-    return e as H5StoreError;
-  }
-  throw new Error('expected an error');
-}
-
-/** Deterministic PRNG (mulberry32). */
-function rng(seed: number): () => number {
-  return () => {
-    seed = (seed + 0x6d2b79f5) | 0;
-    let t = Math.imul(seed ^ (seed >>> 15), 1 | seed);
-    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+import { thrownBy } from '../helpers/errors.js';
+import { rng } from '../helpers/random.js';
 
 describe('codec/jsonSlices parseJsonSliced (issue #24 item 7)', () => {
   const same = [
@@ -94,13 +76,13 @@ describe('codec/jsonSlices parseJsonSliced (issue #24 item 7)', () => {
     for (const sliceBytes of [4, 8, 1000]) {
       for (const t of bad) {
         expect(() => parseJsonBody(t), t).to.throw();
-        const e = await thrown(() => parseJsonSliced(Buffer.from(t), { sliceBytes }));
+        const e = await thrownBy(() => parseJsonSliced(Buffer.from(t), { sliceBytes }));
         expect(e.status, `${sliceBytes}: ${t}`).to.equal(400);
         expect(e.message).to.match(/Unable to load JSON body/);
       }
     }
     const deep = '['.repeat(50) + '1,2,3'.repeat(10) + ']'.repeat(50);
-    expect((await thrown(() => parseJsonSliced(Buffer.from(deep), { sliceBytes: 8, maxDepth: 20 }))).message).to.match(/maxJsonDepth/);
+    expect((await thrownBy(() => parseJsonSliced(Buffer.from(deep), { sliceBytes: 8, maxDepth: 20 }))).message).to.match(/maxJsonDepth/);
   });
 
   it('lets the event loop turn while it parses a large body', async () => {
@@ -180,7 +162,7 @@ describe('auth/authenticate parseBasic (issue #24 item 16)', () => {
       ['empty user', b64(':pw')],
       ['not base64', 'a b'],
     ]) {
-      const e = await thrown(() => parseBasic(v));
+      const e = await thrownBy(() => parseBasic(v));
       expect(e.status, what).to.equal(400);
     }
   });

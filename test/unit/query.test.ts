@@ -1,20 +1,10 @@
 import { expect } from 'chai';
 import { H5StoreError } from '../../src/errors.js';
 import { compileQuery, parseQuery, type FieldKind } from '../../src/selection/query.js';
+import { expectH5StoreError } from '../helpers/errors.js';
 
-function expectBadQuery(fn: () => unknown, re?: RegExp): void {
-  try {
-    fn();
-  } catch (e) {
-    expect(e).to.be.instanceOf(H5StoreError);
-    const err = e as H5StoreError;
-    expect(err.status, err.message).to.equal(400);
-    expect(err.message).to.match(/^Invalid query: /);
-    if (re) expect(err.message).to.match(re);
-    return;
-  }
-  expect.fail('expected a 400');
-}
+/** A refused query: 400 with "Invalid query: ..." (and `re`, when given). */
+const expectBadQuery = (fn: () => unknown, re?: RegExp) => expectH5StoreError(fn, 400, /^Invalid query: /, re);
 
 // The table of HSDS's integ/query_test.py (stock_symbol, date, open, close).
 const STOCK_FIELDS = ['stock_symbol', 'date', 'open', 'close'];

@@ -14,20 +14,7 @@ import {
   selectionFromBody,
   type Selection,
 } from '../../src/selection/select.js';
-
-/** Assert that `fn` throws an H5StoreError with `status` whose message matches `re`. */
-function expectError(fn: () => unknown, status: number, re?: RegExp): H5StoreError {
-  try {
-    fn();
-  } catch (e) {
-    expect(e).to.be.instanceOf(H5StoreError);
-    const err = e as H5StoreError;
-    expect(err.status, err.message).to.equal(status);
-    if (re) expect(err.message).to.match(re);
-    return err;
-  }
-  expect.fail('expected an error');
-}
+import { expectH5StoreError } from '../helpers/errors.js';
 
 /** Naive reference: coordinates of every selected element in C order of the result. */
 function referencePoints(sel: Selection): number[][] {
@@ -164,7 +151,7 @@ describe('selection: parseSelect', () => {
   ];
   for (const [text, dims, re] of bad) {
     it(`rejects ${JSON.stringify(text)} on ${JSON.stringify(dims)}`, () => {
-      const err = expectError(() => parseSelect(text, dims), 400, re);
+      const err = expectH5StoreError(() => parseSelect(text, dims), 400, re);
       expect(err.message).to.match(/^Invalid selection: /);
     });
   }
@@ -201,9 +188,9 @@ describe('selection: formatSelection / hyperslabSelection / allSelection', () =>
   });
 
   it('rejects a hyperslab that does not fit', () => {
-    expectError(() => hyperslabSelection([6, 5], [4, 0], [3, 5]), 400, /does not fit dimension 0/);
-    expectError(() => hyperslabSelection([6], [0, 0], [1, 1]), 400, /rank/);
-    expectError(() => hyperslabSelection([6], [0], [2], [0]), 400, /does not fit/);
+    expectH5StoreError(() => hyperslabSelection([6, 5], [4, 0], [3, 5]), 400, /does not fit dimension 0/);
+    expectH5StoreError(() => hyperslabSelection([6], [0, 0], [1, 1]), 400, /rank/);
+    expectH5StoreError(() => hyperslabSelection([6], [0], [2], [0]), 400, /does not fit/);
   });
 
   it('selects the whole extent', () => {
@@ -257,7 +244,7 @@ describe('selection: selectionFromBody', () => {
   ];
   for (const [body, dims, re] of bad) {
     it(`rejects ${JSON.stringify(body)} on ${JSON.stringify(dims)}`, () => {
-      expectError(() => selectionFromBody(body, dims), 400, re);
+      expectH5StoreError(() => selectionFromBody(body, dims), 400, re);
     });
   }
 });
@@ -309,7 +296,7 @@ describe('selection: expandPoints', () => {
   it('enforces maxPoints with 413', () => {
     const s = parseSelect('[0:10,:]', [10, 10]);
     expect(expandPoints(s, 100).length).to.equal(200);
-    expectError(() => expandPoints(s, 99), 413, /100 elements exceeds the limit of 99/);
+    expectH5StoreError(() => expandPoints(s, 99), 413, /100 elements exceeds the limit of 99/);
   });
 
   it('expands 1e6 points (speed is measured in bench/, not here)', () => {
@@ -354,7 +341,7 @@ describe('selection: parsePoints', () => {
   ];
   for (const [points, dims, re] of bad) {
     it(`rejects ${JSON.stringify(points)} on ${JSON.stringify(dims)}`, () => {
-      expectError(() => parsePoints(points, dims), 400, re);
+      expectH5StoreError(() => parsePoints(points, dims), 400, re);
     });
   }
 });
@@ -390,7 +377,7 @@ describe('selection: pointsFromBinary', () => {
   ];
   for (const [buf, dims, re] of bad) {
     it(`rejects ${buf.length} bytes on ${JSON.stringify(dims)} (${re.source})`, () => {
-      expectError(() => pointsFromBinary(buf, dims), 400, re);
+      expectH5StoreError(() => pointsFromBinary(buf, dims), 400, re);
     });
   }
 });
@@ -473,7 +460,7 @@ describe('selection: pageHyperslab', () => {
 
   it('refuses a coordinate-list selection (programming error, 500)', () => {
     const sel = parseSelect('[[1,2]]', [5]);
-    expectError(() => [...pageHyperslab(sel, 1, 1)], 500, /hyperslab/);
+    expectH5StoreError(() => [...pageHyperslab(sel, 1, 1)], 500, /hyperslab/);
   });
 });
 
@@ -525,9 +512,9 @@ describe('selection: contiguousRun', () => {
 describe('selection: messages', () => {
   it('shortens and escapes echoed text', () => {
     const long = '0:1,'.repeat(100);
-    const err = expectError(() => parseSelect(long, [10]), 400, /brackets/);
+    const err = expectH5StoreError(() => parseSelect(long, [10]), 400, /brackets/);
     expect(err.message.length).to.be.below(200);
-    expectError(() => parseSelect('\u00010:1', [10]), 400, /got '\\u00010:1'/);
+    expectH5StoreError(() => parseSelect('\u00010:1', [10]), 400, /got '\\u00010:1'/);
   });
 });
 

@@ -3,20 +3,11 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { envName, loadConfig } from '../../src/config.js';
-import { H5StoreError } from '../../src/errors.js';
 import { domainKey, makeId, parseId } from '../../src/store/ids.js';
 import { PagePool } from '../../src/store/pagepool.js';
 import { DomainPaths, normalizeDomain, parentDomain } from '../../src/store/paths.js';
 import { RWLock } from '../../src/store/rwlock.js';
-
-const code = (fn: () => unknown): string | undefined => {
-  try {
-    fn();
-  } catch (e) {
-    return e instanceof H5StoreError ? e.code : 'other';
-  }
-  return undefined;
-};
+import { errorCode } from '../helpers/errors.js';
 
 describe('domain paths', () => {
   const ok: [string, string][] = [
@@ -34,13 +25,13 @@ describe('domain paths', () => {
   for (const [raw, want] of ok) it(`normalizes ${JSON.stringify(raw)}`, () => expect(normalizeDomain(raw)).to.equal(want));
   it('gives the same answers when asked again (accepted names are remembered)', () => {
     for (let round = 0; round < 3; round++) for (const [raw, want] of ok) expect(normalizeDomain(raw)).to.equal(want);
-    for (let round = 0; round < 3; round++) for (const raw of bad) expect(code(() => normalizeDomain(raw))).to.equal('BadRequest');
-    expect(code(() => normalizeDomain('/'))).to.equal('BadRequest');
+    for (let round = 0; round < 3; round++) for (const raw of bad) expect(errorCode(() => normalizeDomain(raw))).to.equal('BadRequest');
+    expect(errorCode(() => normalizeDomain('/'))).to.equal('BadRequest');
     expect(normalizeDomain('/', { allowRoot: true })).to.equal('/');
-    expect(code(() => normalizeDomain('/'))).to.equal('BadRequest');
+    expect(errorCode(() => normalizeDomain('/'))).to.equal('BadRequest');
   });
   const bad = ['relative.h5', 'Not_A_Bucket/path.h5', 'ab/path.h5', 'bucket/../x.h5', '/a/../b.h5', '/..', '/./a.h5', '/a\\b.h5', '/a\u0000b', '/a/\u0007', '/x/.f.h5.h5store-lock', '/' + 'x'.repeat(256), '/'];
-  for (const raw of bad) it(`refuses ${JSON.stringify(raw)} with 400`, () => expect(code(() => normalizeDomain(raw))).to.equal('BadRequest'));
+  for (const raw of bad) it(`refuses ${JSON.stringify(raw)} with 400`, () => expect(errorCode(() => normalizeDomain(raw))).to.equal('BadRequest'));
   it('allows the top folder only when asked', () => {
     expect(normalizeDomain('/', { allowRoot: true })).to.equal('/');
     expect(parentDomain('/a.h5')).to.equal('/');
@@ -59,9 +50,9 @@ describe('domain paths', () => {
     fs.mkdirSync(path.join(root, 'in'));
     fs.symlinkSync(path.join(root, 'in'), path.join(root, 'inlink'));
     const paths = new DomainPaths(root);
-    expect(code(() => paths.resolve('/out/secret.h5'))).to.equal('BadRequest');
-    expect(code(() => paths.resolve('/out/new.h5'))).to.equal('BadRequest');
-    expect(code(() => paths.resolve('/dangling.h5'))).to.equal('BadRequest');
+    expect(errorCode(() => paths.resolve('/out/secret.h5'))).to.equal('BadRequest');
+    expect(errorCode(() => paths.resolve('/out/new.h5'))).to.equal('BadRequest');
+    expect(errorCode(() => paths.resolve('/dangling.h5'))).to.equal('BadRequest');
     expect(paths.resolve('/inlink/x.h5')).to.equal(path.join(fs.realpathSync(root), 'inlink', 'x.h5'));
     expect(paths.resolve('/in/new/deep.h5')).to.equal(path.join(fs.realpathSync(root), 'in', 'new', 'deep.h5'));
     fs.rmSync(base, { recursive: true, force: true });
@@ -88,8 +79,8 @@ describe('object ids', () => {
     expect(domainKey('/home/a.h5')).to.not.equal(domainKey('/home/b.h5'));
   });
   const malformed = ['', 'g-', 'x-00000000-00000000-0000-000000-000060', 'g-0000000-000000000-0000-000000-000060', 'g-00000000-00000000-0000-000000-00006z', 'G-00000000-00000000-0000-000000-000060', 'g-00000000-00000000-0000-000000-000060 '];
-  for (const id of malformed) it(`rejects ${JSON.stringify(id)}`, () => expect(code(() => parseId(id))).to.equal('BadRequest'));
-  it('refuses addresses beyond 48 bits', () => expect(code(() => makeId('group', key, 1n << 48n))).to.equal('BadRequest'));
+  for (const id of malformed) it(`rejects ${JSON.stringify(id)}`, () => expect(errorCode(() => parseId(id))).to.equal('BadRequest'));
+  it('refuses addresses beyond 48 bits', () => expect(errorCode(() => makeId('group', key, 1n << 48n))).to.equal('BadRequest'));
 });
 
 describe('RWLock', () => {

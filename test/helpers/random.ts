@@ -1,0 +1,11 @@
+/** Deterministic random numbers for table and property tests (the same cases every run). */
+
+/** A PRNG (mulberry32) seeded with `seed`: numbers in [0, 1). */
+export function rng(seed: number): () => number {
+  return () => {
+    seed = (seed + 0x6d2b79f5) | 0;
+    let t = Math.imul(seed ^ (seed >>> 15), 1 | seed);
+    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
