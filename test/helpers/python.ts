@@ -7,6 +7,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { parseJsonBody } from '../../src/codec/json.js';
 import { childEnv, childPluginPath } from './env.js';
+import { timed } from './costs.js';
 import { REPO } from './server.js';
 
 export const PYTHON = '/usr/bin/python3';
@@ -18,7 +19,7 @@ export const PYTHON = '/usr/bin/python3';
  */
 export function python(script: string, args: string[] = [], opts: { lockFree?: boolean } = {}): string {
   const env = childEnv(opts.lockFree ? { HDF5_USE_FILE_LOCKING: 'FALSE' } : {});
-  return execFileSync(PYTHON, ['-c', script, ...args], { encoding: 'utf8', maxBuffer: 256 * 1024 * 1024, env });
+  return timed('python', () => execFileSync(PYTHON, ['-c', script, ...args], { encoding: 'utf8', maxBuffer: 256 * 1024 * 1024, env }));
 }
 
 /** Run a Python script and parse its stdout as JSON (NaN literals allowed). */
@@ -28,13 +29,15 @@ export function pythonJson(script: string, args: string[] = [], opts: { lockFree
 
 /** Run a script file from test/tools with arguments and parse its JSON output. */
 export function toolJson(tool: string, args: string[] = []): any {
-  const out = execFileSync(PYTHON, [path.join(REPO, 'test/tools', tool), ...args], { encoding: 'utf8', maxBuffer: 256 * 1024 * 1024, env: { ...process.env, HDF5_PLUGIN_PATH: childPluginPath() } });
+  const out = timed('python', () =>
+    execFileSync(PYTHON, [path.join(REPO, 'test/tools', tool), ...args], { encoding: 'utf8', maxBuffer: 256 * 1024 * 1024, env: { ...process.env, HDF5_PLUGIN_PATH: childPluginPath() } }),
+  );
   return parseJsonBody(out);
 }
 
 /** `h5dump` output of a file (throws when h5dump fails, i.e. the file is not readable). */
 export function h5dump(file: string, args: string[] = []): string {
-  return execFileSync('h5dump', [...args, file], { encoding: 'utf8', maxBuffer: 256 * 1024 * 1024 });
+  return timed('h5dump', () => execFileSync('h5dump', [...args, file], { encoding: 'utf8', maxBuffer: 256 * 1024 * 1024 }));
 }
 
 /** True when h5py is importable (Debian python3-h5py installed). */

@@ -9,6 +9,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseJsonBody } from '../../src/codec/json.js';
+import { addCost } from './costs.js';
 import { childEnv } from './env.js';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
@@ -93,6 +94,7 @@ export function copyFixtures(root: string, folder = 'fx', names?: string[], from
 /** Start the server (built from source with tsx) on a free port, one process (`--workers 1`; `args` may give `--workers N`). */
 export async function startServer(opts: { root?: string; env?: Record<string, string>; args?: string[]; cwd?: string } = {}): Promise<TestServer> {
   const root = opts.root ?? tempRoot();
+  const t0 = performance.now();
   const proc = spawn(
     process.execPath,
     ['--import', path.join(REPO, 'node_modules/tsx/dist/esm/index.mjs'), path.join(REPO, 'src/cli.ts'), 'serve', '--root', root, '--port', '0', '--log-level', 'warn', '--exit-with-stdin', '--workers', '1', ...(opts.args ?? [])],
@@ -114,6 +116,7 @@ export async function startServer(opts: { root?: string; env?: Record<string, st
       const m = /listening on (http:\/\/\S+)/.exec(out);
       if (m) {
         clearTimeout(timer);
+        addCost('server start', performance.now() - t0);
         resolve(m[1]);
       }
     });

@@ -7,6 +7,7 @@ import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { expect } from 'chai';
+import { timed } from './costs.js';
 import { toolJson } from './python.js';
 import { Client, type Reply, type TestServer, startServer } from './server.js';
 
@@ -55,11 +56,13 @@ export function inspectOne(file: string, p: string): any {
 
 /** h5dump output of a file, with HDF5 file locking off for the h5dump process only. */
 export function h5dumpText(file: string, args: string[] = []): string {
-  return execFileSync('h5dump', [...args, file], {
-    encoding: 'utf8',
-    maxBuffer: 256 * 1024 * 1024,
-    env: { ...process.env, HDF5_USE_FILE_LOCKING: 'FALSE' },
-  });
+  return timed('h5dump', () =>
+    execFileSync('h5dump', [...args, file], {
+      encoding: 'utf8',
+      maxBuffer: 256 * 1024 * 1024,
+      env: { ...process.env, HDF5_USE_FILE_LOCKING: 'FALSE' },
+    }),
+  );
 }
 
 /** Collapse runs of whitespace (h5dump output is indented). */
