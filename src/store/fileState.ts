@@ -63,7 +63,7 @@ export interface EventRow {
 
 /**
  * Which state survives which event: the one table (unit test per row:
- * test/unit/file-state.test.ts).
+ * test/store/file-state.test.ts).
  */
 export const AFTER: Readonly<Record<FileEvent, Readonly<EventRow>>> = {
   writing: { index: 'keep', kept: 'keep', view: 'transient', others: null },

@@ -56,6 +56,14 @@ export function domainOfKey(key: string): string | undefined {
   return keyOwners.get(key);
 }
 
+/**
+ * Forget every domain key met: what a new process knows. For the in-process tests
+ * (test/helpers/store.ts), whose "restart" is a new `Store` in the same process.
+ */
+export function forgetDomainKeys(): void {
+  keyOwners.clear();
+}
+
 /** `key` (16 hex digits) as it appears in ids: `xxxxxxxx-xxxxxxxx-` (a few keys per process). */
 const keyParts = new Map<string, string>();
 

@@ -123,19 +123,7 @@ print(json.dumps({'alloc': alloc, 'chunks': chunks, 'size': os.path.getsize(sys.
       expect(plain.json).to.not.have.property('md5_sum');
     });
 
-    it('are cached by file version: the same until the file changes, then computed again', async () => {
-      const c = api.with('/cached.h5');
-      expect((await c.put('/')).status).to.equal(201);
-      const a = (await c.get('/', { verbose: 1 })).json;
-      const b = (await c.get('/', { verbose: 1 })).json;
-      expect(b.scan_info).to.deep.equal(a.scan_info);
-      expect(a.num_groups).to.equal(1);
-      expect((await c.post('/groups', { link: { id: a.root, name: 'g' } })).status).to.equal(201);
-      const d = (await c.get('/', { verbose: 1 })).json;
-      expect(d.num_groups).to.equal(2);
-      expect(d.scan_info.scan_complete).to.be.at.least(a.scan_info.scan_complete);
-      expect(d.md5_sum).to.not.equal(a.md5_sum);
-    });
+    // cached by file version: test/store/freshness.test.ts (in-process)
 
     it('GET /domains?verbose=1 gives each domain its statistics and root; folders have none', async () => {
       const r = await api.get('/domains', { domain: '/', verbose: 1 });
@@ -318,27 +306,7 @@ open(os.path.join(sys.argv[1], 'text.h5'), 'w').write('not hdf5')`,
       expect((await c.get(`/groups/${g2}`)).status).to.equal(200);
     });
 
-    it('a file replaced by another program (h5py, same path) gives new ids; an unchanged file keeps its ids across restarts', async () => {
-      const keep = path.join(root, 'keep.h5');
-      const swap = path.join(root, 'swap.h5');
-      python(`import h5py, sys\nfor p in sys.argv[1:]:\n    with h5py.File(p, 'w') as f: f.create_group('g')`, [keep, swap]);
-      const k = api.with('/keep.h5');
-      const s = api.with('/swap.h5');
-      const keepIds = [(await k.get('/')).json.root, (await k.get('/', { h5path: '/g' })).json.id];
-      const swapRoot = (await s.get('/')).json.root;
-      await new Promise((r) => setTimeout(r, 1200)); // the server closes idle files after ~1 s
-      fs.rmSync(swap);
-      python(`import h5py, sys\nwith h5py.File(sys.argv[1], 'w') as f: f.create_group('g')`, [swap]);
-      const swapRoot2 = (await s.get('/')).json.root;
-      expect(swapRoot2).to.not.equal(swapRoot);
-      await srv.stop();
-      srv = await startServer({ root });
-      api = new Client(srv.url);
-      const k2 = api.with('/keep.h5');
-      expect([(await k2.get('/')).json.root, (await k2.get('/', { h5path: '/g' })).json.id]).to.deep.equal(keepIds);
-      // the old file's id after a restart: names nothing
-      expectError(await api.with('/swap.h5').get(`/groups/${swapRoot}`), 404);
-    });
+    // a file replaced by another program, ids across restarts: test/store/freshness.test.ts (in-process)
   });
 
   describe('service endpoints and headers (wire-reference 1.1, 1.2, 0.6)', () => {
