@@ -7,13 +7,12 @@
  * the same before and after. A domain created by the server and a file h5py wrote in the
  * original format (version 1 object headers, where attributes hold 64 KiB at most) are used.
  */
-import fs from 'node:fs';
 import path from 'node:path';
 import { expect } from 'chai';
 import { python } from '../helpers/python.js';
 import { Client, type Reply } from '../helpers/server.js';
 import { expectSameContent, markFile } from '../helpers/unchanged.js';
-import { type Dom, type Kit, bytes, expectStatus, inspect, makeDataset, newDomain, putBinary, startKit } from '../helpers/writekit.js';
+import { type Dom, type Kit, bytes, expectStatus, inspect, makeDataset, newDomain, putBinary, releaseKit, sharedKit } from '../helpers/writekit.js';
 
 const I32 = { class: 'H5T_INTEGER', base: 'H5T_STD_I32LE' };
 const VSTR = { class: 'H5T_STRING', charSet: 'H5T_CSET_UTF8', strPad: 'H5T_STR_NULLTERM', length: 'H5T_VARIABLE' };
@@ -125,7 +124,7 @@ describe('multi-step writes are all or nothing', function () {
   let fx: Fx;
 
   before(async () => {
-    kit = await startKit();
+    kit = await sharedKit();
     const d = await newDomain(kit, 'atomic');
     const ids: Record<string, string> = {};
     ids.ext = await makeDataset(d, 'ext', { type: I32, shape: [2], maxdims: [20] });
@@ -144,10 +143,7 @@ describe('multi-step writes are all or nothing', function () {
     const group = (await oc.get(`/groups/${oroot}/links/g`)).json.link.id;
     fx = { d, ids, old: { c: oc, file, root: oroot, group } };
   });
-  after(async () => {
-    await kit?.server.stop();
-    if (kit) fs.rmSync(kit.server.root, { recursive: true, force: true });
-  });
+  after(() => releaseKit(kit));
 
   for (const c of cases) {
     it(c.name, async () => {

@@ -6,7 +6,6 @@
  * shape, layout, filter, fill value, attribute and value) and the full h5dump output are the
  * same before and after the request.
  */
-import fs from 'node:fs';
 import { expect } from 'chai';
 import type { Reply } from '../helpers/server.js';
 import { type FileMark, expectSameContent, markFile } from '../helpers/unchanged.js';
@@ -21,7 +20,8 @@ import {
   postBinary,
   putBinary,
   sendJsonText,
-  startKit,
+  releaseKit,
+  sharedKit,
 } from '../helpers/writekit.js';
 
 const I32 = { class: 'H5T_INTEGER', base: 'H5T_STD_I32LE' };
@@ -260,7 +260,7 @@ describe('API write: bad input is refused with 400 (or 409/404) and leaves the f
   let mark: FileMark;
 
   before(async () => {
-    kit = await startKit();
+    kit = await sharedKit();
     const d = await newDomain(kit, 'bad');
     const ids: Record<string, string> = {};
     ids.ints = await makeDataset(d, 'ints', { type: I32, shape: [4] });
@@ -292,10 +292,7 @@ describe('API write: bad input is refused with 400 (or 409/404) and leaves the f
     fixture = inspect(d.file);
     mark = markFile(d.file);
   });
-  after(async () => {
-    await kit?.server.stop();
-    if (kit) fs.rmSync(kit.server.root, { recursive: true, force: true });
-  });
+  after(() => releaseKit(kit));
 
   it('the fixture is what the cases assume', () => {
     const py = fixture;
@@ -344,15 +341,12 @@ describe('API read: bad selections and points are 400', function () {
   let grid: string;
   let scal: string;
   before(async () => {
-    kit = await startKit();
+    kit = await sharedKit();
     d = await newDomain(kit, 'badread');
     grid = await makeDataset(d, 'grid', { type: I32, shape: [3, 4] });
     scal = await makeDataset(d, 'scal', { type: F64 });
   });
-  after(async () => {
-    await kit?.server.stop();
-    if (kit) fs.rmSync(kit.server.root, { recursive: true, force: true });
-  });
+  after(() => releaseKit(kit));
 
   const reads: [string, (g: string, s: string) => Promise<Reply>][] = [
     ['GET select past the extent', (g) => d.c.get(`/datasets/${g}/value`, { select: '[0:4,0:4]' })],

@@ -11,7 +11,7 @@ import { expect } from 'chai';
 import { userAdd } from '../../src/auth/admin.js';
 import { pythonJson } from '../helpers/python.js';
 import { Client, type TestServer, startServer, tempRoot } from '../helpers/server.js';
-import { type Dom, type Kit, bytes, expectStatus, inspectOne, makeDataset, newDomain, putBinary, startKit } from '../helpers/writekit.js';
+import { type Dom, type Kit, bytes, expectStatus, inspectOne, makeDataset, newDomain, putBinary, releaseKit, sharedKit } from '../helpers/writekit.js';
 
 const I32 = { class: 'H5T_INTEGER', base: 'H5T_STD_I32LE' };
 const F64 = { class: 'H5T_FLOAT', base: 'H5T_IEEE_F64LE' };
@@ -39,14 +39,14 @@ describe('dialect: attributes (issue #12 item 6)', function () {
   const A = (id = g, col = 'groups') => `/${col}/${id}/attributes`;
 
   before(async () => {
-    kit = await startKit();
+    kit = await sharedKit();
     d = await newDomain(kit, 'attrs');
     const r = await d.c.post('/groups', { link: { id: d.root, name: 'g' } });
     expectStatus(r, 201, 'POST /groups');
     g = r.json.id;
     ds = await makeDataset(d, 'ds', { type: I32, shape: [2] });
   });
-  after(async () => kit?.server.stop());
+  after(() => releaseKit(kit));
 
   describe('identical re-PUT answers 200', () => {
     const cases: [string, Record<string, unknown>, Record<string, unknown>][] = [

@@ -9,7 +9,7 @@
  */
 import { expect } from 'chai';
 import { pythonJson } from '../helpers/python.js';
-import { type Dom, type Kit, bytes, expectStatus, inspectOne, makeDataset, newDomain, startKit } from '../helpers/writekit.js';
+import { type Dom, type Kit, bytes, expectStatus, inspectOne, makeDataset, newDomain, releaseKit, sharedKit } from '../helpers/writekit.js';
 
 const I32 = { class: 'H5T_INTEGER', base: 'H5T_STD_I32LE' };
 const I64 = { class: 'H5T_INTEGER', base: 'H5T_STD_I64LE' };
@@ -57,11 +57,11 @@ describe('dialect: datasets (issue #12 item 7)', function () {
   let compressors: string[];
 
   before(async () => {
-    kit = await startKit();
+    kit = await sharedKit();
     d = await newDomain(kit, 'dsets');
     compressors = (await d.c.get('/')).json.compressors;
   });
-  after(async () => kit?.server.stop());
+  after(() => releaseKit(kit));
 
   describe('chunking as h5py does it', () => {
     const cases: { label: string; api: Record<string, unknown>; py: { shape: number[]; maxshape?: (number | null)[]; dtype: string; compression?: string; shuffle?: boolean } }[] = [

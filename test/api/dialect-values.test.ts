@@ -7,7 +7,7 @@
  * `query=` answered in binary. Files are checked with h5py.
  */
 import { expect } from 'chai';
-import { type Dom, type Kit, bytes, expectStatus, getBinary, inspectOne, makeDataset, newDomain, postBinary, putBinary, startKit } from '../helpers/writekit.js';
+import { type Dom, type Kit, bytes, expectStatus, getBinary, inspectOne, makeDataset, newDomain, postBinary, putBinary, releaseKit, sharedKit } from '../helpers/writekit.js';
 
 const I32 = { class: 'H5T_INTEGER', base: 'H5T_STD_I32LE' };
 const F64 = { class: 'H5T_FLOAT', base: 'H5T_IEEE_F64LE' };
@@ -24,10 +24,10 @@ describe('dialect: values (issue #12 item 8)', function () {
   const value = async (id: string, q?: Record<string, string>) => (await d.c.get(`/datasets/${id}/value`, q)).json.value;
 
   before(async () => {
-    kit = await startKit();
+    kit = await sharedKit();
     d = await newDomain(kit, 'vals');
   });
-  after(async () => kit?.server.stop());
+  after(() => releaseKit(kit));
 
   describe('selections in JSON bodies', () => {
     let id: string;

@@ -14,7 +14,7 @@ import path from 'node:path';
 import { expect } from 'chai';
 import { python } from '../helpers/python.js';
 import type { Reply } from '../helpers/server.js';
-import { type Dom, type Kit, bytes, expectStatus, h5dumpText, inspect, makeDataset, newDomain, postBinary, putBinary, startKit } from '../helpers/writekit.js';
+import { type Dom, type Kit, bytes, expectStatus, h5dumpText, inspect, makeDataset, newDomain, postBinary, putBinary, releaseKit, sharedKit, startKit } from '../helpers/writekit.js';
 
 const I32 = { class: 'H5T_INTEGER', base: 'H5T_STD_I32LE' };
 
@@ -36,16 +36,13 @@ describe('no request gets a 500', function () {
   let grp: string;
 
   before(async () => {
-    kit = await startKit();
+    kit = await sharedKit();
     d = await newDomain(kit, 'hard');
     ds = await makeDataset(d, 'ds', { type: I32, shape: [4, 5] });
     expectStatus(await d.c.put(`/groups/${d.root}/attributes/a`, { type: I32, value: 1 }), 201, 'attr');
     grp = (await d.c.post('/groups', { link: { id: d.root, name: 'g' } })).json.id;
   });
-  after(async () => {
-    await kit?.server.stop();
-    if (kit) fs.rmSync(kit.server.root, { recursive: true, force: true });
-  });
+  after(() => releaseKit(kit));
 
   it('integers of 16+ digits in points, selections, shapes and values are 400s', async () => {
     const big = '123456789012345678901';
@@ -80,9 +77,10 @@ describe('no request gets a 500', function () {
     expectStatus(await d.c.post('/datatypes', { type: fields(3120) }), 201, '3120 fields');
     expect4xx(await d.c.post('/datatypes', { type: fields(3121) }), '3121 fields', 400, /object header message/);
     // a file h5py wrote in the original format encodes types larger: 2,000 fields do not fit
-    const old = path.join(kit.server.root, 'w', 'old.h5');
+    // (a name of its own: the write suites share one server, test/helpers/writekit.ts sharedKit)
+    const old = path.join(kit.server.root, 'w', 'old-hardening.h5');
     python('import h5py, sys\nh5py.File(sys.argv[1], "w", libver="earliest").close()', [old]);
-    const oc = kit.base.with('/w/old.h5');
+    const oc = kit.base.with('/w/old-hardening.h5');
     const oldDump = h5dumpText(old);
     expect4xx(await oc.post('/datatypes', { type: many }), 'old format, 2000 fields', 400, /object header message/);
     expect4xx(await oc.put(`/groups/${(await oc.get('/')).json.root}/attributes/m`, { type: many }), 'old format attribute', 400);
@@ -212,10 +210,7 @@ describe('resource limits', function () {
     kit = await startKit(env);
     d = await newDomain(kit, 'limits');
   });
-  after(async () => {
-    await kit?.server.stop();
-    if (kit) fs.rmSync(kit.server.root, { recursive: true, force: true });
-  });
+  after(() => releaseKit(kit));
 
   it('GET / reports every limit (HSDS keys first)', async () => {
     const l = (await d.c.get('/')).json.limits;

@@ -4,7 +4,6 @@
  * of an existing name; DELETE; PUT/GET .../value (JSON and binary); the bulk PUT/POST/DELETE
  * .../attributes forms and IncludeData; exact counts and listings. Checked with h5py and h5dump.
  */
-import fs from 'node:fs';
 import { expect } from 'chai';
 import {
   type Dom,
@@ -19,7 +18,8 @@ import {
   newDomain,
   putBinary,
   squash,
-  startKit,
+  releaseKit,
+  sharedKit,
 } from '../helpers/writekit.js';
 
 const I32 = { class: 'H5T_INTEGER', base: 'H5T_STD_I32LE' };
@@ -180,7 +180,7 @@ describe('API write: attributes', function () {
   const owners: Record<string, { col: string; id: string; path: string }> = {};
 
   before(async () => {
-    kit = await startKit();
+    kit = await sharedKit();
     d = await newDomain(kit, 'attrs');
     const g = await d.c.post('/groups', { link: { id: d.root, name: 'g' } });
     expectStatus(g, 201, 'POST group');
@@ -192,10 +192,7 @@ describe('API write: attributes', function () {
     owners.dataset = { col: 'datasets', id: ds, path: '/ds' };
     owners.datatype = { col: 'datatypes', id: t.json.id, path: '/dt' };
   });
-  after(async () => {
-    await kit?.server.stop();
-    if (kit) fs.rmSync(kit.server.root, { recursive: true, force: true });
-  });
+  after(() => releaseKit(kit));
 
   for (const ownerKind of ['group', 'dataset', 'datatype']) {
     describe(`on a ${ownerKind}`, () => {

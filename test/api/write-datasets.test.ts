@@ -22,7 +22,8 @@ import {
   newDomain,
   putBinary,
   squash,
-  startKit,
+  releaseKit,
+  sharedKit,
 } from '../helpers/writekit.js';
 
 const I32 = { class: 'H5T_INTEGER', base: 'H5T_STD_I32LE' };
@@ -52,17 +53,14 @@ describe('API write: datasets', function () {
   let refDir: string;
 
   before(async () => {
-    kit = await startKit();
+    kit = await sharedKit();
     d = await newDomain(kit, 'dsets');
     refDir = fs.mkdtempSync(path.join(kit.server.root, 'ref-'));
     const r = await d.c.get('/');
     expectStatus(r, 200, 'GET /');
     compressors = r.json.compressors;
   });
-  after(async () => {
-    await kit?.server.stop();
-    if (kit) fs.rmSync(kit.server.root, { recursive: true, force: true });
-  });
+  after(() => releaseKit(kit));
 
   // -------------------------------------------------------------------------------------------
   describe('shapes and maxdims', () => {

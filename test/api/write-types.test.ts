@@ -8,7 +8,6 @@
  * (low-level type: class, size, byte order, charset, padding, members and offsets; values) and
  * with h5dump.
  */
-import fs from 'node:fs';
 import { expect } from 'chai';
 import {
   type Dom,
@@ -26,7 +25,8 @@ import {
   putBinary,
   sendJsonText,
   squash,
-  startKit,
+  releaseKit,
+  sharedKit,
 } from '../helpers/writekit.js';
 
 // ---------------------------------------------------------------------------------------------
@@ -589,13 +589,10 @@ describe('API write: type JSON for every class (dataset + attribute, JSON + bina
   let d: Dom;
 
   before(async () => {
-    kit = await startKit();
+    kit = await sharedKit();
     d = await newDomain(kit, 'types');
   });
-  after(async () => {
-    await kit?.server.stop();
-    if (kit) fs.rmSync(kit.server.root, { recursive: true, force: true });
-  });
+  after(() => releaseKit(kit));
 
   for (const c of cases) {
     describe(c.name, () => {
@@ -852,13 +849,10 @@ describe('API write: alternative type spellings are accepted and the canonical f
   let kit: Kit;
   let d: Dom;
   before(async () => {
-    kit = await startKit();
+    kit = await sharedKit();
     d = await newDomain(kit, 'spell');
   });
-  after(async () => {
-    await kit?.server.stop();
-    if (kit) fs.rmSync(kit.server.root, { recursive: true, force: true });
-  });
+  after(() => releaseKit(kit));
 
   spellings.forEach((c, i) => {
     it(c.name, async () => {
@@ -895,7 +889,7 @@ describe('API write: object and region references', function () {
   let gid: string;
   let xid: string;
   before(async () => {
-    kit = await startKit();
+    kit = await sharedKit();
     d = await newDomain(kit, 'refs');
     const g = await d.c.post('/groups', { link: { id: d.root, name: 'g1' } });
     expectStatus(g, 201, 'POST /groups');
@@ -903,10 +897,7 @@ describe('API write: object and region references', function () {
     xid = await makeDataset(d, 'x', { type: 'H5T_STD_I32LE', shape: [4] });
     expectStatus(await d.c.put(`/datasets/${xid}/value`, { value: [10, 11, 12, 13] }), 200, 'PUT x');
   });
-  after(async () => {
-    await kit?.server.stop();
-    if (kit) fs.rmSync(kit.server.root, { recursive: true, force: true });
-  });
+  after(() => releaseKit(kit));
 
   it('object references: JSON and binary writes and reads; h5py dereferences them', async () => {
     const type = { class: 'H5T_REFERENCE', base: 'H5T_STD_REF_OBJ' };
@@ -980,13 +971,10 @@ describe('API write: committed datatypes', function () {
   let linkedId: string;
   let anonId: string;
   before(async () => {
-    kit = await startKit();
+    kit = await sharedKit();
     d = await newDomain(kit, 'committed');
   });
-  after(async () => {
-    await kit?.server.stop();
-    if (kit) fs.rmSync(kit.server.root, { recursive: true, force: true });
-  });
+  after(() => releaseKit(kit));
 
   it('POST /datatypes with a link: 201 {id t-..., type, attributeCount 0}; GET /datatypes/<id>; h5py sees a named type', async () => {
     const r = await d.c.post('/datatypes', { type: ctype, link: { id: d.root, name: 'ctype' } });

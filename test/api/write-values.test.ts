@@ -20,6 +20,8 @@ import {
   postBinary,
   putBinary,
   sendJsonText,
+  releaseKit,
+  sharedKit,
   startKit,
 } from '../helpers/writekit.js';
 
@@ -36,13 +38,10 @@ describe('API write: dataset values', function () {
   let d: Dom;
 
   before(async () => {
-    kit = await startKit();
+    kit = await sharedKit();
     d = await newDomain(kit, 'values');
   });
-  after(async () => {
-    await kit?.server.stop();
-    if (kit) fs.rmSync(kit.server.root, { recursive: true, force: true });
-  });
+  after(() => releaseKit(kit));
 
   for (const layout of [{ class: 'H5D_CONTIGUOUS' }, { class: 'H5D_CHUNKED', dims: [2, 2] }]) {
     describe(`hyperslabs on a 4x5 int32 dataset (${layout.class})`, () => {
@@ -294,10 +293,7 @@ describe('API write: a JSON value response above the configured limit is a 413',
     id = await makeDataset(d, 'big', { type: F64, shape: [1000] });
     expectStatus(await putBinary(d.c, `/datasets/${id}/value`, bytes.f64le(...range(1000, (i) => i / 2))), 200, 'PUT binary');
   });
-  after(async () => {
-    await kit?.server.stop();
-    if (kit) fs.rmSync(kit.server.root, { recursive: true, force: true });
-  });
+  after(() => releaseKit(kit));
 
   it('GET JSON of 8000 bytes of data: 413; binary: 200 with every byte; a small selection: 200', async () => {
     expect((await d.c.get(`/datasets/${id}/value`)).status).to.equal(413);

@@ -4,12 +4,14 @@
  * item 3: every failure is a deliberate status with a message, never an accident).
  */
 import { currentTest, unexpectedErrors } from './server.js';
+import { stopSharedKit } from './writekit.js';
 
 export const mochaHooks = {
   beforeEach(this: Mocha.Context) {
     currentTest.title = this.currentTest?.fullTitle() ?? '';
   },
   async afterAll() {
+    await stopSharedKit();
     // let the servers' last log lines arrive
     await new Promise((r) => setTimeout(r, 200));
     if (unexpectedErrors.length) {

@@ -19,10 +19,42 @@ export interface Kit {
   n: number;
 }
 
+/** A server of its own with `env` and `args`, and the folder `/w` for `newDomain`'s domains. Stop it with `releaseKit`. */
 export async function startKit(env?: Record<string, string>, args?: string[]): Promise<Kit> {
   const server = await startServer({ env, args });
   fs.mkdirSync(path.join(server.root, 'w'), { recursive: true });
   return { server, base: new Client(server.url), n: 0 };
+}
+
+let shared: Promise<Kit> | undefined;
+
+/**
+ * The one server with default settings that the write suites share, started on first use and
+ * stopped by the root hooks at the end of the run (`stopSharedKit`): a server start is 1-3 s, and
+ * these suites started 15. Each suite works on domains of its own (`newDomain`'s counter is the
+ * kit's, so names never meet) and names any file it writes itself uniquely. A suite that needs
+ * settings of its own, a fresh server, the server's log or its open files calls `startKit`.
+ */
+export function sharedKit(): Promise<Kit> {
+  shared ??= startKit();
+  return shared;
+}
+
+/** Stop a kit of `startKit` and remove its directory; the shared kit is left running. */
+export async function releaseKit(kit: Kit | undefined): Promise<void> {
+  if (!kit || (shared && kit === (await shared))) return;
+  await kit.server.stop();
+  fs.rmSync(kit.server.root, { recursive: true, force: true });
+}
+
+/** Stop the shared kit, if it was started (root hooks, after the run). */
+export async function stopSharedKit(): Promise<void> {
+  if (!shared) return;
+  const kit = await shared.catch(() => undefined);
+  shared = undefined;
+  if (!kit) return;
+  await kit.server.stop();
+  fs.rmSync(kit.server.root, { recursive: true, force: true });
 }
 
 /** A newly created, empty domain. */
