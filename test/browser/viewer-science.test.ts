@@ -15,12 +15,13 @@ import crypto from 'node:crypto';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { type BrowserContext, type Page, type Request, chromium } from 'playwright-core';
+import type { Page } from 'playwright-core';
 import { parseJsonBody } from '../../src/codec/json.js';
 import { childEnv } from '../helpers/env.js';
 import { PYTHON } from '../helpers/python.js';
 import { REPO, type TestServer, startServer, tempRoot } from '../helpers/server.js';
-import { CHROMIUM, CHROMIUM_ARGS, COUNT_COLORS, ensureViewerBuilt, isDownloadProbe } from '../helpers/viewer.js';
+import { type PageWatch, CHROMIUM, canvasColors, gridCells, launchBrowser, showVis, watchProblems } from '../helpers/browser.js';
+import { ensureViewerBuilt } from '../helpers/viewer.js';
 
 const SHOTS = path.join(REPO, 'test-output/viewer-science');
 const BIG_COUNT = 50000;
@@ -49,13 +50,11 @@ describe('web viewer on the files scientists have (Chromium)', function () {
   this.timeout(240000);
   let srv: TestServer;
   let root: string;
-  let profile: string;
-  let ctx: BrowserContext;
+  let browser: Awaited<ReturnType<typeof launchBrowser>>;
   let page: Page;
+  /** Problems seen since the last check, allowed statuses, API requests. */
+  let watch: PageWatch;
   let info: ScienceInfo;
-  let problems: string[] = [];
-  let allowedStatuses = new Set<number>();
-  let apiRequests: Request[] = [];
 
   before(async function () {
     if (!fs.existsSync(CHROMIUM)) {
@@ -81,56 +80,20 @@ describe('web viewer on the files scientists have (Chromium)', function () {
     srv = await startServer({ root });
     fs.rmSync(SHOTS, { recursive: true, force: true });
     fs.mkdirSync(SHOTS, { recursive: true });
-    profile = fs.mkdtempSync(path.join(os.tmpdir(), 'h5store-chromium-'));
-    ctx = await chromium.launchPersistentContext(profile, {
-      executablePath: CHROMIUM,
-      headless: true,
-      args: CHROMIUM_ARGS,
-      viewport: { width: 1280, height: 800 },
-    });
+    browser = await launchBrowser();
+    page = browser.page;
     // every page starts with the viewer's default (conventions on), whatever a test toggled
-    await ctx.addInitScript(() => localStorage.removeItem('h5store.viewer.conventions'));
-    page = ctx.pages()[0] ?? (await ctx.newPage());
-    page.setDefaultTimeout(30000);
-    page.on('console', (m) => {
-      if (m.type() !== 'error') return;
-      const st = /status of (\d+)/.exec(m.text());
-      if (st && (allowedStatuses.has(Number(st[1])) || (st[1] === '404' && new URL(m.location().url || srv.url).pathname === '/file'))) return;
-      problems.push(`console error: ${m.text()} ${m.location().url}`);
-    });
-    page.on('pageerror', (e) => problems.push(`page error: ${e.message}`));
-    page.on('requestfailed', (r) => {
-      if (r.failure()?.errorText === 'net::ERR_ABORTED') return;
-      problems.push(`request failed: ${r.method()} ${r.url()} ${r.failure()?.errorText}`);
-    });
-    page.on('response', (r) => {
-      if (r.status() < 400 || allowedStatuses.has(r.status())) return;
-      if (r.status() === 404 && isDownloadProbe(r.request().method(), r.url())) return;
-      problems.push(`HTTP ${r.status()} ${r.request().method()} ${r.url()}`);
-    });
-    page.on('request', (r) => {
-      if (!new URL(r.url()).pathname.startsWith('/view/')) apiRequests.push(r);
-    });
+    await browser.ctx.addInitScript(() => localStorage.removeItem('h5store.viewer.conventions'));
+    watch = watchProblems(page, { downloadProbe: true });
   });
 
-  beforeEach(() => {
-    problems = [];
-    allowedStatuses = new Set();
-    apiRequests = [];
-  });
+  beforeEach(() => watch?.reset());
 
   after(async () => {
-    await ctx?.close();
+    await browser?.close();
     await srv?.stop();
-    if (profile) fs.rmSync(profile, { recursive: true, force: true });
     if (root) fs.rmSync(root, { recursive: true, force: true });
   });
-
-  function expectClean(): void {
-    const seen = problems;
-    problems = [];
-    expect(seen, seen.join('\n')).to.deep.equal([]);
-  }
 
   const shot = (name: string) => page.screenshot({ path: path.join(SHOTS, name) });
   const treeItem = (p: string) => page.locator(`[role="treeitem"][data-path="${p}"]`);
@@ -145,38 +108,6 @@ describe('web viewer on the files scientists have (Chromium)', function () {
     for (const bad of ['Expected valid JSON', 'Expected child', 'Failed to fetch', 'Something went wrong', 'Error:']) expect(text, bad).to.not.include(bad);
   }
 
-  /** Distinct colours of the first visible canvas (1-2 for a blank one). */
-  async function canvasColors(): Promise<number> {
-    // a followed dataset reopens h5web on each new shape, so the canvas found may be replaced
-    // between finding it and taking its picture: find it again then (a few times at most)
-    for (let attempt = 1; ; attempt++) {
-      const canvas = page.locator('.h5web-host canvas').first();
-      await canvas.waitFor({ state: 'visible' });
-      await page.waitForTimeout(400);
-      try {
-        const png = await canvas.screenshot();
-        return (await page.evaluate(`(${COUNT_COLORS})(${JSON.stringify(png.toString('base64'))})`)) as number;
-      } catch (e) {
-        if (attempt >= 5 || !/not attached|detached/i.test(String(e))) throw e;
-      }
-    }
-  }
-
-  async function showVis(name: string): Promise<void> {
-    await page.getByRole('tab', { name, exact: true }).click();
-    await page.locator('[role="tab"][aria-selected="true"]', { hasText: name }).first().waitFor();
-  }
-
-  /** Matrix cells shown: "row,col" -> text (0-based). */
-  async function gridCells(): Promise<Map<string, string>> {
-    const grid = page.locator('[role="grid"]');
-    await grid.locator('[role="gridcell"]').first().waitFor();
-    const cells = await grid.locator('[role="row"][aria-rowindex] [role="gridcell"]').evaluateAll((els) =>
-      els.map((e) => [Number(e.parentElement!.getAttribute('aria-rowindex')) - 1, Number(e.getAttribute('aria-colindex')) - 1, e.textContent ?? ''] as const),
-    );
-    return new Map(cells.map(([r, c, t]) => [`${r},${c}`, t]));
-  }
-
   /** A number as h5web's matrix writes it (a Unicode minus sign). */
   const num = (t: string | undefined) => Number((t ?? '').replace('−', '-'));
 
@@ -188,7 +119,7 @@ describe('web viewer on the files scientists have (Chromium)', function () {
     for (const name of ['temperature', 'flux', 'lat', 'lon', 'time', 'empty']) await treeItem(`/${name}`).waitFor();
     // the variable with coordinates plots against them (NXdata made from its dimension scales)
     await treeItem('/temperature').click();
-    expect(await canvasColors(), 'heatmap colours').to.be.greaterThan(20);
+    expect(await canvasColors(page, '.h5web-host canvas', 400), 'heatmap colours').to.be.greaterThan(20);
     const axes = (await axisText()).join(' ');
     expect(axes).to.include('lat').and.include('lon');
     await expectNoErrorPanel();
@@ -197,9 +128,9 @@ describe('web viewer on the files scientists have (Chromium)', function () {
     await treeItem('/flux').click();
     await page.locator('.h5web-host svg').first().waitFor();
     await treeItem('/flux/flux').click();
-    await showVis('Matrix');
+    await showVis(page, 'Matrix');
     await page.getByRole('radio', { name: 'Exact' }).click();
-    const cells = await gridCells();
+    const cells = await gridCells(page);
     const shown = info.xarray.flux.map((_, i) => cells.get(`${i},0`));
     expect(shown[2]).to.match(/^(Infinity|∞)$/);
     expect(shown[5]).to.match(/^[-−](Infinity|∞)$/);
@@ -210,19 +141,19 @@ describe('web viewer on the files scientists have (Chromium)', function () {
     await treeItem('/empty').click();
     await page.waitForTimeout(500);
     await expectNoErrorPanel();
-    expectClean();
+    watch.expectClean();
   });
 
   it('a CF file: packed values unpacked, fill and missing values masked, coordinates as axes; raw values one toggle away', async () => {
     await open('/sci/cf_packed.nc', '/sst');
-    expect(await canvasColors()).to.be.greaterThan(10);
+    expect(await canvasColors(page, '.h5web-host canvas', 400)).to.be.greaterThan(10);
     const axes = (await axisText()).join(' ');
     expect(axes).to.include('lat').and.include('lon');
     await expectNoErrorPanel();
     await shot('03-cf-sst-heatmap.png');
     await treeItem('/sst/sst').click();
-    await showVis('Matrix');
-    const cells = await gridCells();
+    await showVis(page, 'Matrix');
+    const cells = await gridCells(page);
     for (const [r, row] of info.cf.decoded.entries()) {
       for (const [c, want] of row.entries()) {
         const got = cells.get(`${r},${c}`);
@@ -235,9 +166,9 @@ describe('web viewer on the files scientists have (Chromium)', function () {
     // as stored: the int16 values
     await page.locator('input[name="conventions"]').uncheck();
     await treeItem('/sst').click();
-    await showVis('Matrix');
+    await showVis(page, 'Matrix');
     await page.getByRole('radio', { name: 'Exact' }).click();
-    const raw = await gridCells();
+    const raw = await gridCells(page);
     // the stored int16 values (h5web itself shows the _FillValue cell as NaN)
     info.cf.raw_row1.forEach((want, c) => {
       const got = raw.get(`1,${c}`);
@@ -245,7 +176,7 @@ describe('web viewer on the files scientists have (Chromium)', function () {
       else expect(num(got), `raw cell 1,${c}`).to.equal(want);
     });
     await page.locator('input[name="conventions"]').check();
-    expectClean();
+    watch.expectClean();
   });
 
   it('NeXus: the default plot follows soft-linked signal and axes; an external link into the same folder plots', async () => {
@@ -263,15 +194,15 @@ describe('web viewer on the files scientists have (Chromium)', function () {
     await treeItem('/entry').click();
     await treeItem('/entry/data').click();
     await treeItem('/entry/data/counts').click();
-    await showVis('Matrix');
-    const cells = await gridCells();
+    await showVis(page, 'Matrix');
+    const cells = await gridCells(page);
     expect(cells.size).to.be.greaterThan(3);
     // the NXdata group whose signal is an external link to nexus_detector.h5
     await treeItem('/entry/ext_data').click();
-    expect(await canvasColors()).to.be.greaterThan(10);
+    expect(await canvasColors(page, '.h5web-host canvas', 400)).to.be.greaterThan(10);
     await expectNoErrorPanel();
     await shot('06-nexus-external-heatmap.png');
-    expectClean();
+    watch.expectClean();
   });
 
   it('a pandas table shows its named columns and values', async () => {
@@ -280,7 +211,7 @@ describe('web viewer on the files scientists have (Chromium)', function () {
     const headers = await page.locator('[role="columnheader"]').allTextContents();
     expect(headers).to.deep.equal(info.pandas.columns);
     await page.getByRole('radio', { name: 'Exact' }).click();
-    const cells = await gridCells();
+    const cells = await gridCells(page);
     for (const [r, row] of info.pandas.rows.entries()) {
       for (const [c, want] of row.entries()) {
         const got = cells.get(`${r},${c}`);
@@ -290,7 +221,7 @@ describe('web viewer on the files scientists have (Chromium)', function () {
       }
     }
     await shot('07-pandas-table.png');
-    expectClean();
+    watch.expectClean();
   });
 
   it('a group of 50,000 datasets opens in pages, with few requests', async () => {
@@ -303,23 +234,23 @@ describe('web viewer on the files scientists have (Chromium)', function () {
     const more = treeItem('/big/⋯ more after d00999');
     await more.waitFor();
     // a handful of requests, not one per member
-    expect(apiRequests.length, apiRequests.map((r) => r.url()).join('\n')).to.be.below(20);
+    expect(watch.requests.length, watch.requests.map((r) => r.url()).join('\n')).to.be.below(20);
     await shot('08-big-group-page1.png');
     await more.click();
     await treeItem('/big/⋯ more after d00999/d01000').click();
-    await showVis('Matrix');
-    const cells = await gridCells();
+    await showVis(page, 'Matrix');
+    const cells = await gridCells(page);
     expect([0, 1, 2, 3].map((i) => Number(cells.get(`${i},0`)))).to.deep.equal([1000, 1001, 1002, 1003]);
     // a deep link beyond the first page
     await open('/big/many.h5', '/big/d49999');
     await page.locator('[role="tab"][aria-selected="true"]').first().waitFor();
-    await showVis('Matrix');
+    await showVis(page, 'Matrix');
     await page.getByRole('radio', { name: 'Exact' }).click();
-    const last = await gridCells();
+    const last = await gridCells(page);
     expect(Number(last.get('3,0'))).to.equal(49999 + 3);
     await shot('09-big-group-deep-link.png');
     console.log(`      (first page of 50,000 members shown in ${opened} ms)`);
-    expectClean();
+    watch.expectClean();
   });
 
   describe('following a growing dataset', () => {
@@ -335,7 +266,7 @@ describe('web viewer on the files scientists have (Chromium)', function () {
 
     it('"Follow" shows the newest frame of an image stack and the growing line while h5py appends', async () => {
       // a file momentarily being written may answer 503 (Retry-After); the viewer tries again
-      allowedStatuses = new Set([503]);
+      watch.allowed = new Set([503]);
       await open('/live/stack.h5', '/frames');
       await page.locator('.h5web-host [role="slider"][aria-orientation="vertical"]').waitFor();
       await page.getByRole('button', { name: 'Follow' }).click();
@@ -351,7 +282,7 @@ describe('web viewer on the files scientists have (Chromium)', function () {
         const max = Number(await slider.getAttribute('aria-valuemax'));
         expect(max).to.be.at.least(frames - 1);
         expect(Number(await slider.getAttribute('aria-valuenow'))).to.equal(max);
-        expect(await canvasColors()).to.be.greaterThan(5);
+        expect(await canvasColors(page, '.h5web-host canvas', 400)).to.be.greaterThan(5);
       }
       await new Promise<void>((res) => (writer!.exitCode !== null ? res() : writer!.once('exit', () => res())));
       await page.locator('.follow-status', { hasText: '[8 × 24 × 32]' }).waitFor({ timeout: 10000 });
@@ -367,7 +298,7 @@ describe('web viewer on the files scientists have (Chromium)', function () {
       await page.locator('.h5web-host svg').first().waitFor();
       await shot('11-follow-line.png');
       await page.getByRole('button', { name: 'Following' }).click();
-      expectClean();
+      watch.expectClean();
     });
   });
 
@@ -387,7 +318,7 @@ describe('web viewer on the files scientists have (Chromium)', function () {
       expect(parseJsonBody(out)).to.satisfy((j: Record<string, unknown>) => 'id' in j || 'root' in j);
     }
     await shot('12-python-snippets.png');
-    expectClean();
+    watch.expectClean();
   });
 
   it('the download button shows when the server offers the file route', async () => {
@@ -396,7 +327,7 @@ describe('web viewer on the files scientists have (Chromium)', function () {
     await page.waitForTimeout(300);
     expect(await page.locator('a.download').count()).to.equal(head.status === 200 ? 1 : 0);
     if (head.status === 200) expect(await page.locator('a.download').getAttribute('href')).to.include('/file?domain=/sci/nexus.nxs');
-    expectClean();
+    watch.expectClean();
   });
 });
 

@@ -10,15 +10,15 @@
 import { expect } from 'chai';
 import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
-import os from 'node:os';
 import path from 'node:path';
-import { type BrowserContext, type Page, type Request, chromium } from 'playwright-core';
+import type { BrowserContext, Page } from 'playwright-core';
 import { formatBytes, formatTime } from '../../viewer/src/format.js';
 import { PYTHON, pythonJson } from '../helpers/python.js';
 import { tokenAdd, userAdd } from '../../src/auth/admin.js';
 import { fileStatus } from '../../src/store/fileStatus.js';
 import { Client, HAVE_SHARED, REPO, SHARED_FIXTURES, type TestServer, copyFixtures, fixturePath, startServer, tempRoot } from '../helpers/server.js';
-import { CHROMIUM, CHROMIUM_ARGS, COUNT_COLORS, ensureViewerBuilt, isDownloadProbe } from '../helpers/viewer.js';
+import { type PageWatch, CHROMIUM, canvasColors, gridCells, launchBrowser, pngColors, showVis, watchProblems } from '../helpers/browser.js';
+import { ensureViewerBuilt } from '../helpers/viewer.js';
 
 const SHOTS = path.join(REPO, 'test-output/viewer');
 
@@ -36,18 +36,13 @@ describe('web viewer in Chromium', function () {
   this.timeout(180000);
   let srv: TestServer;
   let root: string;
-  let profile: string;
+  let browser: Awaited<ReturnType<typeof launchBrowser>>;
   let ctx: BrowserContext;
   let page: Page;
+  /** Problems seen since the last check (console errors, page errors, failed requests, HTTP errors), allowed statuses, API requests. */
+  let watch: PageWatch;
   let info: FixtureInfo;
   let tallValues: number[][];
-  /** Problems seen since the last check: console errors, page errors, failed requests, HTTP errors. */
-  let problems: string[] = [];
-  /** HTTP statuses a test provokes on purpose (e.g. 401 before signing in). */
-  let allowedStatuses = new Set<number>();
-  /** Console errors a test provokes on purpose (h5web logs the errors it displays). */
-  let allowedConsole: RegExp[] = [];
-  let apiRequests: Request[] = [];
 
   before(async function () {
     if (!fs.existsSync(CHROMIUM)) {
@@ -69,96 +64,22 @@ with h5py.File(sys.argv[1], 'r') as f:
 
     fs.rmSync(SHOTS, { recursive: true, force: true });
     fs.mkdirSync(SHOTS, { recursive: true });
-    profile = fs.mkdtempSync(path.join(os.tmpdir(), 'h5store-chromium-'));
-    ctx = await chromium.launchPersistentContext(profile, {
-      executablePath: CHROMIUM,
-      headless: true,
-      args: CHROMIUM_ARGS,
-      viewport: { width: 1280, height: 800 },
-      timezoneId: Intl.DateTimeFormat().resolvedOptions().timeZone,
-    });
-    page = ctx.pages()[0] ?? (await ctx.newPage());
-    page.setDefaultTimeout(20000);
-    watch(page);
+    browser = await launchBrowser({ timeout: 20000 });
+    ({ ctx, page } = browser);
+    watch = watchProblems(page, { downloadProbe: true });
   });
 
-  /** Record everything that counts as a failure on a page. */
-  function watch(p: Page): void {
-    p.on('console', (m) => {
-      if (m.type() !== 'error') return;
-      // Chromium reports every HTTP error status as a console error too: judged by status below.
-      if (/^Failed to load resource: the server responded with a status of (\d+)/.test(m.text())) {
-        const st = Number(/status of (\d+)/.exec(m.text())![1]);
-        if (allowedStatuses.has(st)) return;
-        if (st === 404 && m.location().url && isDownloadProbe('HEAD', m.location().url)) return;
-      }
-      if (allowedConsole.some((re) => re.test(m.text()))) return;
-      problems.push(`console error: ${m.text()}`);
-    });
-    p.on('pageerror', (e) => problems.push(`page error: ${e.message}`));
-    p.on('requestfailed', (r) => {
-      // Requests the page itself cancels (h5web aborts value fetches it no longer needs) are fine.
-      if (r.failure()?.errorText === 'net::ERR_ABORTED') return;
-      problems.push(`request failed: ${r.method()} ${r.url()} ${r.failure()?.errorText}`);
-    });
-    p.on('response', (r) => {
-      if (r.status() === 404 && isDownloadProbe(r.request().method(), r.url())) return;
-      if (r.status() >= 400 && !allowedStatuses.has(r.status())) problems.push(`HTTP ${r.status()} ${r.request().method()} ${r.url()}`);
-    });
-    p.on('request', (r) => {
-      if (!new URL(r.url()).pathname.startsWith('/view/')) apiRequests.push(r);
-    });
-  }
-
-  /** Fail on anything recorded since the last call. */
-  function expectClean(): void {
-    const seen = problems;
-    problems = [];
-    expect(seen, seen.join('\n')).to.deep.equal([]);
-  }
-
-  beforeEach(() => {
-    problems = [];
-    allowedStatuses = new Set();
-    allowedConsole = [];
-    apiRequests = [];
-  });
+  beforeEach(() => watch?.reset());
 
   after(async () => {
-    await ctx?.close();
+    await browser?.close();
     await srv?.stop();
-    if (profile) fs.rmSync(profile, { recursive: true, force: true });
     if (root) fs.rmSync(root, { recursive: true, force: true });
   });
 
   const shot = (name: string) => page.screenshot({ path: path.join(SHOTS, name) });
   const rowNames = () => page.locator('table.listing tbody tr[data-name]').evaluateAll((rows) => rows.map((r) => r.getAttribute('data-name')));
   const treeItem = (p: string) => page.locator(`[role="treeitem"][data-path="${p}"]`);
-
-  /** Distinct colours of the visible heatmap canvas (1-2 for a blank one). */
-  async function canvasColors(): Promise<number> {
-    const canvas = page.locator('canvas').first();
-    await canvas.waitFor({ state: 'visible' });
-    await page.waitForTimeout(300); // let WebGL draw its first frame
-    const png = await canvas.screenshot();
-    return page.evaluate(`(${COUNT_COLORS})(${JSON.stringify(png.toString('base64'))})`) as Promise<number>;
-  }
-
-  /** Choose one of h5web's visualizations (its choice is remembered across datasets). */
-  async function showVis(name: 'Heatmap' | 'Matrix' | 'Line'): Promise<void> {
-    await page.getByRole('tab', { name }).click();
-    await page.locator('[role="tab"][aria-selected="true"]', { hasText: name }).waitFor();
-  }
-
-  /** Text of the rendered matrix cells: [row index][column index] -> text (0-based). */
-  async function gridCells(): Promise<Map<string, string>> {
-    const grid = page.locator('[role="grid"]');
-    await grid.locator('[role="gridcell"]').first().waitFor();
-    const cells = await grid.locator('[role="row"][aria-rowindex] [role="gridcell"]').evaluateAll((els) =>
-      els.map((e) => [Number(e.parentElement!.getAttribute('aria-rowindex')) - 1, Number(e.getAttribute('aria-colindex')) - 1, e.textContent ?? ''] as const),
-    );
-    return new Map(cells.map(([r, c, t]) => [`${r},${c}`, t]));
-  }
 
   it('a browser opening / is redirected to the folder browser at /view/', async () => {
     const resp = await page.goto(srv.url + '/');
@@ -167,7 +88,7 @@ with h5py.File(sys.argv[1], 'r') as f:
     await page.locator('table.listing').waitFor();
     expect(await rowNames()).to.deep.equal(['/fx', '/h5py', '/many']);
     await shot('01-top-folder.png');
-    expectClean();
+    watch.expectClean();
   });
 
   it('a folder lists domains and folders with size and modification time', async () => {
@@ -202,7 +123,7 @@ with h5py.File(sys.argv[1], 'r') as f:
     // The breadcrumb and the path box show where we are.
     expect(await page.locator('input[name="path"]').inputValue()).to.equal('/fx');
     await shot('02-folder-fx.png');
-    expectClean();
+    watch.expectClean();
   });
 
   it('a large folder pages with Limit/Marker (next, previous, back button)', async () => {
@@ -211,14 +132,14 @@ with h5py.File(sys.argv[1], 'r') as f:
     const pageOf = (from: number, to: number) => Array.from({ length: to - from }, (_, i) => `/many/f${String(from + i).padStart(2, '0')}.h5`);
     expect(await rowNames()).to.deep.equal(pageOf(0, 10));
     expect(await page.locator('.pager .prev').count()).to.equal(0);
-    const listing = apiRequests.find((r) => new URL(r.url()).pathname === '/domains')!;
+    const listing = watch.requests.find((r) => new URL(r.url()).pathname === '/domains')!;
     expect(Object.fromEntries(new URL(listing.url()).searchParams)).to.deep.include({ domain: '/many/', Limit: '11' });
 
     await page.locator('.pager .next').click();
     await page.locator('tr[data-name="/many/f10.h5"]').waitFor();
     expect(await rowNames()).to.deep.equal(pageOf(10, 20));
     expect(new URL(page.url()).searchParams.get('marker')).to.equal('/many/f09.h5');
-    const second = apiRequests.filter((r) => new URL(r.url()).pathname === '/domains').at(-1)!;
+    const second = watch.requests.filter((r) => new URL(r.url()).pathname === '/domains').at(-1)!;
     expect(new URL(second.url()).searchParams.get('Marker')).to.equal('/many/f09.h5');
 
     await page.locator('.pager .next').click();
@@ -243,7 +164,7 @@ with h5py.File(sys.argv[1], 'r') as f:
     await page.reload();
     await page.locator('tr[data-name="/many/f10.h5"]').waitFor();
     expect(await rowNames()).to.deep.equal(pageOf(10, 20));
-    expectClean();
+    watch.expectClean();
   });
 
   it('the path box opens a domain in h5web', async () => {
@@ -255,13 +176,13 @@ with h5py.File(sys.argv[1], 'r') as f:
     await box.blur();
     const r = (await box.boundingBox())!;
     const inner = await page.screenshot({ clip: { x: r.x + 3, y: r.y + 3, width: r.width - 6, height: r.height - 6 } });
-    expect(await page.evaluate(`(${COUNT_COLORS})(${JSON.stringify(inner.toString('base64'))})`), 'colours inside the path box').to.be.greaterThan(1);
+    expect(await pngColors(page, inner), 'colours inside the path box').to.be.greaterThan(1);
     await page.locator('input[name="path"]').fill(' /fx/tall.h5 ');
     await page.locator('input[name="path"]').press('Enter');
     await page.waitForURL(/\?domain=\/fx\/tall\.h5$/);
     await treeItem('/g1').waitFor();
     await treeItem('/g2').waitFor();
-    expectClean();
+    watch.expectClean();
   });
 
   it('tall.h5: open it from its folder, navigate to /g1/g1.1/dset1.1.1, the heatmap renders', async () => {
@@ -272,19 +193,19 @@ with h5py.File(sys.argv[1], 'r') as f:
     await treeItem('/g1/g1.1').click();
     await treeItem('/g1/g1.1/dset1.1.1').click();
     await page.locator('[role="tab"][aria-selected="true"]', { hasText: 'Heatmap' }).waitFor(); // h5web's default for 2-D numbers
-    const colors = await canvasColors();
+    const colors = await canvasColors(page);
     expect(colors, 'distinct colours in the heatmap canvas').to.be.greaterThan(20);
     // The domain's requests all went to this server's REST API.
-    for (const r of apiRequests) expect(r.url().startsWith(srv.url + '/')).to.equal(true);
-    expect(apiRequests.some((r) => /\/datasets\/d-[^/]+\/value$/.test(new URL(r.url()).pathname))).to.equal(true);
+    for (const r of watch.requests) expect(r.url().startsWith(srv.url + '/')).to.equal(true);
+    expect(watch.requests.some((r) => /\/datasets\/d-[^/]+\/value$/.test(new URL(r.url()).pathname))).to.equal(true);
     await shot('04-tall-dset1.1.1-heatmap.png');
-    expectClean();
+    watch.expectClean();
   });
 
   it('tall.h5: the matrix view shows the values h5py reads', async () => {
     await page.goto(srv.url + '/view/?domain=/fx/tall.h5&path=/g1/g1.1/dset1.1.1');
-    await showVis('Matrix');
-    const cells = await gridCells();
+    await showVis(page, 'Matrix');
+    const cells = await gridCells(page);
     expect(cells.size).to.be.at.least(25);
     for (let r = 0; r < 5; r++) for (let c = 0; c < 5; c++) expect(cells.has(`${r},${c}`), `cell ${r},${c} shown`).to.equal(true);
     for (const [rc, text] of cells) {
@@ -292,15 +213,15 @@ with h5py.File(sys.argv[1], 'r') as f:
       expect(Number(text), `cell ${rc}`).to.equal(tallValues[r][c]);
     }
     await shot('05-tall-dset1.1.1-matrix.png');
-    expectClean();
+    watch.expectClean();
   });
 
   it('a deep link opens an object path directly (h5web initialPath)', async () => {
     await page.goto(srv.url + '/view/?domain=/fx/tall.h5&path=/g1/g1.1/dset1.1.1');
     await page.locator('[role="treeitem"][data-path="/g1/g1.1/dset1.1.1"][aria-selected="true"]').waitFor();
-    await showVis('Heatmap');
-    expect(await canvasColors()).to.be.greaterThan(20);
-    expectClean();
+    await showVis(page, 'Heatmap');
+    expect(await canvasColors(page)).to.be.greaterThan(20);
+    watch.expectClean();
   });
 
   it('a compound table written by h5py shows its fields and rows', async () => {
@@ -309,14 +230,14 @@ with h5py.File(sys.argv[1], 'r') as f:
     const headers = await page.locator('[role="columnheader"]').allTextContents();
     expect(headers).to.deep.equal(info.fields);
     await page.getByRole('radio', { name: 'Exact' }).click();
-    const cells = await gridCells();
+    const cells = await gridCells(page);
     info.table.forEach((row, r) => {
       expect(Number(cells.get(`${r},0`)), `row ${r} id`).to.equal(row[0]);
       expect(Number(cells.get(`${r},1`)), `row ${r} temperature`).to.equal(row[1]);
       expect(cells.get(`${r},2`), `row ${r} station`).to.equal(row[2]);
     });
     await shot('06-compound-table.png');
-    expectClean();
+    watch.expectClean();
   });
 
   it('fixed-length and variable-length UTF-8 strings show as h5py reads them', async () => {
@@ -325,39 +246,39 @@ with h5py.File(sys.argv[1], 'r') as f:
       ['/strings/vlen', info.vlen],
     ] as [string, string[]][]) {
       await page.goto(srv.url + `/view/?domain=/h5py/viewer.h5&path=${p}`);
-      const cells = await gridCells();
+      const cells = await gridCells(page);
       expect(want.map((_, i) => cells.get(`${i},0`)), p).to.deep.equal(want);
     }
     await shot('07-strings-vlen.png');
-    expectClean();
+    watch.expectClean();
   });
 
   it('a 3-D chunked gzip dataset renders as a heatmap with a slider for the third dimension', async () => {
     expect(info.cube).to.deep.equal({ shape: [6, 40, 50], chunks: [2, 20, 25], compression: 'gzip' });
     await page.goto(srv.url + '/view/?domain=/h5py/viewer.h5&path=/cube_gzip');
-    await showVis('Heatmap');
+    await showVis(page, 'Heatmap');
     const slider = page.locator('[role="slider"][aria-orientation="vertical"]');
     await slider.waitFor();
     expect(await slider.getAttribute('aria-valuemax')).to.equal('5');
-    expect(await canvasColors()).to.be.greaterThan(20);
+    expect(await canvasColors(page)).to.be.greaterThan(20);
     await shot('08-cube-gzip-heatmap.png');
     // Another slice: the selection goes to the server as select=[3,:,:].
     await slider.focus();
     for (let i = 0; i < 3; i++) await page.keyboard.press('ArrowUp');
     await page.waitForResponse((r) => decodeURIComponent(r.url()).includes('select=[3,:,:]') && r.status() === 200);
-    expect(await canvasColors()).to.be.greaterThan(20);
-    expectClean();
+    expect(await canvasColors(page)).to.be.greaterThan(20);
+    watch.expectClean();
   });
 
   it('an LZF dataset is decoded by the server and shown', async () => {
     expect(info.lzf.compression).to.equal('lzf');
     await page.goto(srv.url + '/view/?domain=/h5py/viewer.h5&path=/lzf');
-    await showVis('Heatmap');
-    expect(await canvasColors()).to.be.greaterThan(20);
-    await showVis('Matrix');
-    const cells = await gridCells();
+    await showVis(page, 'Heatmap');
+    expect(await canvasColors(page)).to.be.greaterThan(20);
+    await showVis(page, 'Matrix');
+    const cells = await gridCells(page);
     expect(info.lzf.row0.map((_, c) => Number(cells.get(`0,${c}`)))).to.deep.equal(info.lzf.row0);
-    expectClean();
+    watch.expectClean();
   });
 
   it('soft and external links are listed and can be selected', async () => {
@@ -370,11 +291,11 @@ with h5py.File(sys.argv[1], 'r') as f:
       await page.getByRole('tab', { name: 'Display' }).click();
     }
     await shot('09-links.png');
-    expectClean();
+    watch.expectClean();
   });
 
   it('a missing domain and a file that is not HDF5 give clear messages', async () => {
-    allowedStatuses = new Set([400, 404]);
+    watch.allowed = new Set([400, 404]);
     await page.goto(srv.url + '/view/?domain=/fx/no-such-file.h5');
     await page.locator('.error-box h2', { hasText: 'Not found' }).waitFor();
     expect(await page.locator('.error-box').textContent()).to.contain('/fx/no-such-file.h5');
@@ -384,7 +305,7 @@ with h5py.File(sys.argv[1], 'r') as f:
       expect(await page.locator('.error-box').textContent()).to.match(/HDF5/i);
     }
     await shot('10-not-found.png');
-    expectClean();
+    watch.expectClean();
   });
 
   /**
@@ -438,16 +359,16 @@ with h5py.File(sys.argv[1], 'r') as f:
     it('anonymous reading works with no prompt where the server allows it', async () => {
       await page.goto(authSrv.url + '/view/?domain=/pub/tall.h5&path=/g1/g1.1/dset1.1.1');
       await page.locator('[role="treeitem"][data-path="/g1/g1.1/dset1.1.1"][aria-selected="true"]').waitFor();
-      await showVis('Heatmap');
-      expect(await canvasColors()).to.be.greaterThan(20);
+      await showVis(page, 'Heatmap');
+      expect(await canvasColors(page)).to.be.greaterThan(20);
       expect(await page.locator('form.signin').count()).to.equal(0);
       expect(seenAuth.length).to.be.greaterThan(3);
       expect(new Set(seenAuth)).to.deep.equal(new Set([undefined]));
-      expectClean();
+      watch.expectClean();
     });
 
     it('a 401 shows the sign-in form (no browser dialog); user and password go as Basic, kept in sessionStorage only', async () => {
-      allowedStatuses = new Set([401]);
+      watch.allowed = new Set([401]);
       const challenges: string[] = [];
       const onResponse = (r: import('playwright-core').Response) => {
         if (r.status() === 401) challenges.push(r.headers()['www-authenticate'] ?? '');
@@ -475,35 +396,35 @@ with h5py.File(sys.argv[1], 'r') as f:
       const local = (await page.evaluate('JSON.stringify(Object.entries(localStorage))')) as string;
       for (const secret of [PW.alice, basic('alice', PW.alice).slice(6)]) expect(local).to.not.include(secret);
       expect(await ctx.cookies()).to.deep.equal([]);
-      expectClean();
+      watch.expectClean();
     });
 
     it('h5web then reads the domain with the same credentials; a reload keeps them', async () => {
       await page.goto(authSrv.url + '/view/?domain=/private/tall.h5&path=/g1/g1.1/dset1.1.1');
       await page.locator('[role="treeitem"][data-path="/g1/g1.1/dset1.1.1"][aria-selected="true"]').waitFor();
-      await showVis('Heatmap');
-      expect(await canvasColors()).to.be.greaterThan(20);
+      await showVis(page, 'Heatmap');
+      expect(await canvasColors(page)).to.be.greaterThan(20);
       await page.reload();
       await page.locator('[role="treeitem"][data-path="/g1/g1.1/dset1.1.1"][aria-selected="true"]').waitFor();
-      expect(await canvasColors()).to.be.greaterThan(20);
+      expect(await canvasColors(page)).to.be.greaterThan(20);
       expect(seenAuth.length).to.be.greaterThan(3);
       expect(new Set(seenAuth)).to.deep.equal(new Set([basic('alice', PW.alice)]));
       expect(await page.locator('form.signin').count()).to.equal(0);
-      expectClean();
+      watch.expectClean();
     });
 
     it('a 403 says plainly that the user may not read it', async () => {
-      allowedStatuses = new Set([403]);
+      watch.allowed = new Set([403]);
       await page.goto(authSrv.url + '/view/?domain=/secret');
       await page.locator('.error-box h2', { hasText: 'You may not read this' }).waitFor();
       expect(await page.locator('.error-box').textContent()).to.contain('403').and.contain('alice');
       await shot('12-forbidden.png');
-      expectClean();
+      watch.expectClean();
     });
 
     it("a 403 from one of h5web's requests is shown above the viewer; the rest stays readable", async () => {
-      allowedStatuses = new Set([403]);
-      allowedConsole = [/Request failed: 403/];
+      watch.allowed = new Set([403]);
+      watch.allowedConsole = [/Request failed: 403/];
       await page.goto(authSrv.url + '/view/');
       await page.evaluate(`sessionStorage.setItem("h5store.viewer.credentials", ${JSON.stringify(JSON.stringify({ kind: 'basic', user: 'alice', authorization: basic('alice', PW.alice) }))})`);
       await page.goto(authSrv.url + '/view/?domain=/private/viewer.h5&path=/strings');
@@ -514,13 +435,13 @@ with h5py.File(sys.argv[1], 'r') as f:
       // The other objects stay readable (h5web may still fetch the refused one for its tree,
       // so the banner may show again).
       await page.goto(authSrv.url + '/view/?domain=/private/viewer.h5&path=/cube_gzip');
-      await showVis('Heatmap');
-      expect(await canvasColors()).to.be.greaterThan(20);
-      expectClean();
+      await showVis(page, 'Heatmap');
+      expect(await canvasColors(page)).to.be.greaterThan(20);
+      watch.expectClean();
     });
 
     it('signing out asks again; an API token is sent as Bearer', async () => {
-      allowedStatuses = new Set([401]);
+      watch.allowed = new Set([401]);
       await page.goto(authSrv.url + '/view/?domain=/private');
       await page.locator('tr[data-name="/private/tall.h5"]').waitFor();
       await page.locator('.who').getByRole('button', { name: 'Sign out' }).click();
@@ -533,11 +454,11 @@ with h5py.File(sys.argv[1], 'r') as f:
       await page.locator('tr[data-name="/private/tall.h5"]').waitFor();
       expect(seenAuth.at(-1)).to.equal(`Bearer ${token}`);
       expect(await page.locator('.who').textContent()).to.contain('API token');
-      expectClean();
+      watch.expectClean();
     });
 
     it('wrong credentials are refused with a message, and another tab starts signed out', async () => {
-      allowedStatuses = new Set([401]);
+      watch.allowed = new Set([401]);
       await page.evaluate(`sessionStorage.setItem("h5store.viewer.credentials", JSON.stringify({kind: "basic", user: "alice", authorization: ${JSON.stringify(basic('alice', 'wrong'))}}))`);
       await page.goto(authSrv.url + '/view/?domain=/pub');
       await page.locator('form.signin').waitFor();
@@ -565,7 +486,7 @@ with h5py.File(sys.argv[1], 'r') as f:
         await other.close();
       }
       await page.evaluate('sessionStorage.clear()');
-      expectClean();
+      watch.expectClean();
     });
   });
 
@@ -573,8 +494,8 @@ with h5py.File(sys.argv[1], 'r') as f:
     await page.goto(srv.url + '/view/?domain=/fx/tall.h5&path=/g1/g1.1/dset1.1.1');
     await page.locator('[role="treeitem"][data-path="/g1/g1.1/dset1.1.1"][aria-selected="true"]').waitFor();
     expect(await page.locator('form.signin').count()).to.equal(0);
-    expect(apiRequests.length).to.be.greaterThan(3);
-    for (const r of apiRequests) expect(r.headers()['authorization'], r.url()).to.equal(undefined);
-    expectClean();
+    expect(watch.requests.length).to.be.greaterThan(3);
+    for (const r of watch.requests) expect(r.headers()['authorization'], r.url()).to.equal(undefined);
+    watch.expectClean();
   });
 });
