@@ -110,11 +110,13 @@ export async function startServer(opts: { root?: string; env?: Record<string, st
   watchLog(proc);
   const url = await new Promise<string>((resolve, reject) => {
     let out = '';
+    let started = false;
     const timer = setTimeout(() => reject(new Error(`server did not start: ${stderr}`)), 30000);
     proc.stdout!.on('data', (b) => {
       out += b.toString();
       const m = /listening on (http:\/\/\S+)/.exec(out);
-      if (m) {
+      if (m && !started) {
+        started = true;
         clearTimeout(timer);
         addCost('server start', performance.now() - t0);
         resolve(m[1]);
