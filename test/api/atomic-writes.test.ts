@@ -13,9 +13,8 @@ import { python } from '../helpers/python.js';
 import { Client, type Reply } from '../helpers/server.js';
 import { expectSameContent, markFile } from '../helpers/unchanged.js';
 import { type Dom, type Kit, bytes, expectStatus, inspect, makeDataset, newDomain, putBinary, releaseKit, sharedKit } from '../helpers/writekit.js';
+import { I32, VSTR } from '../helpers/types.js';
 
-const I32 = { class: 'H5T_INTEGER', base: 'H5T_STD_I32LE' };
-const VSTR = { class: 'H5T_STRING', charSet: 'H5T_CSET_UTF8', strPad: 'H5T_STR_NULLTERM', length: 'H5T_VARIABLE' };
 const HUGE_TYPE = { class: 'H5T_COMPOUND', fields: [{ name: 'x'.repeat(70000), type: I32 }] };
 
 interface Fx {

@@ -12,12 +12,10 @@ import { userAdd } from '../../src/auth/admin.js';
 import { pythonJson } from '../helpers/python.js';
 import { Client, type TestServer, startServer, tempRoot } from '../helpers/server.js';
 import { type Dom, type Kit, bytes, expectStatus, inspectOne, makeDataset, newDomain, putBinary, releaseKit, sharedKit } from '../helpers/writekit.js';
+import { F64, I32, VSTR } from '../helpers/types.js';
 
-const I32 = { class: 'H5T_INTEGER', base: 'H5T_STD_I32LE' };
-const F64 = { class: 'H5T_FLOAT', base: 'H5T_IEEE_F64LE' };
 const U8STR10 = { class: 'H5T_STRING', charSet: 'H5T_CSET_UTF8', strPad: 'H5T_STR_NULLPAD', length: 10 };
 const ASCII4 = { class: 'H5T_STRING', charSet: 'H5T_CSET_ASCII', strPad: 'H5T_STR_NULLPAD', length: 4 };
-const VSTR = { class: 'H5T_STRING', charSet: 'H5T_CSET_UTF8', strPad: 'H5T_STR_NULLTERM', length: 'H5T_VARIABLE' };
 
 /** h5py's view of the names in the reserved group (its attributes), or null when it is absent. */
 function reservedAttrs(file: string): string[] | null {

@@ -10,12 +10,10 @@
 import { expect } from 'chai';
 import { pythonJson } from '../helpers/python.js';
 import { type Dom, type Kit, bytes, expectStatus, inspectOne, makeDataset, newDomain, releaseKit, sharedKit } from '../helpers/writekit.js';
+import { F64, I32, VSTR } from '../helpers/types.js';
 
-const I32 = { class: 'H5T_INTEGER', base: 'H5T_STD_I32LE' };
 const I64 = { class: 'H5T_INTEGER', base: 'H5T_STD_I64LE' };
 const F32 = { class: 'H5T_FLOAT', base: 'H5T_IEEE_F32LE' };
-const F64 = { class: 'H5T_FLOAT', base: 'H5T_IEEE_F64LE' };
-const VSTR = { class: 'H5T_STRING', charSet: 'H5T_CSET_UTF8', strPad: 'H5T_STR_NULLTERM', length: 'H5T_VARIABLE' };
 
 /** The chunks h5py gives the same dataset (created in a scratch file by h5py itself). */
 function h5pyChunks(cases: { shape: number[]; maxshape?: (number | null)[]; dtype: string; compression?: string; shuffle?: boolean }[]): (number[] | null)[] {

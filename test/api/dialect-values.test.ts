@@ -8,12 +8,9 @@
  */
 import { expect } from 'chai';
 import { type Dom, type Kit, bytes, expectStatus, getBinary, inspectOne, makeDataset, newDomain, postBinary, putBinary, releaseKit, sharedKit } from '../helpers/writekit.js';
+import { F64, I32, S4, VSTR } from '../helpers/types.js';
 
-const I32 = { class: 'H5T_INTEGER', base: 'H5T_STD_I32LE' };
-const F64 = { class: 'H5T_FLOAT', base: 'H5T_IEEE_F64LE' };
-const S4 = { class: 'H5T_STRING', charSet: 'H5T_CSET_ASCII', strPad: 'H5T_STR_NULLPAD', length: 4 };
 const S4T = { class: 'H5T_STRING', charSet: 'H5T_CSET_ASCII', strPad: 'H5T_STR_NULLTERM', length: 4 };
-const VSTR = { class: 'H5T_STRING', charSet: 'H5T_CSET_UTF8', strPad: 'H5T_STR_NULLTERM', length: 'H5T_VARIABLE' };
 const CMP = { class: 'H5T_COMPOUND', fields: [{ name: 'a', type: I32 }, { name: 'b', type: F64 }] };
 const VCMP = { class: 'H5T_COMPOUND', fields: [{ name: 'n', type: I32 }, { name: 's', type: VSTR }, { name: 'v', type: { class: 'H5T_VLEN', base: I32 } }] };
 

@@ -15,8 +15,7 @@ import { expect } from 'chai';
 import { python } from '../helpers/python.js';
 import type { Reply } from '../helpers/server.js';
 import { type Dom, type Kit, bytes, expectStatus, h5dumpText, inspect, makeDataset, newDomain, postBinary, putBinary, releaseKit, sharedKit, startKit } from '../helpers/writekit.js';
-
-const I32 = { class: 'H5T_INTEGER', base: 'H5T_STD_I32LE' };
+import { I32 } from '../helpers/types.js';
 
 /** A JSON value nested `n` levels deep: [[[...[1]...]]]. */
 const nested = (n: number) => '['.repeat(n) + '1' + ']'.repeat(n);

@@ -10,9 +10,8 @@ import { expect } from 'chai';
 import fs from 'node:fs';
 import { python } from '../helpers/python.js';
 import { type Dom, type Kit, expectStatus, newDomain, startKit } from '../helpers/writekit.js';
+import { F64, I32 } from '../helpers/types.js';
 
-const F64 = { class: 'H5T_FLOAT', base: 'H5T_IEEE_F64LE' };
-const I32 = { class: 'H5T_INTEGER', base: 'H5T_STD_I32LE' };
 const MiB = 1024 * 1024;
 
 /** Values of `path` at `indices` (flat, C order) as h5py reads them from the file. */

@@ -21,12 +21,10 @@ import {
   releaseKit,
   sharedKit,
 } from '../helpers/writekit.js';
+import { F64, I32, VSTR } from '../helpers/types.js';
 
-const I32 = { class: 'H5T_INTEGER', base: 'H5T_STD_I32LE' };
 const I16BE = { class: 'H5T_INTEGER', base: 'H5T_STD_I16BE' };
-const F64 = { class: 'H5T_FLOAT', base: 'H5T_IEEE_F64LE' };
 const S8 = { class: 'H5T_STRING', charSet: 'H5T_CSET_UTF8', strPad: 'H5T_STR_NULLPAD', length: 8 };
-const VSTR = { class: 'H5T_STRING', charSet: 'H5T_CSET_UTF8', strPad: 'H5T_STR_NULLTERM', length: 'H5T_VARIABLE' };
 const PAIR = { class: 'H5T_COMPOUND', fields: [{ name: 'x', type: I32 }, { name: 'label', type: S8 }] };
 
 interface AttrCase {

@@ -25,9 +25,7 @@ import {
   releaseKit,
   sharedKit,
 } from '../helpers/writekit.js';
-
-const I32 = { class: 'H5T_INTEGER', base: 'H5T_STD_I32LE' };
-const F64 = { class: 'H5T_FLOAT', base: 'H5T_IEEE_F64LE' };
+import { F64, I32 } from '../helpers/types.js';
 
 /** Write reference datasets with h5py (test/tools/h5make.py) and return h5py's view of them. */
 function h5pyReference(dir: string, spec: Record<string, unknown>[]): Record<string, any> {

@@ -24,9 +24,8 @@ import {
   sharedKit,
   startKit,
 } from '../helpers/writekit.js';
+import { F64, I32 } from '../helpers/types.js';
 
-const I32 = { class: 'H5T_INTEGER', base: 'H5T_STD_I32LE' };
-const F64 = { class: 'H5T_FLOAT', base: 'H5T_IEEE_F64LE' };
 const range = (n: number, f: (i: number) => number = (i) => i) => Array.from({ length: n }, (_, i) => f(i));
 
 /** A 4x5 grid filled with -1, as nested lists. */
