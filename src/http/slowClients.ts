@@ -11,8 +11,9 @@
  *   off: a 16 GiB upload takes longer on most links, and the rate rule bounds slow ones.
  * - A body the server answers without reading (a refusal before the body, `bodyDecides` in
  *   auth.ts) is not read to its end: the connection closes after the answer when more than
- *   `DRAIN_BYTES` are left, else the rest is read and dropped under the same rule
- *   (`settleUnreadBody`).
+ *   `DRAIN_BYTES` are left (a lingering close: what the client still sends is dropped for at
+ *   most `LINGER_MS`, so the answer reaches it; `lingerOnClose`), else the rest is read and
+ *   dropped under the same rule (`settleUnreadBody`).
  * - Connections: at most `maxConnectionsPerAddress` open from one client address (trusted
  *   proxies excepted) and `maxConnections` in all (`limitConnections`); more are closed at once.
  */
@@ -95,8 +96,10 @@ export function settleUnreadBody(t: BodyTimeouts) {
     const req = ctx.req;
     if (req.complete || req.destroyed || req.readableFlowing) return;
     const length = Number(req.headers['content-length'] ?? NaN);
-    if (!(length <= DRAIN_BYTES)) ctx.set('Connection', 'close');
-    else {
+    if (!(length <= DRAIN_BYTES)) {
+      ctx.set('Connection', 'close');
+      lingerOnClose(req.socket);
+    } else {
       const w = watchBody(ctx, t);
       req.on('data', (b: Buffer) => w.seen(b.length));
       req.once('end', () => w.stop());
@@ -108,6 +111,30 @@ export function settleUnreadBody(t: BodyTimeouts) {
     // requests without a body (nearly every GET) pass straight through
     if (!hasBody(ctx.req.headers)) return next();
     return next().finally(() => settle(ctx));
+  };
+}
+
+/** Longest time a connection closed after an answer still reads (and drops) what its client sends (ms). */
+export const LINGER_MS = 2000;
+
+/**
+ * A lingering close (as nginx's `lingering_close`; RFC 9112 section 9.6): when Node's server
+ * ends a connection after an answer (`Connection: close`, `socket.destroySoon`), it sends its FIN
+ * and then reads and drops what the client is still sending, for at most LINGER_MS or until the
+ * client closes, before the socket is destroyed. Destroying it at once with body bytes unread
+ * makes the kernel answer them with a reset, which can discard the answer before the client has
+ * read it: a client still uploading a refused body saw `EPIPE` instead of the 503/401.
+ */
+export function lingerOnClose(sock: Socket): void {
+  sock.destroySoon = function lingeringClose(this: Socket) {
+    if (this.destroyed) return;
+    if (this.writable) this.end();
+    const timer = setTimeout(() => this.destroy(), LINGER_MS);
+    timer.unref();
+    this.once('end', () => this.destroy());
+    this.once('close', () => clearTimeout(timer));
+    this.on('data', () => undefined);
+    this.resume();
   };
 }
 
