@@ -57,26 +57,7 @@ export class ReservedGroup {
     this.internal.add(rec.addr);
     const gid = h5.openByName(root, RESERVED);
     try {
-      const gen = h5.getLink(gid, GENERATIONS);
-      if (gen?.addr !== undefined) {
-        this.internal.add(gen.addr);
-        const did = io.openDataset(gid, GENERATIONS);
-        try {
-          const { space } = io.datasetTypeAndSpace(did);
-          const n = space.dims[0] ?? 0;
-          if (n > 0) {
-            const mt = io.createType(U64);
-            try {
-              const buf = io.readDataset(did, U64, mt, { kind: 'all' }, n * 2, false);
-              for (let i = 0; i < n; i++) gens.set(buf.readBigUInt64LE(16 * i), Number(buf.readBigUInt64LE(16 * i + 8)));
-            } finally {
-              io.closeType(mt);
-            }
-          }
-        } finally {
-          h5.closeObject(did);
-        }
-      }
+      for (const [addr, gen] of this.tableRows(gid, GENERATIONS, 2) ?? []) gens.set(addr, Number(gen));
     } finally {
       h5.closeObject(gid);
     }
@@ -223,28 +204,33 @@ export class ReservedGroup {
     const gid = this.open(false);
     if (gid === undefined) return undefined;
     try {
-      const rec = h5.getLink(gid, name);
-      if (rec?.addr === undefined) return undefined;
-      this.internal.add(rec.addr);
-      const did = io.openDataset(gid, name);
-      try {
-        const { space } = io.datasetTypeAndSpace(did);
-        const n = space.dims[0] ?? 0;
-        if (n === 0 || space.dims[1] !== width) return [];
-        const mt = io.createType(U64);
-        try {
-          const buf = io.readDataset(did, U64, mt, { kind: 'all' }, n * width, false);
-          const rows: bigint[][] = [];
-          for (let i = 0; i < n; i++) rows.push(Array.from({ length: width }, (_, j) => buf.readBigUInt64LE(8 * (i * width + j))));
-          return rows;
-        } finally {
-          io.closeType(mt);
-        }
-      } finally {
-        h5.closeObject(did);
-      }
+      return this.tableRows(gid, name, width);
     } finally {
       h5.closeObject(gid);
+    }
+  }
+
+  /** `readTable` in the open group `gid` (also while the group is being looked up: `load`). */
+  private tableRows(gid: Hid, name: string, width: number): bigint[][] | undefined {
+    const rec = h5.linkExists(gid, name) ? h5.getLink(gid, name) : undefined;
+    if (rec?.addr === undefined) return undefined;
+    this.internal.add(rec.addr);
+    const did = io.openDataset(gid, name);
+    try {
+      const { space } = io.datasetTypeAndSpace(did);
+      const n = space.dims[0] ?? 0;
+      if (n === 0 || space.dims[1] !== width) return [];
+      const mt = io.createType(U64);
+      try {
+        const buf = io.readDataset(did, U64, mt, { kind: 'all' }, n * width, false);
+        const rows: bigint[][] = [];
+        for (let i = 0; i < n; i++) rows.push(Array.from({ length: width }, (_, j) => buf.readBigUInt64LE(8 * (i * width + j))));
+        return rows;
+      } finally {
+        io.closeType(mt);
+      }
+    } finally {
+      h5.closeObject(did);
     }
   }
 
@@ -306,47 +292,8 @@ export class ReservedGroup {
 
   /** Write the generations table (rows with a generation above 0), creating it when missing. */
   saveGenerations(gens: { entries(): Iterable<[bigint, number]> }): void {
-    const rows = [...gens.entries()].filter(([, g]) => g > 0);
+    const rows = [...gens.entries()].filter(([, g]) => g > 0).map(([a, g]) => [a, BigInt(g)]);
     if (rows.length === 0) return;
-    const gid = this.open(true)!;
-    try {
-      const buf = Buffer.alloc(rows.length * 16);
-      rows.forEach(([a, g], i) => {
-        buf.writeBigUInt64LE(a, 16 * i);
-        buf.writeBigUInt64LE(BigInt(g), 16 * i + 8);
-      });
-      let did: Hid;
-      if (h5.linkExists(gid, GENERATIONS)) {
-        did = io.openDataset(gid, GENERATIONS);
-        io.setExtent(did, [rows.length, 2]);
-      } else {
-        const ft = io.createType(U64);
-        try {
-          did = io.createDataset(
-            gid,
-            GENERATIONS,
-            ft,
-            U64,
-            { cls: 'H5S_SIMPLE', dims: [rows.length, 2], maxdims: [Infinity, 2] },
-            { layout: 'H5D_CHUNKED', chunks: [256, 2] },
-          );
-        } finally {
-          io.closeType(ft);
-        }
-        this.internal.add(h5.objectAddr(did));
-      }
-      try {
-        const mt = io.createType(U64);
-        try {
-          io.writeDataset(did, U64, mt, { kind: 'all' }, rows.length * 2, false, buf);
-        } finally {
-          io.closeType(mt);
-        }
-      } finally {
-        h5.closeObject(did);
-      }
-    } finally {
-      h5.closeObject(gid);
-    }
+    this.writeTable(GENERATIONS, rows, 2);
   }
 }
