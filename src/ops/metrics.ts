@@ -29,7 +29,7 @@ import type { Store } from '../store/store.js';
 import { decodedChunks } from '../store/values/chunkCache.js';
 import { cachedChunkReads, decodedChunkReads, parallelChunkReads } from '../store/values/chunked.js';
 import { jsonThreadParts } from '../store/values/threadPool.js';
-import { linkPagesReadAheadCount } from '../http/routes/groups.js';
+import { linkPagesReadAheadCount } from '../http/routes/links.js';
 import { queryColumns } from '../store/values/query.js';
 import { requestsInFlight } from '../http/inflight.js';
 import { RequestMetrics, type RequestSample } from './requestMetrics.js';
