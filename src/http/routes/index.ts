@@ -131,7 +131,7 @@ export const ROUTES: readonly RouteEntry[] = [
   // the domain's file, whole or by ranges (and HEAD)
   { method: 'GET', path: '/file', need: { flag: 'read', on: 'domain' }, handler: download.file },
 
-  // h5grove's API (the domain is its `file` parameter; the object the one at `path`)
+  // h5grove's API (the domain is its file parameter; the object is the one at path)
   { method: 'GET', path: '/h5grove', need: 'public', handler: grove.status },
   { method: 'GET', path: '/h5grove/meta', need: { flag: 'read', on: 'object' }, domainParam: 'file', object: grove.objectAtPath, handler: grove.meta },
   { method: 'GET', path: '/h5grove/attr', need: { flag: 'read', on: 'object' }, domainParam: 'file', object: grove.objectAtPath, handler: grove.attr },
