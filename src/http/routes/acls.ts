@@ -9,6 +9,7 @@
  */
 import type { Context } from 'koa';
 import { DEFAULT_USER, FILES_DEFAULT, aclItems, checkAclName, effectiveEntry, mergeEntryBody } from '../../auth/acl.js';
+import { aclEntriesBody, aclEntryBody, parseBody } from '../bodies.js';
 import { fallbackAcl } from '../auth.js';
 import { badRequest, notFound } from '../../errors.js';
 import type { Deps } from '../deps.js';
@@ -73,10 +74,9 @@ export async function put(ctx: Context, d: Deps): Promise<void> {
   const ref = refOf(ctx);
   const user = checkAclName((ctx.params as { user: string }).user);
   onlyFoldersHoldFilesDefault(ctx, [user]);
-  const body = bodyOf(ctx);
-  mergeEntryBody(body); // validate before taking the lock
+  const flags = parseBody(aclEntryBody, bodyOf(ctx)); // validated before taking the lock
   await d.store.updateAcl(ref.domain, target(ctx), (acl) => {
-    acl[user] = mergeEntryBody(body, acl[user]);
+    acl[user] = mergeEntryBody(flags, acl[user]);
   });
   const h = new Hrefs(ctx, d.config, ref);
   sendJson(ctx, 201, { hrefs: [h.rel('self', selfPath(ctx)), h.rel('home', '/')] });
@@ -85,7 +85,7 @@ export async function put(ctx: Context, d: Deps): Promise<void> {
 /** `PUT [/<collection>/:id]/acls`: set several entries `{"acls": [{userName, ...flags}] | {user: flags}}`. */
 export async function putMany(ctx: Context, d: Deps): Promise<void> {
   const ref = refOf(ctx);
-  const items = aclBody(bodyOf(ctx));
+  const items = parseBody(aclEntriesBody, bodyOf(ctx));
   onlyFoldersHoldFilesDefault(ctx, Object.keys(items));
   await d.store.updateAcl(ref.domain, target(ctx), (acl) => {
     for (const [user, flags] of Object.entries(items)) acl[user] = mergeEntryBody(flags, acl[user]);
@@ -106,26 +106,3 @@ function onlyFoldersHoldFilesDefault(ctx: Context, names: string[]): void {
     throw badRequest(`${FILES_DEFAULT} is an entry of folder ACLs only (what everyone may do with the files dropped into the folder); use default here`);
   }
 }
-
-/**
- * The entries of a PUT .../acls body: `{"acls": [{"userName": u, ...flags}]}` (the GET shape)
- * or `{"acls": {u: {...flags}}}` (the PUT / shape). Every entry is validated.
- * @throws BadRequest for another shape, a bad name, an unknown flag or a non-boolean value.
- */
-export function aclBody(body: Record<string, unknown>): Record<string, Record<string, unknown>> {
-  const raw = body.acls;
-  const out: Record<string, Record<string, unknown>> = {};
-  const add = (user: unknown, flags: unknown) => {
-    if (typeof user !== 'string') throw badRequest('Each ACL entry needs a "userName"');
-    if (!flags || typeof flags !== 'object' || Array.isArray(flags)) throw badRequest(`ACL entry of ${user} must be an object of flags`);
-    const f = { ...(flags as Record<string, unknown>) };
-    delete f.userName;
-    mergeEntryBody(f);
-    out[checkAclName(user)] = f;
-  };
-  if (Array.isArray(raw)) for (const e of raw) add((e as { userName?: unknown })?.userName, e);
-  else if (raw && typeof raw === 'object') for (const [u, f] of Object.entries(raw)) add(u, f);
-  else throw badRequest('The body needs "acls": a list of {"userName", flags...} or an object {user: flags}');
-  return out;
-}
-

@@ -7,7 +7,8 @@
 import type { Context } from 'koa';
 import { badRequest } from '../../errors.js';
 import { COLLECTION } from '../../store/ids.js';
-import { base64Param, nameList, readItems, valueOptions, writeItems } from '../attributeBodies.js';
+import { attributeReadsBody, attributeValueBody, attributeWritesBody, parseBody } from '../bodies.js';
+import { base64Param, valueOptions } from '../attributeBodies.js';
 import type { Deps } from '../deps.js';
 import { ownedHrefs } from '../deps.js';
 import { Hrefs, attributeListBody, sendJson, sendJsonText, sendWithHrefs } from '../present.js';
@@ -58,15 +59,14 @@ export async function read(ctx: Context, d: Deps): Promise<void> {
   emptyNameIs404(ctx, 'attribute');
   const kind = ownerKind(ctx);
   const ref = refOf(ctx);
-  const body = bodyOf(ctx);
   const vopts = valueOptions(ctx);
-  if (body.obj_ids !== undefined) {
-    const byId = await d.store.attributesOfObjects(ref.domain, readItems(body), { includeData: includeData(ctx, true), ...vopts });
+  const body = parseBody(attributeReadsBody, bodyOf(ctx));
+  if ('objects' in body) {
+    const byId = await d.store.attributesOfObjects(ref.domain, body.objects, { includeData: includeData(ctx, true), ...vopts });
     sendJson(ctx, 200, { attributes: byId, hrefs: [] }, { ignoreNan: flag(ctx, 'ignore_nan') });
     return;
   }
-  const names = nameList(body.attr_names, 'attr_names');
-  const items = await d.store.attributesByName(ref.domain, kind, ctx.params.id, names, includeData(ctx, true), vopts);
+  const items = await d.store.attributesByName(ref.domain, kind, ctx.params.id, body.names, includeData(ctx, true), vopts);
   sendJson(ctx, 200, { attributes: items, hrefs: [] }, { ignoreNan: flag(ctx, 'ignore_nan') });
 }
 
@@ -78,15 +78,13 @@ export async function putMany(ctx: Context, d: Deps): Promise<void> {
   emptyNameIs404(ctx, 'attribute');
   const kind = ownerKind(ctx);
   const ref = refOf(ctx);
-  const body = bodyOf(ctx);
-  if (body.obj_ids !== undefined) {
-    const r = await d.store.putAttributesTo(ref.domain, writeItems(body), replaceFlag(ctx));
+  const body = parseBody(attributeWritesBody, bodyOf(ctx));
+  if ('objects' in body) {
+    const r = await d.store.putAttributesTo(ref.domain, body.objects, replaceFlag(ctx));
     sendJson(ctx, r === 'created' ? 201 : 200, { hrefs: [] });
     return;
   }
-  const items = body.attributes;
-  if (!items || typeof items !== 'object' || Array.isArray(items)) throw badRequest('"attributes" must be an object {name: attribute}');
-  const r = await d.store.putAttributes(ref.domain, kind, ctx.params.id, items as Record<string, unknown>, replaceFlag(ctx));
+  const r = await d.store.putAttributes(ref.domain, kind, ctx.params.id, body.items, replaceFlag(ctx));
   sendJson(ctx, r === 'created' ? 201 : 200, { hrefs: [] });
 }
 
@@ -167,11 +165,7 @@ export async function writeValue(ctx: Context, d: Deps): Promise<void> {
   if (bodyIsBinary(ctx)) {
     await d.store.writeAttributeValue(ref.domain, kind, id, name, { wire: await rawBody(ctx, d.config, d.config.maxBinaryBodyBytes, 'maxBinaryBodyBytes') });
   } else {
-    const body = await jsonObject(ctx, d.config, { required: true });
-    if (!('value' in body)) throw badRequest('The body needs "value"');
-    if (body.encoding !== undefined && body.encoding !== 'base64') throw badRequest('only base64 encoding is supported');
-    if (body.encoding === 'base64' && typeof body.value !== 'string') throw badRequest('A base64 value must be a string');
-    const value = body.encoding === 'base64' ? { wire: Buffer.from(body.value as string, 'base64') } : { json: body.value };
+    const value = parseBody(attributeValueBody, await jsonObject(ctx, d.config, { required: true }));
     await d.store.writeAttributeValue(ref.domain, kind, id, name, value);
   }
   sendJson(ctx, 200, { hrefs: [] });

@@ -15,6 +15,7 @@ import { Hrefs, sendJson, sendJsonText } from '../present.js';
 import { parseDomainQuery } from '../../store/domainQuery.js';
 import { type DomainRef, bodyOf, flag, globParam, limitParam, markerParam, param, pathOptions, refOf, selfQuery } from '../request.js';
 import { onlyReadable } from '../visible.js';
+import { flushBody, newDomainBody, parseBody, pathsBody } from '../bodies.js';
 import type { AuthState, Requirement } from '../routeTable.js';
 import type { AclTarget } from '../../store/store.js';
 import { HSDS_COMPAT_VERSION } from './service.js';
@@ -22,16 +23,10 @@ import { HSDS_COMPAT_VERSION } from './service.js';
 /** Stable data-node ids: h5pyd compares those of open and flush (wire-reference 1.5). */
 const DN_IDS = ['dn-h5store'];
 
-/** A body flag: `true`, a non-zero number, or a string other than `0`/`false`/empty (as query flags). */
-function truthy(v: unknown): boolean {
-  if (typeof v === 'string') return !['', '0', 'false', 'f', 'no', 'n'].includes(v.toLowerCase());
-  return !!v;
-}
-
 /** Whether a PUT / asks for a flush (or rescan) rather than a creation (wire-reference 1.5). */
 function isFlush(ctx: Context): boolean {
-  const body = bodyOf(ctx);
-  return flag(ctx, 'flush') || truthy(body.flush) || flag(ctx, 'rescan') || truthy(body.rescan);
+  const body = parseBody(flushBody, bodyOf(ctx));
+  return flag(ctx, 'flush') || body.flush || flag(ctx, 'rescan') || body.rescan;
 }
 
 /**
@@ -161,27 +156,27 @@ export function putNeed(ctx: Context): Requirement {
 /** `PUT /`: create a domain or folder; flush (or rescan) a domain. */
 export async function put(ctx: Context, d: Deps): Promise<void> {
   const ref = refOf(ctx);
-  const body = bodyOf(ctx);
   const st = ctx.state as AuthState;
   if (isFlush(ctx)) {
-    if (flag(ctx, 'rescan') || truthy(body.rescan)) await d.store.domainStats(ref.domain, { rescan: true });
+    const body = parseBody(flushBody, bodyOf(ctx));
+    if (flag(ctx, 'rescan') || body.rescan) await d.store.domainStats(ref.domain, { rescan: true });
     else await d.store.flushDomain(ref.domain);
     // 204, or 200 with the data-node ids when asked (h5pyd's flush reads them from a JSON body)
-    if (flag(ctx, 'getdnids') || truthy(body.getdnids)) sendJson(ctx, 200, { dn_ids: DN_IDS, hrefs: [] });
+    if (flag(ctx, 'getdnids') || body.getdnids) sendJson(ctx, 200, { dn_ids: DN_IDS, hrefs: [] });
     else ctx.status = 204;
     return;
   }
   const p = st.principal;
-  if (body.owner !== undefined && typeof body.owner !== 'string') throw badRequest('"owner" must be a user name');
-  const owner = (body.owner as string | undefined) ?? p.name;
-  if (owner !== p.name && !p.admin) throw new H5StoreError('Forbidden', 'Only the admin user may set the owner of a new domain or folder');
-  const folder = !!body.folder;
+  const given = bodyOf(ctx).owner;
+  // another owner is the admin's to give (before the rest of the body is looked at)
+  if (typeof given === 'string' && given !== p.name && !p.admin) throw new H5StoreError('Forbidden', 'Only the admin user may set the owner of a new domain or folder');
+  const body = parseBody(newDomainBody, bodyOf(ctx));
+  const owner = body.owner ?? p.name;
+  const folder = body.folder;
   const acl = d.auth.hasAccounts
     ? initialAcl({ owner, parent: st.acl?.root ?? {}, admin: d.config.adminUser, folder, defaultPublic: d.config.defaultPublic })
     : undefined;
-  const group = body.group as { creationProperties?: { CreateOrder?: unknown } } | undefined;
-  if (group !== undefined && group !== null && (typeof group !== 'object' || Array.isArray(group))) throw badRequest('"group" must be an object');
-  if (body.root_id !== undefined && body.root_id !== null && typeof body.root_id !== 'string') throw badRequest('"root_id" must be a group id');
+  const group = body.group as { creationProperties?: { CreateOrder?: unknown } } | null | undefined;
   if (body.linked_domain !== undefined && body.linked_domain !== null) {
     throw new H5StoreError('NotImplemented', '"linked_domain" (a domain sharing the root group of another) is not supported: each domain here is one HDF5 file');
   }
@@ -193,7 +188,7 @@ export async function put(ctx: Context, d: Deps): Promise<void> {
       trackOrder: !!group?.creationProperties?.CreateOrder,
       owner: acl ? owner : undefined,
       acl,
-      rootId: (body.root_id as string | null | undefined) ?? undefined,
+      rootId: body.root_id ?? undefined,
       rootCreation: group?.creationProperties,
     });
   } catch (e) {
@@ -223,16 +218,13 @@ export async function remove(ctx: Context, d: Deps): Promise<void> {
 /** `POST /`: look up several h5paths at once (`ignore_missing=1`: leave out those that lead nowhere). */
 export async function lookup(ctx: Context, d: Deps): Promise<void> {
   const ref = refOf(ctx);
-  const body = bodyOf(ctx);
-  if (!Array.isArray(body.h5paths) || !body.h5paths.every((p) => typeof p === 'string')) {
-    throw badRequest('"h5paths" must be a list of paths');
-  }
+  const body = parseBody(pathsBody, bodyOf(ctx));
   const out: Record<string, unknown> = {};
   // ignore_missing=1 (an h5store extension, used by the viewer): a path that leads nowhere (a
   // dangling soft or external link, a deleted object) is left out instead of failing the batch
   const skipMissing = flag(ctx, 'ignore_missing');
   const opts = pathOptions(ctx, body);
-  for (const p of body.h5paths as string[]) {
+  for (const p of body.h5paths) {
     try {
       const found = await d.store.lookupPath(ref.domain, p, param(ctx, 'parent_id'), opts);
       out[p] = { ...found.json, domain: found.domain, class: found.kind };

@@ -12,6 +12,7 @@ import { ownedHrefs } from '../deps.js';
 import { type Href, Hrefs, sendJson } from '../present.js';
 import { type DomainRef, accessOf, binaryBody, bodyIsBinary, flag, jsonBody, jsonObject, limitParam, param, rawBody, refOf, wantsBinary } from '../request.js';
 import { type ValueAnswer, sendValueSource } from '../valueAnswer.js';
+import { parseBody, valueWriteBody } from '../bodies.js';
 
 /** Integer query parameter or undefined. @throws BadRequest when not a non-negative integer. */
 function intParam(ctx: Context, name: string): number | undefined {
@@ -92,9 +93,8 @@ export async function write(ctx: Context, d: Deps): Promise<void> {
       body.done();
     }
   } else {
-    const body = await jsonBody(ctx, d.config, { required: true });
-    if (!body || typeof body !== 'object' || Array.isArray(body)) throw badRequest('The JSON body must be an object with "value"');
-    await d.store.writeValues(ref.domain, id, { ...common, json: body as Record<string, unknown> }, accessOf(ctx));
+    const body = parseBody(valueWriteBody, await jsonBody(ctx, d.config, { required: true }));
+    await d.store.writeValues(ref.domain, id, { ...common, json: body }, accessOf(ctx));
   }
   sendJson(ctx, 200, { hrefs: await valueHrefs(ctx, d, ref, id) });
 }
