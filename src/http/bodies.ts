@@ -4,12 +4,14 @@
  * names the field (the first problem, in the order the fields are checked), and the handler
  * gets a typed value. Messages are the API's own (tests and clients compare some of them).
  *
- * Bodies whose rules belong to the store (objects to create, link specs, values and points,
- * resizes, attributes to write) are still parsed by the store's own functions.
+ * Bodies whose rules belong to the store (objects to create, values and points, resizes, each
+ * attribute to write) are still checked by the store.
  */
 import { z } from 'zod';
 import { type AclEntry, FLAGS, type Flag, checkAclName } from '../auth/acl.js';
 import { badRequest } from '../errors.js';
+import { givenCreated } from '../store/createdTimes.js';
+import type { LinkPut, LinkSpec, LinksPost } from '../store/links.js';
 
 /**
  * A body parsed with its schema.
@@ -209,3 +211,111 @@ export const attributeWritesBody = z.looseObject({ obj_ids: z.unknown().optional
     objects: Object.entries(ids as Record<string, unknown>).map(([id, v]) => ({ id, items: parseBody(attributeMap(`obj_ids.${id}.attributes`), (v as { attributes?: unknown } | null)?.attributes) })),
   };
 });
+
+/** The link classes a client may create (user-defined links are refused). */
+const LINK_CLASSES = ['H5L_TYPE_HARD', 'H5L_TYPE_SOFT', 'H5L_TYPE_EXTERNAL'];
+
+/** A path or file name of a link: a non-empty string without NUL; `key` names it in the message. */
+function linkText(key: string) {
+  return z
+    .string({ error: `"${key}" must be a non-empty string` })
+    .min(1, { error: `"${key}" must be a non-empty string` })
+    .refine((s) => !s.includes('\u0000'), { error: `"${key}" must not contain NUL` });
+}
+
+/** A soft or external link's body, once it has no `id`: `h5path`, and `h5domain` (or `file`) for an external link. */
+const pathLinkBody = z
+  .looseObject({
+    class: z.unknown().optional(),
+    h5path: z.custom<unknown>((v) => v !== undefined, { error: 'Link body must have "id" (hard link) or "h5path" (soft or external link)' }).pipe(linkText('h5path')),
+    h5domain: z.unknown().optional(),
+    file: z.unknown().optional(),
+  })
+  .refine((b) => b.h5domain === undefined || b.file === undefined || b.h5domain === b.file, { error: '"h5domain" and "file" name different files' })
+  .transform((b): LinkSpec => {
+    const file = b.h5domain ?? b.file;
+    if (file !== undefined) return { h5path: b.h5path, h5domain: parseBody(linkText(b.h5domain !== undefined ? 'h5domain' : 'file'), file) };
+    if (b.class === 'H5L_TYPE_EXTERNAL') throw badRequest('An external link needs "h5domain" (or "file")');
+    return { h5path: b.h5path };
+  });
+
+/**
+ * A link to create (`PUT /groups/:id/links/:name`, and each link of a bulk PUT; wire-reference
+ * 2.2): `{"id"}` hard, `{"h5path"}` soft, `{"h5path", "h5domain"}` or `{"h5path", "file"}`
+ * (HSDS 1.0's name, issue #25) external; a `class` is checked (user-defined classes are
+ * refused), a `created` time is the bulk PUT's.
+ */
+export const linkBody = jsonObject('Link body must be a JSON object')
+  .pipe(
+    z.looseObject({
+      class: z
+        .unknown()
+        .optional()
+        .refine((c) => typeof c !== 'string' || LINK_CLASSES.includes(c), {
+        error: (iss) => `invalid link class ${String(iss.input)}: only hard, soft and external links can be created`,
+      }),
+      id: z.unknown().optional(),
+      h5path: z.unknown().optional(),
+    }),
+  )
+  .refine((b) => b.id === undefined || b.h5path === undefined, { error: 'Link body must have either "id" or "h5path", not both' })
+  .transform((b): LinkSpec => (b.id !== undefined ? { id: parseBody(z.string({ error: '"id" must be a string' }), b.id) } : parseBody(pathLinkBody, b)));
+
+/** A list of strings (titles, group ids); `what` names it in the message. */
+function stringList(what: string) {
+  const message = `${what} must be a list of strings`;
+  return z.array(z.string({ error: message }), { error: message });
+}
+
+/**
+ * `POST /groups/:id/links` (wire-reference 2.2): `{"titles": [...]}`, `{"grp_ids": [ids],
+ * "titles"?: [...]}`, or `{"grp_ids": {id: [titles] | null}}`.
+ */
+export const linksReadBody = z.looseObject({ titles: z.unknown().optional(), grp_ids: z.unknown().optional() }).transform((b): LinksPost => {
+  const titles = b.titles === undefined ? undefined : parseBody(stringList('"titles"'), b.titles);
+  const g = b.grp_ids;
+  if (g === undefined) return { titles };
+  if (Array.isArray(g)) return { titles, groups: parseBody(stringList('"grp_ids"'), g).map((id) => ({ id, titles })) };
+  if (g && typeof g === 'object') {
+    if (titles) throw badRequest('"titles" cannot be given with "grp_ids" as a dict (give the titles of each group there)');
+    return {
+      groups: Object.entries(g as Record<string, unknown>).map(([id, t]) => ({ id, titles: t === null || t === undefined ? undefined : parseBody(stringList(`"grp_ids" of ${id}`), t) })),
+    };
+  }
+  throw badRequest('"grp_ids" must be a list of group ids or a dict {group id: [titles]}');
+});
+
+/** A POST .../links body (`linksReadBody`). @throws BadRequest for other shapes */
+export function parseLinksPost(body: Record<string, unknown>): LinksPost {
+  return parseBody(linksReadBody, body);
+}
+
+/** A `{title: link}` map of a bulk PUT: title, link, and the `created` time the client gave (createdTimes.ts). */
+function linkMap(v: unknown, what: string): [string, LinkSpec, number | undefined][] {
+  const map = parseBody(jsonObject(`${what} must be an object {title: link}`), v);
+  const now = Date.now() / 1000;
+  return Object.entries(map).map(([t, b]) => [t, parseBody(linkBody, b), givenCreated((b as { created?: unknown }).created, `link ${JSON.stringify(t)}`, now)]);
+}
+
+/**
+ * Parse a bulk PUT .../links body (wire-reference 2.2): `{"links": {title: link}}` for the group
+ * of the path, the same map in each group of `"grp_ids": [ids]`, or
+ * `"grp_ids": {id: {"links": {title: link}}}` (or `{id: {title: link}}`) per group.
+ * @throws H5StoreError BadRequest for other shapes or an invalid link body (`linkBody`).
+ */
+export function parseLinksPut(body: Record<string, unknown>, pathGroupId: string): LinkPut[] {
+  const g = body.grp_ids;
+  const out: LinkPut[] = [];
+  if (g === undefined || Array.isArray(g)) {
+    const map = linkMap(body.links, '"links"');
+    const ids = g === undefined ? [pathGroupId] : parseBody(stringList('"grp_ids"'), g);
+    for (const groupId of ids) for (const [title, spec, created] of map) out.push({ groupId, title, spec, ...(created === undefined ? {} : { created }) });
+    return out;
+  }
+  if (!g || typeof g !== 'object') throw badRequest('"grp_ids" must be a list of group ids or a dict {group id: {"links": {...}}}');
+  for (const [groupId, v] of Object.entries(g as Record<string, unknown>)) {
+    const inner = v && typeof v === 'object' && !Array.isArray(v) && Object.keys(v).length === 1 && 'links' in v ? (v as { links: unknown }).links : v;
+    for (const [title, spec, created] of linkMap(inner ?? body.links, `the links of ${groupId}`)) out.push({ groupId, title, spec, ...(created === undefined ? {} : { created }) });
+  }
+  return out;
+}

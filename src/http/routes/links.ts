@@ -6,7 +6,8 @@ import type { Context } from 'koa';
 import { createHash } from 'node:crypto';
 import { badRequest } from '../../errors.js';
 import type { AclTarget } from '../../store/store.js';
-import { type LinkListOptions, groupIdsIn, linkNameFromPath, parseLinkSpec, parseLinksPost, parseLinksPut } from '../../store/links.js';
+import { type LinkListOptions, groupIdsIn, linkNameFromPath } from '../../store/links.js';
+import { linkBody, parseBody, parseLinksPost, parseLinksPut } from '../bodies.js';
 import { onlyReadable } from '../visible.js';
 import type { Deps } from '../deps.js';
 import { ownedHrefs } from '../deps.js';
@@ -103,7 +104,7 @@ export async function get(ctx: Context, d: Deps): Promise<void> {
 export async function put(ctx: Context, d: Deps): Promise<void> {
   const ref = refOf(ctx);
   const name = linkNameFromPath(ctx.params.name);
-  const spec = parseLinkSpec(await jsonObject(ctx, d.config, { required: true }));
+  const spec = parseBody(linkBody, await jsonObject(ctx, d.config, { required: true }));
   const r = await d.store.putLink(ref.domain, ctx.params.id, name, spec);
   const h = new Hrefs(ctx, d.config, ref);
   sendJson(ctx, r === 'created' ? 201 : 200, {
