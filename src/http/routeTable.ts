@@ -1,6 +1,7 @@
 /**
- * The route table (DESIGN.md section 7): every route is declared once with its method, path,
- * the ACL flag it needs and on what, and its handler. `routesMiddleware` registers them all behind
+ * The route table's types and dispatch (DESIGN.md section 7): every route is declared once, in
+ * the literal list of routes/index.ts, with its method, path, the ACL flag it needs and on what,
+ * and its handler. `routesMiddleware` registers them all behind
  * the one middleware that authenticates and authorizes (auth.ts), so no handler checks
  * permissions itself and a route cannot exist without a declared requirement.
  */

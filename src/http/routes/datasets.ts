@@ -7,9 +7,8 @@ import type { Context } from 'koa';
 import type { Deps } from '../deps.js';
 import { objectHrefs, ownedHrefs } from '../deps.js';
 import { type Href, Hrefs, sendJson, sendWithHrefs } from '../present.js';
-import { accessOf, bodyOf, flag, jsonObject, refOf } from '../request.js';
-import { createdObjects } from '../creates.js';
-import { deleteObject, listCollection } from './objects.js';
+import { flag, jsonObject, refOf } from '../request.js';
+import { createObject, deleteObject, listCollection } from './objects.js';
 
 /** `GET /datasets` (and `/datasets/`): the domain's dataset ids, or the dataset at `h5path`. */
 export function list(ctx: Context, d: Deps): Promise<void> {
@@ -17,13 +16,8 @@ export function list(ctx: Context, d: Deps): Promise<void> {
 }
 
 /** `POST /datasets`: create a dataset, or several (a list body). */
-export async function create(ctx: Context, d: Deps): Promise<void> {
-  if (await createdObjects(ctx, d, 'dataset')) return;
-  const ref = refOf(ctx);
-  const body = bodyOf(ctx);
-  const ds = await d.store.createDataset(ref.domain, body, flag(ctx, 'implicit'), accessOf(ctx));
-  const h = new Hrefs(ctx, d.config, ref);
-  sendJson(ctx, 201, { ...ds, hrefs: objectHrefs(h, 'datasets', ds.id, ds.root) });
+export function create(ctx: Context, d: Deps): Promise<void> {
+  return createObject(ctx, d, 'dataset');
 }
 
 /** `GET /datasets/:id`: the dataset (`include_attrs`, `getalias`, `verbose`), with a `data` or `preview` href. */

@@ -5,10 +5,9 @@
 import type { Context } from 'koa';
 import type { Deps } from '../deps.js';
 import { objectHrefs } from '../deps.js';
-import { Hrefs, sendJson, sendWithHrefs } from '../present.js';
-import { accessOf, bodyOf, flag, refOf } from '../request.js';
-import { createdObjects } from '../creates.js';
-import { deleteObject, listCollection } from './objects.js';
+import { Hrefs, sendWithHrefs } from '../present.js';
+import { flag, refOf } from '../request.js';
+import { createObject, deleteObject, listCollection } from './objects.js';
 
 /** `GET /datatypes` (and `/datatypes/`): the domain's committed datatype ids, or the datatype at `h5path`. */
 export function list(ctx: Context, d: Deps): Promise<void> {
@@ -16,13 +15,8 @@ export function list(ctx: Context, d: Deps): Promise<void> {
 }
 
 /** `POST /datatypes`: commit a datatype, or several (a list body). */
-export async function create(ctx: Context, d: Deps): Promise<void> {
-  if (await createdObjects(ctx, d, 'datatype')) return;
-  const ref = refOf(ctx);
-  const body = bodyOf(ctx);
-  const t = await d.store.createDatatype(ref.domain, body, flag(ctx, 'implicit'), accessOf(ctx));
-  const h = new Hrefs(ctx, d.config, ref);
-  sendJson(ctx, 201, { ...t, hrefs: objectHrefs(h, 'datatypes', t.id, t.root) });
+export function create(ctx: Context, d: Deps): Promise<void> {
+  return createObject(ctx, d, 'datatype');
 }
 
 /** `GET /datatypes/:id`: the datatype (`include_attrs`, `getalias`). */

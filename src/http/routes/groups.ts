@@ -7,9 +7,8 @@ import { COLLECTION } from '../../store/ids.js';
 import type { Deps } from '../deps.js';
 import { objectHrefs } from '../deps.js';
 import { Hrefs, sendJson, sendWithHrefs } from '../present.js';
-import { accessOf, bodyOf, flag, param, pathOptions, refOf } from '../request.js';
-import { createdObjects } from '../creates.js';
-import { deleteObject, listCollection } from './objects.js';
+import { flag, param, pathOptions, refOf } from '../request.js';
+import { createObject, deleteObject, listCollection } from './objects.js';
 
 /** `GET /groups` (and `/groups/`): the domain's group ids, or the group at `h5path`. */
 export function list(ctx: Context, d: Deps): Promise<void> {
@@ -17,13 +16,8 @@ export function list(ctx: Context, d: Deps): Promise<void> {
 }
 
 /** `POST /groups`: create a group (anonymous, or linked with link/h5path), or several (a list body). */
-export async function create(ctx: Context, d: Deps): Promise<void> {
-  if (await createdObjects(ctx, d, 'group')) return;
-  const ref = refOf(ctx);
-  const body = bodyOf(ctx);
-  const g = await d.store.createGroup(ref.domain, body, flag(ctx, 'implicit'), accessOf(ctx));
-  const h = new Hrefs(ctx, d.config, ref);
-  sendJson(ctx, 201, { ...g, hrefs: objectHrefs(h, 'groups', g.id, g.root) });
+export function create(ctx: Context, d: Deps): Promise<void> {
+  return createObject(ctx, d, 'group');
 }
 
 /** `GET /groups/:id`: the group (`include_links`, `include_attrs`, `getalias`), or the object at `h5path` below it. */

@@ -1,7 +1,8 @@
 /**
  * What the routes of the three object collections share (`/groups`, `/datasets`, `/datatypes`;
  * wire-reference 2.1-2.5): which collection a route's path names, listing a collection (or
- * looking an object up by `h5path`), and deleting an object. The routes themselves are in
+ * looking an object up by `h5path`), creating objects (one, or HSDS 1.0's batch of a list
+ * body), and deleting an object. The routes themselves are in
  * groups.ts, datasets.ts and datatypes.ts; attribute and ACL routes, written once for the three
  * collections, find the owner's kind here too.
  */
@@ -12,7 +13,7 @@ import { COLLECTION } from '../../store/ids.js';
 import type { Deps } from '../deps.js';
 import { objectHrefs } from '../deps.js';
 import { Hrefs, sendJson } from '../present.js';
-import { limitParam, markerParam, param, pathOptions, refOf } from '../request.js';
+import { accessOf, bodyListOf, bodyOf, flag, limitParam, markerParam, param, pathOptions, refOf } from '../request.js';
 
 /** The object kind of each collection's path segment. */
 const KIND_OF: Readonly<Record<string, ObjectKind>> = { groups: 'group', datasets: 'dataset', datatypes: 'datatype' };
@@ -63,4 +64,31 @@ export async function deleteObject(ctx: Context, d: Deps, kind: ObjectKind): Pro
   await d.store.deleteObject(ref.domain, kind, ctx.params.id);
   const h = new Hrefs(ctx, d.config, ref);
   sendJson(ctx, 200, { hrefs: [h.rel('home', '/')] });
+}
+
+/**
+ * `POST /<collection>`: create an object of `kind` from the body (the store checks it: type,
+ * shape, link or h5path, creation properties), answered `201` with its JSON and hrefs; a list
+ * body is HSDS 1.0's batch create (issue #25): all objects created or none (store.ts
+ * `createObjects`; `create` checked on the group each item is linked into), answered
+ * `201 {"objects": [...]}` in the order given.
+ */
+export async function createObject(ctx: Context, d: Deps, kind: ObjectKind): Promise<void> {
+  const ref = refOf(ctx);
+  const implicit = flag(ctx, 'implicit');
+  const list = bodyListOf(ctx);
+  if (list !== undefined) {
+    const objects = await d.store.createObjects(ref.domain, kind, list, implicit, accessOf(ctx));
+    sendJson(ctx, 201, { objects, hrefs: [] });
+    return;
+  }
+  const body = bodyOf(ctx);
+  const o =
+    kind === 'group'
+      ? await d.store.createGroup(ref.domain, body, implicit, accessOf(ctx))
+      : kind === 'dataset'
+        ? await d.store.createDataset(ref.domain, body, implicit, accessOf(ctx))
+        : await d.store.createDatatype(ref.domain, body, implicit, accessOf(ctx));
+  const h = new Hrefs(ctx, d.config, ref);
+  sendJson(ctx, 201, { ...o, hrefs: objectHrefs(h, COLLECTION[kind], o.id, o.root) });
 }
