@@ -169,7 +169,7 @@ export class Metrics {
     });
     new Counter({
       name: 'h5store_link_pages_read_ahead_total',
-      help: 'Pages of links (GET .../links with Limit) built while the client still read the page before, and kept for its next request (src/http/routes/groups.ts)',
+      help: 'Pages of links (GET .../links with Limit) built while the client still read the page before, and kept for its next request (src/http/routes/links.ts)',
       registers,
       collect() {
         this.reset();
