@@ -23,22 +23,12 @@ import type { Deps } from './http/deps.js';
 import { type Ops, createOps, opsMiddleware, opsRoutes, registerUsersFileCheck } from './http/ops.js';
 import { clientAddress, trustedProxySet } from './http/forwarded.js';
 import { errorMiddleware } from './http/present.js';
-import { type Route, routesMiddleware } from './http/routeTable.js';
-import { aclRoutes } from './http/routes/acls.js';
-import { attributeRoutes } from './http/routes/attributes.js';
-import { datasetRoutes } from './http/routes/datasets.js';
-import { domainRoutes } from './http/routes/domains.js';
-import { downloadRoutes } from './http/routes/download.js';
-import { eventRoutes } from './http/routes/events.js';
-import { groupRoutes } from './http/routes/groups.js';
-import { groveRoutes } from './http/routes/grove.js';
-import { serviceRoutes } from './http/routes/service.js';
+import { routesMiddleware } from './http/routeTable.js';
+import { routeTable } from './http/routes/index.js';
 import { viewerMiddleware } from './http/viewer.js';
 
-/** Every route of the API, declared once with the permission it needs (routeTable.ts). */
-export function routeTable(deps: Deps): Route[] {
-  return [...serviceRoutes(deps), ...domainRoutes(deps), ...groupRoutes(deps), ...datasetRoutes(deps), ...attributeRoutes(deps), ...aclRoutes(deps), ...downloadRoutes(deps), ...groveRoutes(deps), ...eventRoutes(deps)];
-}
+/** Every route of the API, declared once with the permission it needs (http/routes/index.ts). */
+export { routeTable };
 
 /**
  * Parse each request's query string once, with `node:querystring` (Koa derives `ctx.query`

@@ -305,7 +305,7 @@ function linkHrefParts(h: Hrefs, groupId: string): { base: string; tail: string;
 /**
  * Whether every link at indexes `at` of a group's list (`LinkTextPage.list`) keeps its bytes for
  * these hrefs already, so that `linkListBody` would only copy them (the read-ahead of link pages,
- * routes/groups.ts, skips such pages).
+ * routes/links.ts, skips such pages).
  */
 export function linkListKept(list: object, at: readonly number[], h: Hrefs, groupId: string): boolean {
   const k = keptLinks.get(list);

@@ -1,6 +1,7 @@
 /**
- * The route table (DESIGN.md section 7): every route is declared once with its method, path,
- * the ACL flag it needs and on what, and its handler. `routesMiddleware` registers them all behind
+ * The route table's types and dispatch (DESIGN.md section 7): every route is declared once, in
+ * the literal list of routes/index.ts, with its method, path, the ACL flag it needs and on what,
+ * and its handler. `routesMiddleware` registers them all behind
  * the one middleware that authenticates and authorizes (auth.ts), so no handler checks
  * permissions itself and a route cannot exist without a declared requirement.
  */
@@ -10,6 +11,7 @@ import compose from 'koa-compose';
 import type { Flag, Principal } from '../auth/acl.js';
 import type { Access } from '../store/access.js';
 import type { AclTarget, AclView } from '../store/store.js';
+import type { Deps } from './deps.js';
 import type { DomainRef } from './request.js';
 import type { UserLimits } from './userLimits.js';
 
@@ -81,6 +83,19 @@ export interface Route {
   handler: (ctx: Context) => Promise<void> | void;
 }
 
+/** A handler of the route table (routes/index.ts): the request, and what the server is made of. */
+export type Handler = (ctx: Context, d: Deps) => Promise<void> | void;
+
+/** An entry of the route table (routes/index.ts): a `Route` whose handler is given the `Deps`. */
+export interface RouteEntry extends Omit<Route, 'handler'> {
+  handler: Handler;
+}
+
+/** The table's entries as routes of one server: each handler given `d`. */
+export function bindRoutes(entries: readonly RouteEntry[], d: Deps): Route[] {
+  return entries.map((e) => ({ ...e, handler: (ctx: Context) => e.handler(ctx, d) }));
+}
+
 /** What the middleware leaves in `ctx.state` for the handlers. */
 export interface AuthState {
   principal: Principal;
@@ -113,28 +128,24 @@ export function route(method: Method, path: string, need: Route['need'], handler
 }
 
 /**
- * Options of the routes that create an object (POST /groups, /datasets, /datatypes): the body
- * is read before the check (once the requester is known to be able to create somewhere in the
- * domain: `bodyDecides`), because `create` is checked on the group the new object is linked into
- * (`link.id`; else the group `h5path` goes into, relative to `parent_id`: the deepest existing
- * group on the way, issue #24 item 2; else `parent_id`; the domain's root when none is given).
- * The store checks the same group again inside the write, once the path is resolved in the
- * locked file (`Store.mayPlace`, with `AuthState.access`). A list body (HSDS 1.0's batch create,
- * issue #25) is checked on the domain here, and each item's group by the store (`mayPlace`).
+ * The object `create` is checked on for the routes that create an object (POST /groups,
+ * /datasets, /datatypes; declared with `jsonBody`, `jsonList` and `bodyDecides: create on
+ * object`): the body is read before the check (once the requester is known to be able to create
+ * somewhere in the domain), because `create` is checked on the group the new object is linked
+ * into (`link.id`; else the group `h5path` goes into, relative to `parent_id`: the deepest
+ * existing group on the way, issue #24 item 2; else `parent_id`; the domain's root when none is
+ * given). The store checks the same group again inside the write, once the path is resolved in
+ * the locked file (`Store.mayPlace`, with `AuthState.access`). A list body (HSDS 1.0's batch
+ * create, issue #25) is checked on the domain here, and each item's group by the store (`mayPlace`).
  */
-export const createOpts: Partial<Route> = {
-  jsonBody: true,
-  jsonList: true,
-  bodyDecides: [{ flag: 'create', on: 'object' }],
-  object: (ctx) => {
-    const body = (ctx.state as { body?: Record<string, unknown> }).body ?? {};
-    const link = body.link as { id?: unknown } | undefined;
-    const parentId = typeof body.parent_id === 'string' ? body.parent_id : undefined;
-    if (link === undefined && typeof body.h5path === 'string') return { h5path: body.h5path, parentId, place: true };
-    const id = link && typeof link === 'object' ? link.id : parentId;
-    return typeof id === 'string' ? { id } : {};
-  },
-};
+export function createdIn(ctx: Context): AclTarget {
+  const body = (ctx.state as { body?: Record<string, unknown> }).body ?? {};
+  const link = body.link as { id?: unknown } | undefined;
+  const parentId = typeof body.parent_id === 'string' ? body.parent_id : undefined;
+  if (link === undefined && typeof body.h5path === 'string') return { h5path: body.h5path, parentId, place: true };
+  const id = link && typeof link === 'object' ? link.id : parentId;
+  return typeof id === 'string' ? { id } : {};
+}
 
 /** The first segment of a path (`/groups/abc/links` -> `groups`; `/` -> ``). */
 function firstSegment(p: string): string {

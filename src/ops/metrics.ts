@@ -29,7 +29,7 @@ import type { Store } from '../store/store.js';
 import { decodedChunks } from '../store/values/chunkCache.js';
 import { cachedChunkReads, decodedChunkReads, parallelChunkReads } from '../store/values/chunked.js';
 import { jsonThreadParts } from '../store/values/threadPool.js';
-import { linkPagesReadAheadCount } from '../http/routes/groups.js';
+import { linkPagesReadAheadCount } from '../http/routes/links.js';
 import { queryColumns } from '../store/values/query.js';
 import { requestsInFlight } from '../http/inflight.js';
 import { RequestMetrics, type RequestSample } from './requestMetrics.js';
@@ -169,7 +169,7 @@ export class Metrics {
     });
     new Counter({
       name: 'h5store_link_pages_read_ahead_total',
-      help: 'Pages of links (GET .../links with Limit) built while the client still read the page before, and kept for its next request (src/http/routes/groups.ts)',
+      help: 'Pages of links (GET .../links with Limit) built while the client still read the page before, and kept for its next request (src/http/routes/links.ts)',
       registers,
       collect() {
         this.reset();

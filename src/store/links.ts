@@ -369,46 +369,6 @@ function findLink(f: DomainFile, gid: Hid, gaddr: bigint, name: string, groupId:
 /** A link to create (PUT link body, wire-reference 2.2). */
 export type LinkSpec = { id: string } | { h5path: string } | { h5path: string; h5domain: string };
 
-/**
- * Parse a PUT link body: `{"id"}` hard, `{"h5path"}` soft, `{"h5path","h5domain"}` or
- * `{"h5path","file"}` (HSDS 1.0's name, issue #25) external (a `class` key is checked, a
- * `created` one is the caller's). User-defined classes are refused.
- * @throws H5StoreError BadRequest
- */
-export function parseLinkSpec(body: unknown): LinkSpec {
-  if (!body || typeof body !== 'object' || Array.isArray(body)) throw badRequest('Link body must be a JSON object');
-  const b = body as Record<string, unknown>;
-  if (typeof b.class === 'string' && !['H5L_TYPE_HARD', 'H5L_TYPE_SOFT', 'H5L_TYPE_EXTERNAL'].includes(b.class)) {
-    throw badRequest(`invalid link class ${b.class}: only hard, soft and external links can be created`);
-  }
-  const hasId = b.id !== undefined;
-  const hasPath = b.h5path !== undefined;
-  if (hasId && hasPath) throw badRequest('Link body must have either "id" or "h5path", not both');
-  if (hasId) {
-    if (typeof b.id !== 'string') throw badRequest('"id" must be a string');
-    return { id: b.id };
-  }
-  if (!hasPath) throw badRequest('Link body must have "id" (hard link) or "h5path" (soft or external link)');
-  if (typeof b.h5path !== 'string' || b.h5path === '') throw badRequest('"h5path" must be a non-empty string');
-  if (b.h5path.includes('\u0000')) throw badRequest('"h5path" must not contain NUL');
-  if (b.h5domain !== undefined && b.file !== undefined && b.h5domain !== b.file) throw badRequest('"h5domain" and "file" name different files');
-  const file = b.h5domain ?? b.file;
-  if (file !== undefined) {
-    const key = b.h5domain !== undefined ? 'h5domain' : 'file';
-    if (typeof file !== 'string' || file === '') throw badRequest(`"${key}" must be a non-empty string`);
-    if (file.includes('\u0000')) throw badRequest(`"${key}" must not contain NUL`);
-    return { h5path: b.h5path, h5domain: file };
-  }
-  if (b.class === 'H5L_TYPE_EXTERNAL') throw badRequest('An external link needs "h5domain" (or "file")');
-  return { h5path: b.h5path };
-}
-
-/** A string list from a request body. @throws BadRequest */
-function stringList(v: unknown, what: string): string[] {
-  if (!Array.isArray(v) || !v.every((t) => typeof t === 'string')) throw badRequest(`${what} must be a list of strings`);
-  return v as string[];
-}
-
 /** The group ids a bulk links body names (`grp_ids` as a list or as the keys of a dict), for ACL checks. */
 export function groupIdsIn(body: Record<string, unknown>): string[] {
   const g = body.grp_ids;
@@ -423,55 +383,6 @@ export interface LinksPost {
   titles?: string[];
   /** Several groups, each with its titles (undefined: all its links). */
   groups?: { id: string; titles?: string[] }[];
-}
-
-/**
- * Parse a POST .../links body: `{"titles": [...]}`, `{"grp_ids": [ids], "titles"?: [...]}`, or
- * `{"grp_ids": {id: [titles] | null}}`.
- * @throws H5StoreError BadRequest for other shapes.
- */
-export function parseLinksPost(body: Record<string, unknown>): LinksPost {
-  const titles = body.titles === undefined ? undefined : stringList(body.titles, '"titles"');
-  const g = body.grp_ids;
-  if (g === undefined) return { titles };
-  if (Array.isArray(g)) return { titles, groups: stringList(g, '"grp_ids"').map((id) => ({ id, titles })) };
-  if (g && typeof g === 'object') {
-    if (titles) throw badRequest('"titles" cannot be given with "grp_ids" as a dict (give the titles of each group there)');
-    return {
-      groups: Object.entries(g as Record<string, unknown>).map(([id, t]) => ({ id, titles: t === null || t === undefined ? undefined : stringList(t, `"grp_ids" of ${id}`) })),
-    };
-  }
-  throw badRequest('"grp_ids" must be a list of group ids or a dict {group id: [titles]}');
-}
-
-/** A `{title: link}` map of a bulk PUT: title, link, and the `created` time the client gave (createdTimes.ts). */
-function linkMap(v: unknown, what: string): [string, LinkSpec, number | undefined][] {
-  if (!v || typeof v !== 'object' || Array.isArray(v)) throw badRequest(`${what} must be an object {title: link}`);
-  const now = Date.now() / 1000;
-  return Object.entries(v as Record<string, unknown>).map(([t, b]) => [t, parseLinkSpec(b), givenCreated((b as { created?: unknown }).created, `link ${JSON.stringify(t)}`, now)]);
-}
-
-/**
- * Parse a bulk PUT .../links body (wire-reference 2.2): `{"links": {title: link}}` for the group
- * of the path, the same map in each group of `"grp_ids": [ids]`, or
- * `"grp_ids": {id: {"links": {title: link}}}` (or `{id: {title: link}}`) per group.
- * @throws H5StoreError BadRequest for other shapes or an invalid link body.
- */
-export function parseLinksPut(body: Record<string, unknown>, pathGroupId: string): LinkPut[] {
-  const g = body.grp_ids;
-  const out: LinkPut[] = [];
-  if (g === undefined || Array.isArray(g)) {
-    const map = linkMap(body.links, '"links"');
-    const ids = g === undefined ? [pathGroupId] : stringList(g, '"grp_ids"');
-    for (const groupId of ids) for (const [title, spec, created] of map) out.push({ groupId, title, spec, ...(created === undefined ? {} : { created }) });
-    return out;
-  }
-  if (!g || typeof g !== 'object') throw badRequest('"grp_ids" must be a list of group ids or a dict {group id: {"links": {...}}}');
-  for (const [groupId, v] of Object.entries(g as Record<string, unknown>)) {
-    const inner = v && typeof v === 'object' && !Array.isArray(v) && Object.keys(v).length === 1 && 'links' in v ? (v as { links: unknown }).links : v;
-    for (const [title, spec, created] of linkMap(inner ?? body.links, `the links of ${groupId}`)) out.push({ groupId, title, spec, ...(created === undefined ? {} : { created }) });
-  }
-  return out;
 }
 
 /** Whether an existing link record is the same link as a spec. */

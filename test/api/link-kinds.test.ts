@@ -285,7 +285,7 @@ print(json.dumps(out))
     expect(after.items.map((l) => l.title)).to.deep.equal([...first.items.map((l) => l.title), 'w9999']);
   });
 
-  // Read-ahead (routes/groups.ts): after a page that was not kept yet, the next page is built and
+  // Read-ahead (routes/links.ts): after a page that was not kept yet, the next page is built and
   // kept before the client asks for it. What the client then gets must be what a listing without
   // read-ahead answers, also when a write comes between the two pages.
   it('read-ahead of link pages: the next page is kept before it is asked for; a write between pages is seen', async () => {

@@ -8,7 +8,8 @@ import { isValidBucketName } from '../../src/http/request.js';
 import { extraCreationProperties } from '../../src/store/cprops.js';
 import { parseDomainQuery } from '../../src/store/domainQuery.js';
 import { domainKey, fileIdentity, parseId } from '../../src/store/ids.js';
-import { externalTarget, groupIdsIn, linkNameFromPath, parseLinksPost, parseLinksPut } from '../../src/store/links.js';
+import { parseLinksPost, parseLinksPut } from '../../src/http/bodies.js';
+import { externalTarget, groupIdsIn, linkNameFromPath } from '../../src/store/links.js';
 import { errorCode } from '../helpers/errors.js';
 
 describe('ids: HSDS-style forms (wire-reference 0.1)', () => {

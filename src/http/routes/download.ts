@@ -28,16 +28,12 @@ import { H5StoreError } from '../../errors.js';
 import type { FileSnapshot } from '../../store/download.js';
 import type { Deps } from '../deps.js';
 import { accessOf, refOf } from '../request.js';
-import { type Route, route } from '../routeTable.js';
 
 /** Content type of HDF5 files (the one in common use; HDF5 has no IANA registration). */
 export const HDF5_MIME = 'application/x-hdf5';
 
 /** Most ranges one request may ask for (after merging): more is a 416 (RFC 9110 14.2 allows refusing). */
 export const MAX_RANGES = 64;
-
-/** The route's path, for the viewer's download button and the docs. */
-export const DOWNLOAD_PATH = '/file';
 
 /** Entity tags of an `If-Match` / `If-None-Match` list (`*` kept as is). */
 function tagList(header: string): string[] {
@@ -101,100 +97,97 @@ function preconditions(ctx: Context, snap: FileSnapshot): 304 | undefined {
   return since !== undefined && modified <= since ? 304 : undefined;
 }
 
-export function downloadRoutes(d: Deps): Route[] {
-  return [
-    route('GET', DOWNLOAD_PATH, { flag: 'read', on: 'domain' }, async (ctx) => {
-      const ref = refOf(ctx);
-      const snap = await d.store.openFileBytes(ref.domain, accessOf(ctx));
-      let handedOver = false;
-      try {
-        const name = ref.domain.slice(ref.domain.lastIndexOf('/') + 1);
-        ctx.status = 200;
-        ctx.set('ETag', snap.etag);
-        ctx.set('Last-Modified', snap.lastModified.toUTCString());
-        ctx.set('Accept-Ranges', 'bytes');
-        ctx.set('Cache-Control', 'private, no-cache');
-        (ctx as { compress?: boolean }).compress = false; // koa-compress: never (byte ranges)
-        if (preconditions(ctx, snap) === 304) {
-          ctx.status = 304;
-          return;
-        }
-        const rangeHeader = ctx.method === 'GET' ? ctx.get('range') : '';
-        let ranges: { start: number; end: number }[] | undefined;
-        if (rangeHeader && ifRangeHolds(ctx, snap)) {
-          const parsed = parseRange(snap.size, rangeHeader, { combine: true });
-          if (parsed === -1 || (Array.isArray(parsed) && parsed.type === 'bytes' && parsed.length > MAX_RANGES)) {
-            const why = parsed === -1 ? `No range of ${JSON.stringify(rangeHeader.slice(0, 100))} lies within the file's ${snap.size} bytes` : `More than ${MAX_RANGES} ranges`;
-            throw new H5StoreError('RangeNotSatisfiable', why, { headers: { 'Content-Range': `bytes */${snap.size}` } });
-          }
-          if (Array.isArray(parsed) && parsed.type === 'bytes') ranges = parsed.map((r) => ({ start: r.start, end: r.end }));
-          // -2 (malformed) or another unit: ignored, the whole file (RFC 9110 14.2)
-        }
-        ctx.attachment(name, { fallback: true });
-        ctx.type = HDF5_MIME;
-        if (ctx.method === 'HEAD') {
-          ctx.body = '';
-          ctx.type = HDF5_MIME;
-          ctx.length = snap.size;
-          return;
-        }
-        // The first block is read before the status line, so that a failure to read at all
-        // (the file changed since it was opened: an S3 object replaced within s3RevalidateMs) is
-        // an answer, not a connection closed without one.
-        const spans = ranges ?? [{ start: 0, end: snap.size - 1 }];
-        const first = snap.blocks(spans[0]!.start, spans[0]!.end);
-        let head: IteratorResult<Buffer>;
-        try {
-          head = await first.next();
-        } catch (e) {
-          if (e instanceof H5StoreError && e.code === 'Conflict') {
-            throw new H5StoreError('Unavailable', `${e.message.replace(/: download it again$/, '')}: try again`, { retryAfter: Math.max(1, Math.ceil(d.config.s3RevalidateMs / 1000)) });
-          }
-          throw e;
-        }
-        /** The bytes of span `i`: the first span's from its block read above. */
-        const spanBytes = async function* (i: number): AsyncGenerator<Buffer> {
-          if (i > 0) return yield* snap.blocks(spans[i]!.start, spans[i]!.end);
-          if (!head.done) yield head.value;
-          yield* first;
-        };
-        let body: AsyncGenerator<Buffer>;
-        if (!ranges) {
-          body = spanBytes(0);
-          ctx.length = snap.size;
-        } else if (ranges.length === 1) {
-          const r = ranges[0]!;
-          ctx.status = 206;
-          ctx.set('Content-Range', `bytes ${r.start}-${r.end}/${snap.size}`);
-          body = spanBytes(0);
-          ctx.length = r.end - r.start + 1;
-        } else {
-          const boundary = crypto.randomBytes(12).toString('hex');
-          const heads = ranges.map((r, i) => Buffer.from(`${i ? '\r\n' : ''}--${boundary}\r\nContent-Type: ${HDF5_MIME}\r\nContent-Range: bytes ${r.start}-${r.end}/${snap.size}\r\n\r\n`));
-          const tail = Buffer.from(`\r\n--${boundary}--\r\n`);
-          let length = tail.length;
-          for (let i = 0; i < ranges.length; i++) length += heads[i]!.length + ranges[i]!.end - ranges[i]!.start + 1;
-          ctx.status = 206;
-          ctx.type = `multipart/byteranges; boundary=${boundary}`;
-          body = (async function* () {
-            for (let i = 0; i < ranges.length; i++) {
-              yield heads[i]!;
-              yield* spanBytes(i);
-            }
-            yield tail;
-          })();
-          ctx.length = length;
-        }
-        const stream = Readable.from(body, { objectMode: false, highWaterMark: 1 });
-        stream.once('error', (e) => {
-          if (e instanceof H5StoreError && e.code === 'Conflict') d.logger.warn({ domain: ref.domain, reason: e.message }, 'download ended: the file changed');
-        });
-        ctx.res.once('close', () => snap.close());
-        ctx.body = stream;
-        handedOver = true;
-      } finally {
-        if (!handedOver) snap.close();
+/** `GET /file` (and `HEAD`): the domain's file, whole or by ranges (this module's comment). */
+export async function file(ctx: Context, d: Deps): Promise<void> {
+  const ref = refOf(ctx);
+  const snap = await d.store.openFileBytes(ref.domain, accessOf(ctx));
+  let handedOver = false;
+  try {
+    const name = ref.domain.slice(ref.domain.lastIndexOf('/') + 1);
+    ctx.status = 200;
+    ctx.set('ETag', snap.etag);
+    ctx.set('Last-Modified', snap.lastModified.toUTCString());
+    ctx.set('Accept-Ranges', 'bytes');
+    ctx.set('Cache-Control', 'private, no-cache');
+    (ctx as { compress?: boolean }).compress = false; // koa-compress: never (byte ranges)
+    if (preconditions(ctx, snap) === 304) {
+      ctx.status = 304;
+      return;
+    }
+    const rangeHeader = ctx.method === 'GET' ? ctx.get('range') : '';
+    let ranges: { start: number; end: number }[] | undefined;
+    if (rangeHeader && ifRangeHolds(ctx, snap)) {
+      const parsed = parseRange(snap.size, rangeHeader, { combine: true });
+      if (parsed === -1 || (Array.isArray(parsed) && parsed.type === 'bytes' && parsed.length > MAX_RANGES)) {
+        const why = parsed === -1 ? `No range of ${JSON.stringify(rangeHeader.slice(0, 100))} lies within the file's ${snap.size} bytes` : `More than ${MAX_RANGES} ranges`;
+        throw new H5StoreError('RangeNotSatisfiable', why, { headers: { 'Content-Range': `bytes */${snap.size}` } });
       }
-    }),
-  ];
+      if (Array.isArray(parsed) && parsed.type === 'bytes') ranges = parsed.map((r) => ({ start: r.start, end: r.end }));
+      // -2 (malformed) or another unit: ignored, the whole file (RFC 9110 14.2)
+    }
+    ctx.attachment(name, { fallback: true });
+    ctx.type = HDF5_MIME;
+    if (ctx.method === 'HEAD') {
+      ctx.body = '';
+      ctx.type = HDF5_MIME;
+      ctx.length = snap.size;
+      return;
+    }
+    // The first block is read before the status line, so that a failure to read at all
+    // (the file changed since it was opened: an S3 object replaced within s3RevalidateMs) is
+    // an answer, not a connection closed without one.
+    const spans = ranges ?? [{ start: 0, end: snap.size - 1 }];
+    const first = snap.blocks(spans[0]!.start, spans[0]!.end);
+    let head: IteratorResult<Buffer>;
+    try {
+      head = await first.next();
+    } catch (e) {
+      if (e instanceof H5StoreError && e.code === 'Conflict') {
+        throw new H5StoreError('Unavailable', `${e.message.replace(/: download it again$/, '')}: try again`, { retryAfter: Math.max(1, Math.ceil(d.config.s3RevalidateMs / 1000)) });
+      }
+      throw e;
+    }
+    /** The bytes of span `i`: the first span's from its block read above. */
+    const spanBytes = async function* (i: number): AsyncGenerator<Buffer> {
+      if (i > 0) return yield* snap.blocks(spans[i]!.start, spans[i]!.end);
+      if (!head.done) yield head.value;
+      yield* first;
+    };
+    let body: AsyncGenerator<Buffer>;
+    if (!ranges) {
+      body = spanBytes(0);
+      ctx.length = snap.size;
+    } else if (ranges.length === 1) {
+      const r = ranges[0]!;
+      ctx.status = 206;
+      ctx.set('Content-Range', `bytes ${r.start}-${r.end}/${snap.size}`);
+      body = spanBytes(0);
+      ctx.length = r.end - r.start + 1;
+    } else {
+      const boundary = crypto.randomBytes(12).toString('hex');
+      const heads = ranges.map((r, i) => Buffer.from(`${i ? '\r\n' : ''}--${boundary}\r\nContent-Type: ${HDF5_MIME}\r\nContent-Range: bytes ${r.start}-${r.end}/${snap.size}\r\n\r\n`));
+      const tail = Buffer.from(`\r\n--${boundary}--\r\n`);
+      let length = tail.length;
+      for (let i = 0; i < ranges.length; i++) length += heads[i]!.length + ranges[i]!.end - ranges[i]!.start + 1;
+      ctx.status = 206;
+      ctx.type = `multipart/byteranges; boundary=${boundary}`;
+      body = (async function* () {
+        for (let i = 0; i < ranges.length; i++) {
+          yield heads[i]!;
+          yield* spanBytes(i);
+        }
+        yield tail;
+      })();
+      ctx.length = length;
+    }
+    const stream = Readable.from(body, { objectMode: false, highWaterMark: 1 });
+    stream.once('error', (e) => {
+      if (e instanceof H5StoreError && e.code === 'Conflict') d.logger.warn({ domain: ref.domain, reason: e.message }, 'download ended: the file changed');
+    });
+    ctx.res.once('close', () => snap.close());
+    ctx.body = stream;
+    handedOver = true;
+  } finally {
+    if (!handedOver) snap.close();
+  }
 }

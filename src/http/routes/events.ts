@@ -21,7 +21,7 @@ import { badRequest } from '../../errors.js';
 import type { FeedChange, Follower } from '../../store/liveFeed.js';
 import type { Deps } from '../deps.js';
 import { param, refOf } from '../request.js';
-import { type AuthState, type Route, route } from '../routeTable.js';
+import type { AuthState } from '../routeTable.js';
 
 /** An object id as the API gives them (objectIndex.ts). */
 const ID = /^[gdt]-[0-9a-f]{8}-[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{6}-[0-9a-f]{6}$/;
@@ -40,62 +40,58 @@ function idsParam(ctx: Context): string[] | undefined {
   return ids;
 }
 
-export function eventRoutes(d: Deps): Route[] {
-  return [
-    // GET /events: the domain's change feed (Server-Sent Events)
-    route('GET', '/events', { flag: 'read', on: 'domain' }, async (ctx) => {
-      const ref = refOf(ctx);
-      const ids = idsParam(ctx);
-      const state = ctx.state as AuthState;
-      const res = ctx.res;
-      // objects with ACLs of their own are shown to those who may read them (as their routes do)
-      const visible = async (id: string) => !state.acl?.hasObjectAcls || state.may(await d.store.aclView(ref.domain, { id }), 'read');
-      const only = async (c: FeedChange): Promise<FeedChange> => {
-        if (!state.acl?.hasObjectAcls) return c;
-        const ok = new Map<string, boolean>();
-        for (const id of new Set([...c.shapes.map((s) => s.id), ...c.added.map((a) => a.id), ...c.removed])) ok.set(id, await visible(id).catch(() => false));
-        return { ...c, shapes: c.shapes.filter((s) => ok.get(s.id)), added: c.added.filter((a) => ok.get(a.id)), removed: c.removed.filter((id) => ok.get(id)) };
-      };
-      let open = false;
-      let ended = false;
-      const pending: (() => Promise<void>)[] = [];
-      let chain = Promise.resolve();
-      const write = (event: string, data: unknown) => {
-        if (!ended && !res.destroyed) res.write(`event: ${event}\ndata: ${JSON.stringify(data)}\n\n`);
-      };
-      const later = (job: () => Promise<void>) => {
-        if (!open) pending.push(job);
-        else chain = chain.then(job).catch(() => undefined);
-      };
-      let heartbeat: NodeJS.Timeout | undefined;
-      let stop: (() => void) | undefined;
-      const finish = () => {
-        if (ended) return;
-        ended = true;
-        if (heartbeat) clearInterval(heartbeat);
-        stop?.();
-        if (!res.writableEnded) res.end();
-      };
-      const follower: Follower = {
-        change: (c) => later(async () => write(c.event === 'initial' ? 'initial' : 'change', { domain: ref.domain, ...(await only(c)) })),
-        end: (reason, message) =>
-          later(async () => {
-            write('end', { domain: ref.domain, reason, ...(message ? { message } : {}) });
-            finish();
-          }),
-      };
-      // errors before the stream starts (404, 503: too many feeds) are answered as any other
-      stop = await d.store.follow(ref.domain, ids, follower);
-      ctx.respond = false;
-      res.writeHead(200, { 'Content-Type': 'text/event-stream; charset=utf-8', 'Cache-Control': 'no-cache', 'X-Accel-Buffering': 'no' });
-      res.write('retry: 1000\n\n');
-      open = true;
-      for (const job of pending.splice(0)) chain = chain.then(job).catch(() => undefined);
-      heartbeat = setInterval(() => !ended && res.write(': keep-alive\n\n'), HEARTBEAT_MS);
-      heartbeat.unref();
-      res.once('close', finish);
-      // a feed lasts as long as its client: it is not a request in flight (inflight.ts) after this
-      (state as unknown as { leaveInFlight?: () => void }).leaveInFlight?.();
-    }),
-  ];
+/** `GET /events`: the domain's change feed (Server-Sent Events). */
+export async function follow(ctx: Context, d: Deps): Promise<void> {
+  const ref = refOf(ctx);
+  const ids = idsParam(ctx);
+  const state = ctx.state as AuthState;
+  const res = ctx.res;
+  // objects with ACLs of their own are shown to those who may read them (as their routes do)
+  const visible = async (id: string) => !state.acl?.hasObjectAcls || state.may(await d.store.aclView(ref.domain, { id }), 'read');
+  const only = async (c: FeedChange): Promise<FeedChange> => {
+    if (!state.acl?.hasObjectAcls) return c;
+    const ok = new Map<string, boolean>();
+    for (const id of new Set([...c.shapes.map((s) => s.id), ...c.added.map((a) => a.id), ...c.removed])) ok.set(id, await visible(id).catch(() => false));
+    return { ...c, shapes: c.shapes.filter((s) => ok.get(s.id)), added: c.added.filter((a) => ok.get(a.id)), removed: c.removed.filter((id) => ok.get(id)) };
+  };
+  let open = false;
+  let ended = false;
+  const pending: (() => Promise<void>)[] = [];
+  let chain = Promise.resolve();
+  const write = (event: string, data: unknown) => {
+    if (!ended && !res.destroyed) res.write(`event: ${event}\ndata: ${JSON.stringify(data)}\n\n`);
+  };
+  const later = (job: () => Promise<void>) => {
+    if (!open) pending.push(job);
+    else chain = chain.then(job).catch(() => undefined);
+  };
+  let heartbeat: NodeJS.Timeout | undefined;
+  let stop: (() => void) | undefined;
+  const finish = () => {
+    if (ended) return;
+    ended = true;
+    if (heartbeat) clearInterval(heartbeat);
+    stop?.();
+    if (!res.writableEnded) res.end();
+  };
+  const follower: Follower = {
+    change: (c) => later(async () => write(c.event === 'initial' ? 'initial' : 'change', { domain: ref.domain, ...(await only(c)) })),
+    end: (reason, message) =>
+      later(async () => {
+        write('end', { domain: ref.domain, reason, ...(message ? { message } : {}) });
+        finish();
+      }),
+  };
+  // errors before the stream starts (404, 503: too many feeds) are answered as any other
+  stop = await d.store.follow(ref.domain, ids, follower);
+  ctx.respond = false;
+  res.writeHead(200, { 'Content-Type': 'text/event-stream; charset=utf-8', 'Cache-Control': 'no-cache', 'X-Accel-Buffering': 'no' });
+  res.write('retry: 1000\n\n');
+  open = true;
+  for (const job of pending.splice(0)) chain = chain.then(job).catch(() => undefined);
+  heartbeat = setInterval(() => !ended && res.write(': keep-alive\n\n'), HEARTBEAT_MS);
+  heartbeat.unref();
+  res.once('close', finish);
+  // a feed lasts as long as its client: it is not a request in flight (inflight.ts) after this
+  (state as unknown as { leaveInFlight?: () => void }).leaveInFlight?.();
 }

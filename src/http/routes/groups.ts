@@ -1,226 +1,48 @@
 /**
- * Group, link and collection routes (service spec 4.2-4.4; wire-reference 2.1, 2.2).
+ * Group routes (service spec 4.2-4.4; wire-reference 2.1): the collection, creating, reading and
+ * deleting groups. Their links are links.ts's; the route table (index.ts) names every path.
  */
 import type { Context } from 'koa';
-import { createHash } from 'node:crypto';
-import { badRequest } from '../../errors.js';
-import type { ObjectKind } from '../../hdf5/objects.js';
 import { COLLECTION } from '../../store/ids.js';
-import { type LinkListOptions, groupIdsIn, linkNameFromPath, parseLinkSpec, parseLinksPost, parseLinksPut } from '../../store/links.js';
-import { onlyReadable } from '../visible.js';
 import type { Deps } from '../deps.js';
-import { objectHrefs, ownedHrefs } from '../deps.js';
-import { type Href, Hrefs, linkListBody, linkListKept, sendJson, sendJsonText, sendWithHrefs } from '../present.js';
-import { accessOf, bodyOf, emptyNameIs404, flag, globParam, jsonObject, limitParam, markerParam, param, pathOptions, refOf } from '../request.js';
-import { type Route, createOpts, route } from '../routeTable.js';
-import { createdObjects } from '../creates.js';
+import { objectHrefs } from '../deps.js';
+import { Hrefs, sendJson, sendWithHrefs } from '../present.js';
+import { flag, param, pathOptions, refOf } from '../request.js';
+import { createObject, deleteObject, listCollection } from './objects.js';
 
-export function groupRoutes(d: Deps): Route[] {
-  const routes: Route[] = [];
-  // GET /groups, /datasets, /datatypes: ids of the objects of a kind (and GET /<col>/?h5path=)
-  for (const kind of ['group', 'dataset', 'datatype'] as ObjectKind[]) {
-    const col = COLLECTION[kind];
-    const collection = async (ctx: Context) => {
-      const ref = refOf(ctx);
-      const h = new Hrefs(ctx, d.config, ref);
-      const h5path = param(ctx, 'h5path');
-      if (h5path !== undefined) {
-        const parent = param(ctx, 'parent_id') ?? param(ctx, 'grpid');
-        // as HSDS: a relative path names nothing without the group it starts from
-        if (parent === undefined && !h5path.startsWith('/')) throw badRequest('h5path must be absolute when no parent_id is given');
-        const found = await d.store.lookupPath(ref.domain, h5path, parent, pathOptions(ctx));
-        if (found.kind !== kind) throw badRequest(`${h5path} is a ${found.kind}, not a ${kind}: look it up in /${COLLECTION[found.kind]}/`);
-        const hf = new Hrefs(ctx, d.config, { ...ref, domain: found.domain });
-        sendJson(ctx, 200, { ...found.json, hrefs: objectHrefs(hf, col, found.json.id as string, found.json.root as string) });
-        return;
-      }
-      if (ctx.path.endsWith('/')) throw badRequest(`Missing ${kind} id`);
-      const ids = await d.store.listCollection(ref.domain, kind, { limit: limitParam(ctx), marker: markerParam(ctx) });
-      const root = await d.store.rootId(ref.domain);
-      sendJson(ctx, 200, { [col]: ids, hrefs: [h.rel('self', `/${col}`), h.rel('root', `/groups/${root}`), h.rel('home', '/')] });
-    };
-    routes.push(route('GET', `/${col}`, { flag: 'read', on: 'domain' }, collection), route('GET', `/${col}/`, { flag: 'read', on: 'domain' }, collection));
-  }
-
-  // POST /groups: create a group (anonymous, or linked with link/h5path)
-  routes.push(route('POST', '/groups', { flag: 'create', on: 'object' }, async (ctx) => {
-    if (await createdObjects(ctx, d, 'group')) return;
-    const ref = refOf(ctx);
-    const body = bodyOf(ctx);
-    const g = await d.store.createGroup(ref.domain, body, flag(ctx, 'implicit'), accessOf(ctx));
-    const h = new Hrefs(ctx, d.config, ref);
-    sendJson(ctx, 201, { ...g, hrefs: objectHrefs(h, 'groups', g.id, g.root) });
-  }, createOpts));
-
-  // GET /groups/:id
-  routes.push(route('GET', '/groups/:id', { flag: 'read', on: 'object' }, async (ctx) => {
-    const ref = refOf(ctx);
-    const h5path = param(ctx, 'h5path');
-    const h = new Hrefs(ctx, d.config, ref);
-    if (h5path !== undefined) {
-      const found = await d.store.lookupPath(ref.domain, h5path, ctx.params.id, pathOptions(ctx));
-      const hf = new Hrefs(ctx, d.config, { ...ref, domain: found.domain });
-      sendJson(ctx, 200, { ...found.json, hrefs: objectHrefs(hf, COLLECTION[found.kind], found.json.id as string, found.json.root as string) });
-      return;
-    }
-    const includeAttrs = flag(ctx, 'include_attrs');
-    const g = await d.store.getGroup(ref.domain, ctx.params.id, {
-      includeLinks: flag(ctx, 'include_links'),
-      includeAttrs,
-      alias: flag(ctx, 'getalias'),
-      createOrder: flag(ctx, 'CreateOrder'),
-    });
-    // Only attribute values can hold NaN or Infinity: without them, plain JSON.stringify.
-    sendWithHrefs(ctx, 200, g, h, (h) => objectHrefs(h, 'groups', g.id, g.root), { plain: !includeAttrs });
-  }, { conditional: true }));
-
-  // DELETE /groups/:id, /datasets/:id, /datatypes/:id
-  for (const kind of ['group', 'dataset', 'datatype'] as ObjectKind[]) {
-    routes.push(route('DELETE', `/${COLLECTION[kind]}/:id`, { flag: 'delete', on: 'object' }, async (ctx) => {
-      const ref = refOf(ctx);
-      await d.store.deleteObject(ref.domain, kind, ctx.params.id);
-      const h = new Hrefs(ctx, d.config, ref);
-      sendJson(ctx, 200, { hrefs: [h.rel('home', '/')] });
-    }));
-  }
-
-  // GET /groups/:id/links
-  routes.push(route('GET', '/groups/:id/links', { flag: 'read', on: 'object' }, async (ctx) => {
-    emptyNameIs404(ctx, 'link');
-    const ref = refOf(ctx);
-    const id = ctx.params.id;
-    const h = new Hrefs(ctx, d.config, ref);
-    if (flag(ctx, 'follow_links')) {
-      const all = await d.store.listLinksDeep(ref.domain, id, { limit: limitParam(ctx), pattern: globParam(ctx), createOrder: flag(ctx, 'CreateOrder') });
-      sendJson(ctx, 200, { links: await onlyReadable(ctx, d.store, ref.domain, all), hrefs: ownedHrefs(h, `/groups/${id}/links`, `/groups/${id}`) });
-      return;
-    }
-    const opts = { limit: limitParam(ctx), marker: markerParam(ctx), createOrder: flag(ctx, 'CreateOrder'), pattern: globParam(ctx) };
-    const page = await d.store.listLinksPage(ref.domain, id, opts);
-    sendJsonText(ctx, 200, linkListBody(page, h, id, ownedHrefs(h, `/groups/${id}/links`, `/groups/${id}`)));
-    // the next page, unless its first link keeps its bytes for these hrefs already
-    if (page.next !== undefined && !linkListKept(page.list, [page.after!], h, id)) readAheadLinks(d, ref.domain, id, { ...opts, marker: page.next }, h);
-  }, { conditional: true }));
-
-  // POST /groups/:id/links: links by title, of several groups (grp_ids), or of every group below (follow_links)
-  routes.push(route('POST', '/groups/:id/links', { flag: 'read', on: 'object' }, async (ctx) => {
-    emptyNameIs404(ctx, 'link');
-    const ref = refOf(ctx);
-    const req = parseLinksPost(bodyOf(ctx));
-    const opts = { limit: limitParam(ctx), pattern: globParam(ctx), createOrder: flag(ctx, 'CreateOrder') };
-    if (flag(ctx, 'follow_links')) {
-      if (req.titles) throw badRequest('"titles" cannot be used with follow_links');
-      const all = await d.store.listLinksDeep(ref.domain, ctx.params.id, opts);
-      sendJson(ctx, 200, { links: await onlyReadable(ctx, d.store, ref.domain, all), hrefs: [] });
-      return;
-    }
-    if (req.groups) {
-      const byGroup = await d.store.linksOfGroups(ref.domain, req.groups, opts);
-      // one group: its links as a plain list, as HSDS answers (issue #25)
-      const links = req.groups.length === 1 ? byGroup[req.groups[0]!.id] : byGroup;
-      sendJson(ctx, 200, { links, hrefs: [] });
-      return;
-    }
-    if (!req.titles) throw badRequest('Give "titles", "grp_ids", or follow_links=1');
-    sendJson(ctx, 200, { links: await d.store.linksByTitles(ref.domain, ctx.params.id, req.titles), hrefs: [] });
-  }, { jsonBody: true, targets: (ctx) => groupIdsIn(bodyOf(ctx)).map((id) => ({ id })) }));
-
-  // PUT /groups/:id/links: create several links {"links": {title: {id}|{h5path}|{h5path,h5domain}}}, optionally in several groups (grp_ids)
-  routes.push(route('PUT', '/groups/:id/links', { flag: 'create', on: 'object' }, async (ctx) => {
-    emptyNameIs404(ctx, 'link');
-    const ref = refOf(ctx);
-    const r = await d.store.putLinksBulk(ref.domain, parseLinksPut(bodyOf(ctx), ctx.params.id));
-    sendJson(ctx, r === 'created' ? 201 : 200, { hrefs: [] });
-  }, { jsonBody: true, targets: (ctx) => groupIdsIn(bodyOf(ctx)).map((id) => ({ id })) }));
-
-  // DELETE /groups/:id/links?titles=a/b[&separator=|]: delete several links, all or nothing
-  routes.push(route('DELETE', '/groups/:id/links', { flag: 'delete', on: 'object' }, async (ctx) => {
-    emptyNameIs404(ctx, 'link');
-    const ref = refOf(ctx);
-    const titles = param(ctx, 'titles');
-    if (!titles) throw badRequest('"titles" is required');
-    const sep = param(ctx, 'separator') || '/';
-    await d.store.deleteLinks(ref.domain, ctx.params.id, titles.split(sep));
-    sendJson(ctx, 200, { hrefs: [] });
-  }));
-
-  // GET /groups/:id/links/:name
-  routes.push(route('GET', '/groups/:id/links/:name', { flag: 'read', on: 'object' }, async (ctx) => {
-    const ref = refOf(ctx);
-    const { id } = ctx.params;
-    const name = linkNameFromPath(ctx.params.name);
-    // r: {link, created, lastModified}, remembered until the file changes
-    const r = await d.store.getLink(ref.domain, id, name);
-    const h = new Hrefs(ctx, d.config, ref);
-    const selfPath = `/groups/${id}/links/${encodeURIComponent(name)}`;
-    const root = r.link.class === 'H5L_TYPE_UDLINK' ? await d.store.rootId(ref.domain) : undefined;
-    const hrefsOf = (h: Hrefs): Href[] => {
-      const hrefs = [h.rel('self', selfPath)];
-      if (root !== undefined) hrefs.push(h.rel('root', `/groups/${root}`));
-      hrefs.push(h.rel('home', '/'), h.rel('owner', `/groups/${id}`));
-      if (r.link.id && r.link.collection) hrefs.push(h.rel('target', `/${r.link.collection}/${r.link.id}`));
-      return hrefs;
-    };
-    ctx.set('ETag', etagOf(r.link));
-    sendWithHrefs(ctx, 200, r, h, hrefsOf, { plain: true, hrefsKey: selfPath });
-  }));
-
-  // PUT /groups/:id/links/:name
-  routes.push(route('PUT', '/groups/:id/links/:name', { flag: 'create', on: 'object' }, async (ctx) => {
-    const ref = refOf(ctx);
-    const name = linkNameFromPath(ctx.params.name);
-    const spec = parseLinkSpec(await jsonObject(ctx, d.config, { required: true }));
-    const r = await d.store.putLink(ref.domain, ctx.params.id, name, spec);
-    const h = new Hrefs(ctx, d.config, ref);
-    sendJson(ctx, r === 'created' ? 201 : 200, {
-      hrefs: [h.rel('self', `/groups/${ctx.params.id}/links/${encodeURIComponent(ctx.params.name)}`), h.rel('owner', `/groups/${ctx.params.id}`)],
-    });
-  }));
-
-  // DELETE /groups/:id/links/:name
-  routes.push(route('DELETE', '/groups/:id/links/:name', { flag: 'delete', on: 'object' }, async (ctx) => {
-    const ref = refOf(ctx);
-    await d.store.deleteLink(ref.domain, ctx.params.id, linkNameFromPath(ctx.params.name));
-    const h = new Hrefs(ctx, d.config, ref);
-    sendJson(ctx, 200, { hrefs: [h.rel('owner', `/groups/${ctx.params.id}`)] });
-  }));
-  return routes;
+/** `GET /groups` (and `/groups/`): the domain's group ids, or the group at `h5path`. */
+export function list(ctx: Context, d: Deps): Promise<void> {
+  return listCollection(ctx, d, 'group');
 }
 
-/**
- * Read-ahead of link pages (issue #9 target 7): a client listing a large group page by page
- * (Limit, then Marker) asks for the next page once it has received and parsed this one. The
- * next page's text is built as soon as this answer is on its way, while the client receives and parses it
- * (on the other core), and kept with its links (`keptListBody`): the next request copies it. At
- * most one page per request, not when the link after this page keeps its bytes already (a
- * listing of pages listed before); failures are left to the request that will meet them (a
- * write meanwhile makes the store list anew anyway).
- */
-function readAheadLinks(d: Deps, domain: string, groupId: string, opts: LinkListOptions, h: Hrefs): void {
-  setImmediate(() => {
-    d.store.listLinksPage(domain, groupId, opts).then(
-      (next) => {
-        if (linkListKept(next.list, next.at, h, groupId)) return;
-        linkListBody(next, h, groupId, []);
-        linkPagesReadAhead++;
-      },
-      () => undefined,
-    );
+/** `POST /groups`: create a group (anonymous, or linked with link/h5path), or several (a list body). */
+export function create(ctx: Context, d: Deps): Promise<void> {
+  return createObject(ctx, d, 'group');
+}
+
+/** `GET /groups/:id`: the group (`include_links`, `include_attrs`, `getalias`), or the object at `h5path` below it. */
+export async function get(ctx: Context, d: Deps): Promise<void> {
+  const ref = refOf(ctx);
+  const h5path = param(ctx, 'h5path');
+  const h = new Hrefs(ctx, d.config, ref);
+  if (h5path !== undefined) {
+    const found = await d.store.lookupPath(ref.domain, h5path, ctx.params.id, pathOptions(ctx));
+    const hf = new Hrefs(ctx, d.config, { ...ref, domain: found.domain });
+    sendJson(ctx, 200, { ...found.json, hrefs: objectHrefs(hf, COLLECTION[found.kind], found.json.id as string, found.json.root as string) });
+    return;
+  }
+  const includeAttrs = flag(ctx, 'include_attrs');
+  const g = await d.store.getGroup(ref.domain, ctx.params.id, {
+    includeLinks: flag(ctx, 'include_links'),
+    includeAttrs,
+    alias: flag(ctx, 'getalias'),
+    createOrder: flag(ctx, 'CreateOrder'),
   });
+  // Only attribute values can hold NaN or Infinity: without them, plain JSON.stringify.
+  sendWithHrefs(ctx, 200, g, h, (h) => objectHrefs(h, 'groups', g.id, g.root), { plain: !includeAttrs });
 }
 
-let linkPagesReadAhead = 0;
-/** Link pages built ahead of their request since the process started (for the metrics). */
-export function linkPagesReadAheadCount(): number {
-  return linkPagesReadAhead;
-}
-
-/** ETags of link JSON objects (remembered with them until the file changes; never mutated). */
-const etags = new WeakMap<object, string>();
-
-/** A strong ETag (quoted) of a link's content: a hash of its JSON, computed once per object. */
-function etagOf(link: object): string {
-  let tag = etags.get(link);
-  if (tag === undefined) etags.set(link, (tag = `"${createHash('sha1').update(JSON.stringify(link)).digest('hex').slice(0, 20)}"`));
-  return tag;
+/** `DELETE /groups/:id`. */
+export function remove(ctx: Context, d: Deps): Promise<void> {
+  return deleteObject(ctx, d, 'group');
 }

@@ -11,7 +11,8 @@
  *   GET /h5grove/stats/?file=&path=&selection=
  *   GET /h5grove/paths/?file=&path=&resolve_links=
  *
- * (each with or without the trailing slash). Shapes follow h5grove's OpenAPI description and code
+ * (each with or without the trailing slash: @koa/router matches both; h5grove serves `/meta/`,
+ * h5web asks `/meta`). Shapes follow h5grove's OpenAPI description and code
  * (store/grove.ts has the details): JSON with NaN and infinities as `null` (orjson's way),
  * argument errors 422, missing files and paths 404, errors as `{"message": ...}` (the REST API's
  * error body, which has it). Values as h5grove's `encode`: `bin` the elements' bytes (numpy's
@@ -31,11 +32,9 @@ import { type ValueFormat, type ValueSource, emptyValueSource } from '../../stor
 import { parseNumpySelection } from '../../selection/numpy.js';
 import type { Deps } from '../deps.js';
 import { accessOf, param, refOf } from '../request.js';
-import { type AuthState, type Route, route } from '../routeTable.js';
+import type { AclTarget } from '../../store/store.js';
+import type { AuthState } from '../routeTable.js';
 import { type ValueAnswer, sendValueSource } from '../valueAnswer.js';
-
-/** Where the API is served. */
-export const GROVE_PREFIX = '/h5grove';
 
 /** 422: an argument h5grove's API cannot use (h5grove's `QueryArgumentError`). */
 function unprocessable(msg: string): H5StoreError {
@@ -106,136 +105,132 @@ function numericOr422(type: TypeJson, what: string): NumpyNumeric {
   return n;
 }
 
-export function groveRoutes(d: Deps): Route[] {
-  const P = GROVE_PREFIX;
-  const opts: Partial<Route> = { domainParam: 'file', object: (ctx) => ({ h5path: pathParam(ctx) }) };
-  const read = { flag: 'read', on: 'object' } as const;
-  /** A route (@koa/router matches it with and without the trailing slash: h5grove serves `/meta/`, h5web asks `/meta`). */
-  const get = (name: string, handler: Route['handler']): Route => route('GET', `${P}/${name}`, read, handler, opts);
+/** The object a route names: the one at `path` (its own ACL applies; the table's `object`). */
+export function objectAtPath(ctx: Context): AclTarget {
+return { h5path: pathParam(ctx) };
+}
 
-  const meta = async (ctx: Context) => {
-    const ref = refOf(ctx);
-    sendGroveJson(ctx, await d.store.groveMeta(ref.domain, pathParam(ctx), resolveParam(ctx), accessOf(ctx), readableOf(ctx, d.store)));
-  };
+/** `GET /h5grove`: h5grove's status check. */
+export function status(ctx: Context): void {
+ctx.type = 'text/plain';
+ctx.body = 'ok';
+}
 
-  const attr = async (ctx: Context) => {
-    const ref = refOf(ctx);
-    const path = pathParam(ctx);
-    const raw = ctx.query.attr_keys;
-    const keys = raw === undefined ? undefined : Array.isArray(raw) ? [...raw] : [raw as string];
-    sendGroveJson(ctx, await d.store.groveObject(ref.domain, path, accessOf(ctx), (f, _dom, addr) => grove.attributeValues(f, addr, keys, path)));
-  };
+/** `GET /h5grove/meta`: the object at `path` (`resolve_links`). */
+export async function meta(ctx: Context, d: Deps): Promise<void> {
+  const ref = refOf(ctx);
+  sendGroveJson(ctx, await d.store.groveMeta(ref.domain, pathParam(ctx), resolveParam(ctx), accessOf(ctx), readableOf(ctx, d.store)));
+}
 
-  const paths = async (ctx: Context) => {
-    const ref = refOf(ctx);
-    sendGroveJson(ctx, await d.store.grovePaths(ref.domain, pathParam(ctx), resolveParam(ctx), accessOf(ctx), readableOf(ctx, d.store)));
-  };
+/** `GET /h5grove/attr`: attribute values of the object at `path` (`attr_keys`). */
+export async function attr(ctx: Context, d: Deps): Promise<void> {
+  const ref = refOf(ctx);
+  const path = pathParam(ctx);
+  const raw = ctx.query.attr_keys;
+  const keys = raw === undefined ? undefined : Array.isArray(raw) ? [...raw] : [raw as string];
+  sendGroveJson(ctx, await d.store.groveObject(ref.domain, path, accessOf(ctx), (f, _dom, addr) => grove.attributeValues(f, addr, keys, path)));
+}
 
-  const data = async (ctx: Context) => {
-    const ref = refOf(ctx);
-    const path = pathParam(ctx);
-    const format = param(ctx, 'format') ?? 'json';
-    if (!['json', 'bin', 'npy', 'csv', 'tiff'].includes(format)) throw unprocessable(`Unsupported encoding ${format.slice(0, 40)}`);
-    const dtype = param(ctx, 'dtype') ?? 'origin';
-    if (dtype !== 'origin' && dtype !== 'safe') throw unprocessable(`Unsupported dtype ${dtype.slice(0, 40)}`);
-    const flatten = boolParam(ctx, 'flatten');
-    const ds = await datasetAt(d, ctx, ref.domain, path);
-    if (ds.space.cls === 'H5S_NULL') {
-      // h5py's Empty: JSON null; nothing else can hold it
-      if (format !== 'json') throw unprocessable(`Unsupported encoding ${format} for empty datasets`);
-      if (dtype === 'safe') throw unprocessable('Unsupported dtype safe for non-numeric data');
-      return sendGroveJson(ctx, null);
+/** `GET /h5grove/paths`: the paths below `path` (`resolve_links`). */
+export async function paths(ctx: Context, d: Deps): Promise<void> {
+  const ref = refOf(ctx);
+  sendGroveJson(ctx, await d.store.grovePaths(ref.domain, pathParam(ctx), resolveParam(ctx), accessOf(ctx), readableOf(ctx, d.store)));
+}
+
+/** `GET /h5grove/data`: values of the dataset at `path` (`selection`, `format`, `dtype`, `flatten`). */
+export async function data(ctx: Context, d: Deps): Promise<void> {
+  const ref = refOf(ctx);
+  const path = pathParam(ctx);
+  const format = param(ctx, 'format') ?? 'json';
+  if (!['json', 'bin', 'npy', 'csv', 'tiff'].includes(format)) throw unprocessable(`Unsupported encoding ${format.slice(0, 40)}`);
+  const dtype = param(ctx, 'dtype') ?? 'origin';
+  if (dtype !== 'origin' && dtype !== 'safe') throw unprocessable(`Unsupported dtype ${dtype.slice(0, 40)}`);
+  const flatten = boolParam(ctx, 'flatten');
+  const ds = await datasetAt(d, ctx, ref.domain, path);
+  if (ds.space.cls === 'H5S_NULL') {
+    // h5py's Empty: JSON null; nothing else can hold it
+    if (format !== 'json') throw unprocessable(`Unsupported encoding ${format} for empty datasets`);
+    if (dtype === 'safe') throw unprocessable('Unsupported dtype safe for non-numeric data');
+    return sendGroveJson(ctx, null);
+  }
+  const sel = parseNumpySelection(param(ctx, 'selection'), ds.space.dims);
+  const { elem, dims: elemDims, cells: k } = arrayElementView(ds.type);
+  const fullShape = [...sel.shape, ...elemDims];
+  const shape = flatten && fullShape.length > 0 ? [sel.count * k] : fullShape;
+  let numeric = numpyNumeric(elem);
+  let convert = (w: Buffer) => w;
+  if (dtype === 'safe') {
+    const n = numericOr422(elem, 'dtype safe');
+    const safe = safeNumeric(n);
+    numeric = safe.to;
+    convert = safe.convert;
+  }
+  if (format === 'npy' || format === 'csv' || format === 'tiff') numericOr422(elem, `encoding ${format}`);
+  if ((format === 'csv' || format === 'tiff') && shape.length === 0) throw unprocessable(`Unsupported encoding ${format} for empty and scalar datasets`);
+  if (format === 'tiff') {
+    throw notImplemented('TIFF is not available: no well-kept npm library writes plain TIFF images of every numeric type (ask format=npy, or bin)');
+  }
+  if (format === 'csv' && (shape.length > 2 || numeric!.kind === 'c')) {
+    throw unprocessable(shape.length > 2 ? `CSV holds 1-D and 2-D arrays, not ${shape.length}-D ones: select a slice or flatten` : 'CSV cannot hold complex numbers');
+  }
+  const name = path.split('/').pop() || 'data';
+  const answer: ValueAnswer =
+    format === 'json'
+      ? { type: 'application/json' }
+      : format === 'csv'
+        ? { type: 'text/csv', disposition: `attachment; filename="${name.replace(/[^\w.-]/g, '_')}.csv"` }
+        : { type: 'application/octet-stream', disposition: format === 'npy' ? `attachment; filename="${name.replace(/[^\w.-]/g, '_')}.npy"` : undefined };
+  // (dtype=safe changes no number JSON can hold: the values are written from their own type)
+  const valueFormat: ValueFormat =
+    format === 'json'
+      ? { kind: 'json', ignoreNan: true, shape, arrayElements: true, maxBytes: d.config.maxJsonValueBytes, tooLargeHint: 'ask format=bin or npy, or a smaller selection' }
+      : // CSV is text: read whole up to a page, sent with a Content-Length (compressible)
+        { kind: 'binary', arrayElements: true, maxWholeBytes: format === 'csv' ? d.config.pageBytes : undefined };
+  if (format !== 'json' && format !== 'csv' && isVariableLength(elem)) throw unprocessable(`Unsupported encoding ${format} for variable-length data`);
+  const source = sel.count === 0 ? emptyValueSource(elem, fullShape, valueFormat) : await d.store.readValues(ds.domain, ds.id, { select: sel.select }, valueFormat, accessOf(ctx));
+  try {
+    if (format === 'csv') {
+      const w = new CsvWriter(numeric!, shape);
+      const itemSize = source.itemSize!;
+      answer.encode = (b) => w.write(convert(b), b.length / itemSize);
+    } else if (format !== 'json') {
+      // bin, npy: the elements' bytes
+      answer.head = format === 'npy' ? [npyHeader(numpyDescr(numeric!), shape)] : [];
+      answer.length = answer.head.reduce((a, b) => a + b.length, 0) + source.count * (numeric?.size ?? source.itemSize ?? 0);
+      if (dtype === 'safe') answer.encode = (b) => [convert(b)];
     }
-    const sel = parseNumpySelection(param(ctx, 'selection'), ds.space.dims);
-    const { elem, dims: elemDims, cells: k } = arrayElementView(ds.type);
-    const fullShape = [...sel.shape, ...elemDims];
-    const shape = flatten && fullShape.length > 0 ? [sel.count * k] : fullShape;
-    let numeric = numpyNumeric(elem);
-    let convert = (w: Buffer) => w;
-    if (dtype === 'safe') {
-      const n = numericOr422(elem, 'dtype safe');
-      const safe = safeNumeric(n);
-      numeric = safe.to;
-      convert = safe.convert;
-    }
-    if (format === 'npy' || format === 'csv' || format === 'tiff') numericOr422(elem, `encoding ${format}`);
-    if ((format === 'csv' || format === 'tiff') && shape.length === 0) throw unprocessable(`Unsupported encoding ${format} for empty and scalar datasets`);
-    if (format === 'tiff') {
-      throw notImplemented('TIFF is not available: no well-kept npm library writes plain TIFF images of every numeric type (ask format=npy, or bin)');
-    }
-    if (format === 'csv' && (shape.length > 2 || numeric!.kind === 'c')) {
-      throw unprocessable(shape.length > 2 ? `CSV holds 1-D and 2-D arrays, not ${shape.length}-D ones: select a slice or flatten` : 'CSV cannot hold complex numbers');
-    }
-    const name = path.split('/').pop() || 'data';
-    const answer: ValueAnswer =
-      format === 'json'
-        ? { type: 'application/json' }
-        : format === 'csv'
-          ? { type: 'text/csv', disposition: `attachment; filename="${name.replace(/[^\w.-]/g, '_')}.csv"` }
-          : { type: 'application/octet-stream', disposition: format === 'npy' ? `attachment; filename="${name.replace(/[^\w.-]/g, '_')}.npy"` : undefined };
-    // (dtype=safe changes no number JSON can hold: the values are written from their own type)
-    const valueFormat: ValueFormat =
-      format === 'json'
-        ? { kind: 'json', ignoreNan: true, shape, arrayElements: true, maxBytes: d.config.maxJsonValueBytes, tooLargeHint: 'ask format=bin or npy, or a smaller selection' }
-        : // CSV is text: read whole up to a page, sent with a Content-Length (compressible)
-          { kind: 'binary', arrayElements: true, maxWholeBytes: format === 'csv' ? d.config.pageBytes : undefined };
-    if (format !== 'json' && format !== 'csv' && isVariableLength(elem)) throw unprocessable(`Unsupported encoding ${format} for variable-length data`);
-    const source = sel.count === 0 ? emptyValueSource(elem, fullShape, valueFormat) : await d.store.readValues(ds.domain, ds.id, { select: sel.select }, valueFormat, accessOf(ctx));
+  } catch (e) {
+    await source.close();
+    throw e;
+  }
+  await sendValueSource(ctx, source, answer, d.config.maxStreamBytesPerSec);
+}
+
+/** `GET /h5grove/stats`: statistics of the values of the dataset at `path` (`selection`). */
+export async function stats(ctx: Context, d: Deps): Promise<void> {
+  const ref = refOf(ctx);
+  const path = pathParam(ctx);
+  const ds = await datasetAt(d, ctx, ref.domain, path);
+  if (ds.space.cls === 'H5S_NULL') throw unprocessable(`${path} is empty (null dataspace): no statistics`);
+  const { elem } = arrayElementView(ds.type);
+  const n = numericOr422(elem, 'statistics');
+  if (n.kind === 'c') throw unprocessable('Unsupported statistics for complex content (no order)');
+  const acc = new StatsAccumulator(n);
+  const sel = parseNumpySelection(param(ctx, 'selection'), ds.space.dims);
+  if (sel.count > 0) {
+    const source: ValueSource = await d.store.readValues(ds.domain, ds.id, { select: sel.select }, { kind: 'binary', arrayElements: true }, accessOf(ctx));
     try {
-      if (format === 'csv') {
-        const w = new CsvWriter(numeric!, shape);
-        const itemSize = source.itemSize!;
-        answer.encode = (b) => w.write(convert(b), b.length / itemSize);
-      } else if (format !== 'json') {
-        // bin, npy: the elements' bytes
-        answer.head = format === 'npy' ? [npyHeader(numpyDescr(numeric!), shape)] : [];
-        answer.length = answer.head.reduce((a, b) => a + b.length, 0) + source.count * (numeric?.size ?? source.itemSize ?? 0);
-        if (dtype === 'safe') answer.encode = (b) => [convert(b)];
-      }
-    } catch (e) {
-      await source.close();
-      throw e;
-    }
-    await sendValueSource(ctx, source, answer, d.config.maxStreamBytesPerSec);
-  };
-
-  const stats = async (ctx: Context) => {
-    const ref = refOf(ctx);
-    const path = pathParam(ctx);
-    const ds = await datasetAt(d, ctx, ref.domain, path);
-    if (ds.space.cls === 'H5S_NULL') throw unprocessable(`${path} is empty (null dataspace): no statistics`);
-    const { elem } = arrayElementView(ds.type);
-    const n = numericOr422(elem, 'statistics');
-    if (n.kind === 'c') throw unprocessable('Unsupported statistics for complex content (no order)');
-    const acc = new StatsAccumulator(n);
-    const sel = parseNumpySelection(param(ctx, 'selection'), ds.space.dims);
-    if (sel.count > 0) {
-      const source: ValueSource = await d.store.readValues(ds.domain, ds.id, { select: sel.select }, { kind: 'binary', arrayElements: true }, accessOf(ctx));
-      try {
-        const itemSize = source.itemSize!;
-        for (let r = await source.next(); !r.done; r = await source.next()) {
-          for (const b of r.value) {
-            acc.add(b, b.length / itemSize);
-            source.recycle(b);
-          }
-          if (!source.whole) await nextTurn(); // other requests between pages
+      const itemSize = source.itemSize!;
+      for (let r = await source.next(); !r.done; r = await source.next()) {
+        for (const b of r.value) {
+          acc.add(b, b.length / itemSize);
+          source.recycle(b);
         }
-      } finally {
-        await source.close();
+        if (!source.whole) await nextTurn(); // other requests between pages
       }
+    } finally {
+      await source.close();
     }
-    sendGroveJson(ctx, acc.result());
-  };
-
-  return [
-    route('GET', P, 'public', (ctx) => {
-      ctx.type = 'text/plain';
-      ctx.body = 'ok';
-    }),
-    get('meta', meta),
-    get('attr', attr),
-    get('data', data),
-    get('stats', stats),
-    get('paths', paths),
-  ];
+  }
+  sendGroveJson(ctx, acc.result());
 }

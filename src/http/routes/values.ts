@@ -1,0 +1,126 @@
+/**
+ * Dataset value routes (wire-reference 3.5): `GET`, `POST` (points, long selections) and `PUT`
+ * of `/datasets/:id/value`, JSON or binary, `query=` reads and updates. The store hands a read
+ * over as a `ValueSource`; this module keeps the HTTP side (format asked, framing, hrefs).
+ */
+import type { Context } from 'koa';
+import { WireValue, stringifyJson } from '../../codec/json.js';
+import { badRequest } from '../../errors.js';
+import type { ValueFormat, ValueSource } from '../../store/values.js';
+import type { Deps } from '../deps.js';
+import { ownedHrefs } from '../deps.js';
+import { type Href, Hrefs, sendJson } from '../present.js';
+import { type DomainRef, accessOf, binaryBody, bodyIsBinary, flag, jsonBody, jsonObject, limitParam, param, rawBody, refOf, wantsBinary } from '../request.js';
+import { type ValueAnswer, sendValueSource } from '../valueAnswer.js';
+import { parseBody, valueWriteBody } from '../bodies.js';
+
+/** Integer query parameter or undefined. @throws BadRequest when not a non-negative integer. */
+function intParam(ctx: Context, name: string): number | undefined {
+  const v = param(ctx, name);
+  if (v === undefined || v === '') return undefined;
+  if (!/^\d+$/.test(v)) throw badRequest(`"${name}" must be a non-negative integer`);
+  return Number(v);
+}
+
+/** The hrefs of a value answer: self, home, owner, root. */
+async function valueHrefs(ctx: Context, d: Deps, ref: DomainRef, id: string): Promise<Href[]> {
+  const h = new Hrefs(ctx, d.config, ref);
+  return ownedHrefs(h, `/datasets/${id}/value`, `/datasets/${id}`, await d.store.rootId(ref.domain));
+}
+
+/** `GET /datasets/:id/value`: JSON or binary, `select=` hyperslabs and coordinate lists, `query=`. */
+export async function read(ctx: Context, d: Deps): Promise<void> {
+  const ref = refOf(ctx);
+  const id = ctx.params.id;
+  const query = param(ctx, 'query');
+  if (query !== undefined) {
+    const r = await d.store.queryValues(ref.domain, id, query, { select: param(ctx, 'select'), limit: limitParam(ctx), fields: param(ctx, 'fields') }, accessOf(ctx));
+    // compound tables: rows [index (uint64), fields...] as h5pyd reads them; simple types: the
+    // matching elements alone, a 1-D array of the dataset's type (h5pyd 1.0 `dset[..., query=]`),
+    // their coordinates as JSON `index` (HSDS's JSON query answer: {"index": [...], "value": [...]})
+    // No match on a simple type: JSON even when binary was asked, since h5pyd 1.0 takes an
+    // empty binary body for a failed read (httpconn: "no data returned") but reads `value: []`.
+    if (wantsBinary(ctx) && !(r.coords && r.count === 0)) return sendBinary(ctx, r.wire);
+    const index = r.coords ? { index: r.coords } : {};
+    sendJson(ctx, 200, { ...index, value: new WireValue(r.wire, r.type, [r.count]), hrefs: await valueHrefs(ctx, d, ref, id) }, { ignoreNan: flag(ctx, 'ignore_nan') });
+    return;
+  }
+  const hrefs = await valueHrefs(ctx, d, ref, id);
+  await sendValue(ctx, d, await d.store.readValues(ref.domain, id, { select: param(ctx, 'select'), fields: param(ctx, 'fields') }, valueFormat(ctx, d), accessOf(ctx)), hrefs);
+}
+
+/** `POST /datasets/:id/value`: points (JSON or binary uint64) or a long selection. */
+export async function readPoints(ctx: Context, d: Deps): Promise<void> {
+  const ref = refOf(ctx);
+  const id = ctx.params.id;
+  const hrefs = await valueHrefs(ctx, d, ref, id);
+  let req;
+  if (bodyIsBinary(ctx)) {
+    req = { pointsBinary: await rawBody(ctx, d.config, d.config.maxBinaryBodyBytes, 'maxBinaryBodyBytes'), fields: param(ctx, 'fields') };
+  } else {
+    const body = (await jsonObject(ctx, d.config, { required: true })) as Record<string, unknown>;
+    const fields = param(ctx, 'fields') ?? (typeof body.fields === 'string' ? body.fields : undefined);
+    req = { body, select: param(ctx, 'select'), fields };
+  }
+  await sendValue(ctx, d, await d.store.readValues(ref.domain, id, req, valueFormat(ctx, d), accessOf(ctx)), hrefs);
+}
+
+/** `PUT /datasets/:id/value`: write (binary or JSON; `append`), or a query update (`query=`). */
+export async function write(ctx: Context, d: Deps): Promise<void> {
+  const ref = refOf(ctx);
+  const id = ctx.params.id;
+  const query = param(ctx, 'query');
+  if (query !== undefined) {
+    const body = await jsonObject(ctx, d.config, { required: true });
+    const update = 'value' in body && typeof body.value === 'object' ? body.value : body;
+    const r = await d.store.queryUpdate(ref.domain, id, query, update, { select: param(ctx, 'select'), limit: limitParam(ctx) }, accessOf(ctx));
+    if (wantsBinary(ctx)) return sendBinary(ctx, r.wire);
+    sendJson(ctx, 200, { value: new WireValue(r.wire, r.type, [r.count]), hrefs: await valueHrefs(ctx, d, ref, id) });
+    return;
+  }
+  const common = {
+    select: param(ctx, 'select'),
+    fields: param(ctx, 'fields'),
+    append: intParam(ctx, 'append'),
+    appendDim: intParam(ctx, 'append_dim'),
+    elementCount: intParam(ctx, 'element_count'),
+  };
+  if (bodyIsBinary(ctx)) {
+    const body = await binaryBody(ctx, { spoolAbove: d.config.spoolBodyBytes, max: d.config.maxBinaryBodyBytes, pool: d.store.bodyPool, config: d.config });
+    try {
+      await d.store.writeValues(ref.domain, id, { ...common, wire: body.wire, spool: body.spool }, accessOf(ctx));
+    } finally {
+      body.done();
+    }
+  } else {
+    const body = parseBody(valueWriteBody, await jsonBody(ctx, d.config, { required: true }));
+    await d.store.writeValues(ref.domain, id, { ...common, json: body }, accessOf(ctx));
+  }
+  sendJson(ctx, 200, { hrefs: await valueHrefs(ctx, d, ref, id) });
+}
+
+/** A binary (wire-format) reply. */
+function sendBinary(ctx: Context, wire: Buffer): void {
+  ctx.status = 200;
+  ctx.type = 'application/octet-stream';
+  ctx.body = wire;
+}
+
+/** The format a value is asked in: binary (`Accept: application/octet-stream`) or JSON (`ignore_nan`, `reduce_dim`, at most `maxJsonValueBytes`). */
+function valueFormat(ctx: Context, d: Deps): ValueFormat {
+  if (wantsBinary(ctx)) return { kind: 'binary' };
+  return { kind: 'json', ignoreNan: flag(ctx, 'ignore_nan'), reduceDim: flag(ctx, 'reduce_dim'), maxBytes: d.config.maxJsonValueBytes };
+}
+
+/**
+ * Send a value read (wire-reference 3.5): its wire bytes, or `{"value": ..., "hrefs": [...]}`
+ * (valueAnswer.ts: a value read whole with a Content-Length, a larger one streamed).
+ * @throws H5StoreError any error of the read or of the formatting of a value read whole
+ */
+async function sendValue(ctx: Context, d: Deps, source: ValueSource, hrefs: Href[]): Promise<void> {
+  const answer: ValueAnswer =
+    source.format.kind === 'binary'
+      ? { type: 'application/octet-stream' }
+      : { type: 'application/json', head: [Buffer.from('{"value":')], tail: () => [Buffer.from(`,"hrefs":${stringifyJson(hrefs)}}`)] };
+  await sendValueSource(ctx, source, answer, d.config.maxStreamBytesPerSec);
+}
