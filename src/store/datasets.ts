@@ -16,7 +16,7 @@ import { Hdf5Error, type Hid } from '../hdf5/lib.js';
 import * as h5 from '../hdf5/objects.js';
 import { type AttrValueOptions, attributesDict, committedType, fileTypeFor, shapeJson, spaceOf } from './attributes.js';
 import type { DomainFile } from './domainFile.js';
-import { linkNewObject, planObjectPlace } from './links.js';
+import { linkNewObject, planObjectPlace } from './h5paths.js';
 import { DEFAULT_LIMITS, type Limits, bytesOf, checkChunkBytes, checkDatasetBytes, checkInitializerBytes } from './limits.js';
 import { typeAndSpaceOf } from './reach.js';
 import { type GivenCreation, givenOf, updateGiven } from './given.js';

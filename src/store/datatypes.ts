@@ -9,7 +9,7 @@ import type { Hid } from '../hdf5/lib.js';
 import * as h5 from '../hdf5/objects.js';
 import { type AttrValueOptions, attributesDict, committedType } from './attributes.js';
 import type { DomainFile } from './domainFile.js';
-import { linkNewObject, planObjectPlace } from './links.js';
+import { linkNewObject, planObjectPlace } from './h5paths.js';
 import { givenId } from './clientIds.js';
 
 /** A committed datatype as GET /datatypes/<id> shows it (without hrefs). */

@@ -25,6 +25,7 @@ import { type H5pyType, describeH5pyType } from '../hdf5/types.js';
 import type { DomainFile } from './domainFile.js';
 import * as attrs from './attributes.js';
 import * as links from './links.js';
+import * as h5paths from './h5paths.js';
 
 /** h5grove's `resolve_links`: which soft and external links a metadata request resolves. */
 export type LinkResolution = 'none' | 'only_valid' | 'all';
@@ -92,7 +93,7 @@ export function locate(f: DomainFile, domain: string, path: string, resolve: Lin
   const last = p.slice(cut + 1);
   let parent: bigint;
   try {
-    const hit = links.walkPath(f, parentPath, undefined, { followSoft: true, followExternal: true });
+    const hit = h5paths.walkPath(f, parentPath, undefined, { followSoft: true, followExternal: true });
     if ('external' in hit) {
       const rest = [...hit.external.rest, last].join('/');
       return { kind: 'hop', hop: { file: hit.external.file, path: `${hit.external.h5path.replace(/\/+$/, '')}/${rest}` } };
@@ -125,7 +126,7 @@ function recordTarget(f: DomainFile, domain: string, gid: Hid, gaddr: bigint, re
     const target = rec.path ?? '';
     if (resolve === 'none') return { kind: 'link', cls: 'soft', target, broken: false };
     try {
-      const hit = links.walkPath(f, target, gaddr, { followSoft: true, followExternal: true });
+      const hit = h5paths.walkPath(f, target, gaddr, { followSoft: true, followExternal: true });
       if ('external' in hit) {
         const rest = hit.external.rest.join('/');
         return { kind: 'hop', hop: { file: hit.external.file, path: rest ? `${hit.external.h5path.replace(/\/+$/, '')}/${rest}` : hit.external.h5path } };

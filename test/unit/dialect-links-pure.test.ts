@@ -9,7 +9,8 @@ import { extraCreationProperties } from '../../src/store/cprops.js';
 import { parseDomainQuery } from '../../src/store/domainQuery.js';
 import { domainKey, fileIdentity, parseId } from '../../src/store/ids.js';
 import { parseLinksPost, parseLinksPut } from '../../src/http/bodies.js';
-import { externalTarget, groupIdsIn, linkNameFromPath } from '../../src/store/links.js';
+import { externalTarget, linkNameFromPath } from '../../src/store/links.js';
+import { groupIdsIn } from '../../src/store/linkWrites.js';
 import { errorCode } from '../helpers/errors.js';
 
 describe('ids: HSDS-style forms (wire-reference 0.1)', () => {
