@@ -16,7 +16,7 @@
  *   writes to one file stay in one process: no cross-process lock hand-over, no reopening after
  *   each other's writes. Reads in the other workers see those writes through the store's file
  *   change check (the lock file's commit counter), as with any two processes.
- * - Every worker answers as one process would (store/changeFeed.ts): deletions, creations and ACL
+ * - Every worker answers as one process would (store/session/changeFeed.ts): deletions, creations and ACL
  *   changes are appended to a change feed in the runtime directory before they are answered, and
  *   applied by every worker at the start of its next request.
  * - A forwarded write whose owner is not there (restarting) waits for it up to `lockWaitMs` (the
@@ -42,7 +42,7 @@ import type { Config } from './config.js';
 import { forwardedClient } from './http/forwarded.js';
 import { readFlightRecord } from './ops/flightRecorder.js';
 import type { Route } from './http/routeTable.js';
-import { normalizeDomain } from './store/paths.js';
+import { normalizeDomain } from './store/objects/paths.js';
 
 /** What the primary tells a worker in its environment. */
 const ENV = {
@@ -57,7 +57,7 @@ const ENV = {
 /** The header that carries the client's address to the owner (read only on the private socket). */
 const CLIENT_HEADER = 'x-h5store-forwarded-client';
 
-/** The file of the workers' change feed in the runtime directory (store/changeFeed.ts). */
+/** The file of the workers' change feed in the runtime directory (store/session/changeFeed.ts). */
 const CHANGE_FEED = 'changes.log';
 
 /** Longest wait for in-flight requests when stopping, then connections are closed. */
@@ -291,7 +291,7 @@ export async function runWorker(base: Config): Promise<void> {
   });
   const logger = pino({ level: config.logLevel }).child({ worker: index });
   const { startServer } = await import('./main.js');
-  const { SharedChangeLog } = await import('./store/changeFeed.js');
+  const { SharedChangeLog } = await import('./store/session/changeFeed.js');
   const running = await startServer(config, logger, {
     index,
     changes: new SharedChangeLog(path.join(dir, CHANGE_FEED)),

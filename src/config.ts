@@ -5,7 +5,7 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import { z } from 'zod';
-import { parseMountSpecs } from './store/mountspec.js';
+import { parseMountSpecs } from './store/mounts/mountspec.js';
 
 const MiB = 1024 * 1024;
 

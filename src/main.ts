@@ -16,9 +16,9 @@ import { fileLockingWarning, hdf5FileLocking } from './ops/filelocking.js';
 import { Metrics } from './ops/metrics.js';
 import { HDF5_FILE_LOCKING_ENV } from './hdf5/vfd.js';
 import { ensureSamples } from './samples.js';
-import { S3Mount, parseMountSpec } from './store/s3mount.js';
-import type { ChangeFeed } from './store/changeFeed.js';
-import { compressors, filterReport } from './store/datasets.js';
+import { S3Mount, parseMountSpec } from './store/mounts/s3mount.js';
+import type { ChangeFeed } from './store/session/changeFeed.js';
+import { compressors, filterReport } from './store/objects/datasets.js';
 import { Store } from './store/store.js';
 import { startValueThreads } from './store/values/threadPool.js';
 import { recordRequestsIn, requestsInFlight } from './http/inflight.js';
@@ -54,9 +54,9 @@ export interface WorkerOptions {
   index: number;
   /** The request listener of the public port, given the app's and its route table (forwards writes to their owner). */
   listener(app: RequestListener, routes: Route[]): RequestListener;
-  /** What the workers tell each other (store/changeFeed.ts). */
+  /** What the workers tell each other (store/session/changeFeed.ts). */
   changes?: ChangeFeed;
-  /** The number the workers share in their file locks (store/xlock.ts). */
+  /** The number the workers share in their file locks (store/session/xlock.ts). */
   family?: number;
   /** Where the worker's flight record lives (ops/flightRecorder.ts): the primary reads it when the worker dies. */
   recordFile?: string;

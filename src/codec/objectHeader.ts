@@ -1,7 +1,7 @@
 /**
  * The kind of an HDF5 object (group, dataset, committed datatype) read from its object header
  * bytes, pure: what libhdf5 1.10 `H5O__obj_class_real` decides (H5Oint.c), without a libhdf5
- * call per object. Used to list the links of a group with their `collection` (src/store/links.ts)
+ * call per object. Used to list the links of a group with their `collection` (src/store/objects/links.ts)
  * by reading the target headers in a few large reads instead of one `H5Oget_info_by_name2` each.
  *
  * Format: HDF5 File Format Specification version 3.0, sections II.B (superblock), IV.A.1.a

@@ -600,7 +600,7 @@ const coordList = (v: unknown, what: string): number[] => {
  * else `{"id", "select_type", "selection"}` (`class` is accepted for `select_type`, and
  * hyperslab blocks as `{"start", "opposite"}` objects, as older hdf5-json files have them, the
  * opposite corner being the last element). Bounds are checked against the dataset later
- * (store/regionRefs.ts).
+ * (store/objects/regionRefs.ts).
  * @returns the canonical value, or null for a null reference.
  */
 export function parseRegionRef(v: unknown): RegionRef | null {

@@ -105,7 +105,7 @@ let sections = 0;
 
 /**
  * Count a section of main-thread work that may call libhdf5 across `await`s (a store read or
- * write, from its locks to their release; src/store/files.ts opens them). A call on a file of
+ * write, from its locks to their release; src/store/session/files.ts opens them). A call on a file of
  * the journaling driver goes to the worker only when it is the one section: a section that
  * starts later waits (`whenIdle`) before its first libhdf5 call.
  * @returns the section's end (call it once; later calls do nothing)

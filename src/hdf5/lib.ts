@@ -92,7 +92,7 @@ function loadLibrary(): { lib: ReturnType<typeof koffi.load>; path: string } {
  * property list (`H5Pset_efile_prefix`, `H5Pset_virtual_prefix`), which h5store could not pass
  * anyway: it opens objects by address (`H5Oopen_by_addr`, default access properties). They are
  * set before the library loads and override whatever the environment had, so the resolution
- * that `src/store/reach.ts` checks is the one libhdf5 performs.
+ * that `src/store/access/reach.ts` checks is the one libhdf5 performs.
  */
 export const FILE_PREFIX = '${ORIGIN}';
 process.env.HDF5_EXTFILE_PREFIX = FILE_PREFIX;

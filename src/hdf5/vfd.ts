@@ -9,7 +9,7 @@
  * driver info in the superblock): h5py, h5dump and the default `sec2` driver read them as usual.
  *
  * The driver takes no file locks (its `lock` callback does nothing): the store locks files
- * itself, before opening them (see src/store/xlock.ts). Read-only handles use libhdf5's `sec2`
+ * itself, before opening them (see src/store/session/xlock.ts). Read-only handles use libhdf5's `sec2`
  * driver with its file locking turned off (`H5Pset_file_locking`), for speed.
  *
  * Files the driver was not given a `JournaledFile` for (VDS sources or other files libhdf5 opens
@@ -349,7 +349,7 @@ if (typeof driverId === 'number' ? driverId < 0 : driverId < 0n) throw new Hdf5E
 function baseFapl(degree: number): Hid {
   const p: Hid = H5.H5Pcreate(G.P_FILE_ACCESS);
   H5.H5Pset_fclose_degree(p, degree);
-  // The store locks files itself, only while a request uses them (src/store/xlock.ts).
+  // The store locks files itself, only while a request uses them (src/store/session/xlock.ts).
   H5Pset_file_locking(p, false, true);
   return p;
 }

@@ -5,7 +5,7 @@
  */
 import type { Context } from 'koa';
 import { badRequest } from '../errors.js';
-import type { ValueOptions } from '../store/attributes.js';
+import type { ValueOptions } from '../store/objects/attributes.js';
 import type { AclTarget } from '../store/store.js';
 import { type AttributeReads, type AttributeWrites, attributeReadsBody, attributeWritesBody, parseBody } from './bodies.js';
 import { bodyOf, param } from './request.js';

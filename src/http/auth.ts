@@ -10,8 +10,8 @@ import type { Authenticator } from '../auth/authenticate.js';
 import { hasUsers, unauthorized } from '../auth/authenticate.js';
 import { type Config, isLoopbackHost } from '../config.js';
 import { H5StoreError } from '../errors.js';
-import type { Access } from '../store/access.js';
-import { parentDomain } from '../store/paths.js';
+import type { Access } from '../store/access/access.js';
+import { parentDomain } from '../store/objects/paths.js';
 import type { AclTarget, AclView, Store } from '../store/store.js';
 import { asBodyObject, domainRef, jsonBody } from './request.js';
 import type { AuthState, Need, Route } from './routeTable.js';
@@ -136,7 +136,7 @@ function targetOf(ctx: Context, r: Route, need: Need, domain: string): { domain:
 }
 
 /**
- * The requester's permissions for what the store finds an operation reaches (store/access.ts):
+ * The requester's permissions for what the store finds an operation reaches (store/access/access.ts):
  * each view the store builds is decided as the guard decides a request on that object.
  */
 function accessFor(p: Principal, allows: (p: Principal, f: Flag, v: AclView) => boolean, xhr: boolean): Access {

@@ -10,8 +10,8 @@
 import { z } from 'zod';
 import { type AclEntry, FLAGS, type Flag, checkAclName } from '../auth/acl.js';
 import { badRequest } from '../errors.js';
-import { givenCreated } from '../store/createdTimes.js';
-import type { LinkPut, LinkSpec, LinksPost } from '../store/linkWrites.js';
+import { givenCreated } from '../store/objects/createdTimes.js';
+import type { LinkPut, LinkSpec, LinksPost } from '../store/objects/linkWrites.js';
 
 /**
  * A body parsed with its schema.

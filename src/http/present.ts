@@ -8,7 +8,7 @@ import type { Logger } from 'pino';
 import { stringifyJson } from '../codec/json.js';
 import type { Config } from '../config.js';
 import { H5StoreError, STATUS } from '../errors.js';
-import type { LinkTextPage } from '../store/links.js';
+import type { LinkTextPage } from '../store/objects/links.js';
 import type { DomainRef } from './request.js';
 
 /** One hypermedia element (spec 2.4). */
@@ -178,7 +178,7 @@ function objectSlots(slots: KeptBytes[]): KeptSlots {
 
 /**
  * `open` + the items' JSON texts joined by commas + `close`, as UTF-8 bytes. The items are
- * objects kept between requests (in the view of the file, store/fileState.ts, until its next
+ * objects kept between requests (in the view of the file, store/session/fileState.ts, until its next
  * event); each keeps where its bytes are (`slots`) under `key` (what else its text depends on:
  * the request's hrefs, `ignore_nan`), and a later list of items that all have their bytes under
  * the same key is copied from them, a run of items that follow each other in one earlier body in
@@ -231,7 +231,7 @@ function keptListBody(open: string, n: number, key: string, slots: KeptSlots, te
 }
 
 /**
- * The kept bytes of the links of one group's list (store/links.ts `LinkTextPage.list`), by
+ * The kept bytes of the links of one group's list (store/objects/links.ts `LinkTextPage.list`), by
  * each link's index in it: arrays beside the list, no object per link (the list lives in the
  * file's view, and these with it).
  */
@@ -269,7 +269,7 @@ function linkSlots(k: KeptLinks, at: readonly number[]): KeptSlots {
 
 /**
  * The body of `GET /groups/<id>/links` (wire-reference 2.2), `{"links": [...], "hrefs": [...]}`,
- * as UTF-8 bytes built from the links' cached pieces (store/links.ts `LinkText`): the same bytes
+ * as UTF-8 bytes built from the links' cached pieces (store/objects/links.ts `LinkText`): the same bytes
  * as `JSON.stringify` of each item followed by its `href` and, for a hard link, its `target`.
  * Each link keeps its bytes for the request's hrefs (origin, group, domain: `keptListBody`), by
  * its place in the group's list (`keptLinksOf`).

@@ -16,10 +16,10 @@ import { H5StoreError, badRequest } from '../errors.js';
 import { bodyBudget, noRoom, releaseWithResponse, reserveMemoryFor } from './bodyBudget.js';
 import { watchBody } from './slowClients.js';
 import { UserLimits } from './userLimits.js';
-import type { Access } from '../store/access.js';
-import type { BufferPool } from '../store/pagepool.js';
-import { isValidBucketName, normalizeDomain } from '../store/paths.js';
-import type { ObjectJsonOptions } from '../store/domainObjects.js';
+import type { Access } from '../store/access/access.js';
+import type { BufferPool } from '../store/values/pagepool.js';
+import { isValidBucketName, normalizeDomain } from '../store/objects/paths.js';
+import type { ObjectJsonOptions } from '../store/objects/domainObjects.js';
 
 /** The domain a request names and how it named it (hrefs repeat a query-param domain). */
 export interface DomainRef {
@@ -460,7 +460,7 @@ export { isValidBucketName };
 
 /**
  * The requester's permissions for what the store finds an operation reaches (set by the guard,
- * auth.ts, for every route; store/access.ts).
+ * auth.ts, for every route; store/access/access.ts).
  */
 export function accessOf(ctx: Context): Access {
   return (ctx.state as { access: Access }).access;

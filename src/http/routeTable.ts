@@ -9,7 +9,7 @@ import Router from '@koa/router';
 import type { Context, Middleware } from 'koa';
 import compose from 'koa-compose';
 import type { Flag, Principal } from '../auth/acl.js';
-import type { Access } from '../store/access.js';
+import type { Access } from '../store/access/access.js';
 import type { AclTarget, AclView } from '../store/store.js';
 import type { Deps } from './deps.js';
 import type { DomainRef } from './request.js';
@@ -113,7 +113,7 @@ export interface AuthState {
   may: (view: AclView, flag: Flag) => boolean;
   /**
    * The requester's permissions for what the store finds an operation reaches beyond the
-   * object the route names (store/access.ts): objects found by path, the group a create links
+   * object the route names (store/access/access.ts): objects found by path, the group a create links
    * into, virtual dataset sources and external storage, other domains.
    */
   access: Access;

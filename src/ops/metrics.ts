@@ -23,8 +23,8 @@
 import fs from 'node:fs';
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 import { LIB_INFO } from '../hdf5/lib.js';
-import type { StoreObserver } from '../store/files.js';
-import type { S3Mount } from '../store/s3mount.js';
+import type { StoreObserver } from '../store/session/files.js';
+import type { S3Mount } from '../store/mounts/s3mount.js';
 import type { Store } from '../store/store.js';
 import { decodedChunks } from '../store/values/chunkCache.js';
 import { cachedChunkReads, decodedChunkReads, parallelChunkReads } from '../store/values/chunked.js';

@@ -17,39 +17,39 @@ import { setImmediate as nextTurn } from 'node:timers/promises';
 import { LIB_INFO, openObjectCount } from '../hdf5/lib.js';
 import * as h5 from '../hdf5/objects.js';
 import type { ObjectKind } from '../hdf5/objects.js';
-import { FolderAcls, type FileAcl, type FolderAcl, keptFileAcl, readFileAcl, writeFileAcl } from './acls.js';
-import type { ChangeEvent, ChangeFeed } from './changeFeed.js';
-import { fileStatus } from './fileStatus.js';
-import * as attrs from './attributes.js';
-import * as dsets from './datasets.js';
-import * as dtypes from './datatypes.js';
-import type { DomainFile } from './domainFile.js';
-import { FileCache, type FileLog, type StoreObserver } from './files.js';
-import * as grove from './grove.js';
-import * as groups from './groups.js';
-import * as links from './links.js';
-import * as linkWrites from './linkWrites.js';
-import * as h5paths from './h5paths.js';
-import { type Mount, isUnder, readOnly } from './mount.js';
-import { isHdf5Name } from './mountspec.js';
-import { BufferPool, PagePool } from './pagepool.js';
-import { domainKey, fileIdentity, noteDomainKey } from './ids.js';
-import { DomainPaths, FOLDER_META, LOCK_SUFFIX, isServiceName, normalizeDomain, parentDomain } from './paths.js';
-import { serviceName } from './servicefiles.js';
-import { StatCache } from './statCache.js';
-import { type Access, type AccessMode, type AclView, FLAG_FOR_MODE, allowAll } from './access.js';
-import { DEFAULT_LIMITS, type Limits } from './limits.js';
-import { type ReachedFile, storageKindOf } from './reach.js';
+import { FolderAcls, type FileAcl, type FolderAcl, keptFileAcl, readFileAcl, writeFileAcl } from './access/acls.js';
+import type { ChangeEvent, ChangeFeed } from './session/changeFeed.js';
+import { fileStatus } from './session/fileStatus.js';
+import * as attrs from './objects/attributes.js';
+import * as dsets from './objects/datasets.js';
+import * as dtypes from './objects/datatypes.js';
+import type { DomainFile } from './objects/domainFile.js';
+import { FileCache, type FileLog, type StoreObserver } from './session/files.js';
+import * as grove from './objects/grove.js';
+import * as groups from './objects/groups.js';
+import * as links from './objects/links.js';
+import * as linkWrites from './objects/linkWrites.js';
+import * as h5paths from './objects/h5paths.js';
+import { type Mount, isUnder, readOnly } from './mounts/mount.js';
+import { isHdf5Name } from './mounts/mountspec.js';
+import { BufferPool, PagePool } from './values/pagepool.js';
+import { domainKey, fileIdentity, noteDomainKey } from './objects/ids.js';
+import { DomainPaths, FOLDER_META, LOCK_SUFFIX, isServiceName, normalizeDomain, parentDomain } from './objects/paths.js';
+import { serviceName } from './session/servicefiles.js';
+import { StatCache } from './session/statCache.js';
+import { type Access, type AccessMode, type AclView, FLAG_FOR_MODE, allowAll } from './access/access.js';
+import { DEFAULT_LIMITS, type Limits } from './access/limits.js';
+import { type ReachedFile, storageKindOf } from './access/reach.js';
 import * as values from './values.js';
-import { type FileSnapshot, openSnapshot } from './download.js';
-import { DOMAIN_OBJS_MAX, type DomainStats, type ObjectJsonOptions, computeDomainStats, domainObjects, objectJsonOf } from './domainObjects.js';
-import { type DomainQuery, rootAttributeRow } from './domainQuery.js';
+import { type FileSnapshot, openSnapshot } from './session/download.js';
+import { DOMAIN_OBJS_MAX, type DomainStats, type ObjectJsonOptions, computeDomainStats, domainObjects, objectJsonOf } from './objects/domainObjects.js';
+import { type DomainQuery, rootAttributeRow } from './objects/domainQuery.js';
 import { LRUCache } from 'lru-cache';
-import { pageLimit, startAfterOrdered } from './paging.js';
-import { checkClientId, isClientIdForm } from './clientIds.js';
-import { entriesInCreatedOrder } from './createdTimes.js';
-import { extraCreationProperties, storeCreationProperties } from './cprops.js';
-import { DomainFeeds, type FeedObject, type FeedSnapshot, type Follower } from './liveFeed.js';
+import { pageLimit, startAfterOrdered } from './objects/paging.js';
+import { checkClientId, isClientIdForm } from './objects/clientIds.js';
+import { entriesInCreatedOrder } from './objects/createdTimes.js';
+import { extraCreationProperties, storeCreationProperties } from './objects/cprops.js';
+import { DomainFeeds, type FeedObject, type FeedSnapshot, type Follower } from './session/liveFeed.js';
 
 /** Most objects one batch create (POST /groups etc. with a list) makes (h5pyd 1.0 sends at most 300). */
 export const MAX_BATCH_OBJECTS = 1000;
@@ -72,7 +72,7 @@ export interface StoreOptions {
   observer?: StoreObserver;
   /** Read-only subtrees served from elsewhere (S3 archives, see mount.ts). */
   mounts?: Mount[];
-  /** The other limits (src/store/limits.ts); defaults for those not given. */
+  /** The other limits (src/store/access/limits.ts); defaults for those not given. */
   maxChunkBytes?: number;
   maxDatasetBytes?: number;
   maxSelectionBytes?: number;
@@ -128,11 +128,11 @@ export interface FolderItem extends DomainJson {
   name: string;
   /** File size in bytes (domains only). */
   size?: number;
-  /** Another program holds the file open for writing (store/fileStatus.ts; listed from its status only). */
+  /** Another program holds the file open for writing (store/session/fileStatus.ts; listed from its status only). */
   beingWritten?: true;
 }
 
-export type { AclView } from './access.js';
+export type { AclView } from './access/access.js';
 
 /**
  * The object an ACL request is about: the domain/folder itself, an object of the domain by id

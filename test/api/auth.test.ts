@@ -333,7 +333,7 @@ describe('users, authentication and ACLs (issue #11)', function () {
     });
 
     it('the ACL state kept across writes stays the file\'s: after data writes, a failed write, and h5py changing it', async () => {
-      // (a write of the server keeps the file's ACL state it knows: the `written` row of src/store/fileState.ts)
+      // (a write of the server keeps the file's ACL state it knows: the `written` row of src/store/session/fileState.ts)
       const k = '/home/A/acl-kept.h5';
       expect((await as('A', k).put('/', {})).status).to.equal(201);
       const kroot = (await as('A', k).get('/')).json.root;

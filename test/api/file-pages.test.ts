@@ -1,6 +1,6 @@
 /**
  * Value reads straight from the file (issue #9 target 4; store/values/read.ts `fileBytePages`,
- * store/fileBytes.ts `rangePages`): a selection that is one run of contiguously stored data whose
+ * store/session/fileBytes.ts `rangePages`): a selection that is one run of contiguously stored data whose
  * stored type is the wire type is read with plain `pread`s on the thread pool instead of
  * `H5Dread`. Which streamed binary reads take that path, table-driven on files written by h5py,
  * and that every one's bytes are h5py's; then over HTTP: streamed reads equal to h5py's, a client
@@ -11,8 +11,8 @@ import { expect } from 'chai';
 import fs from 'node:fs';
 import http from 'node:http';
 import path from 'node:path';
-import { PagePool } from '../../src/store/pagepool.js';
-import { rangePages } from '../../src/store/fileBytes.js';
+import { PagePool } from '../../src/store/values/pagepool.js';
+import { rangePages } from '../../src/store/session/fileBytes.js';
 import { sleep } from '../helpers/apiExtra.js';
 import { python } from '../helpers/python.js';
 import { Client, type TestServer, startServer, tempRoot } from '../helpers/server.js';

@@ -8,7 +8,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { ID_RE, addrOf, expectError, sleep, withAddr, withGen } from '../helpers/apiExtra.js';
 import { h5dump, pythonJson } from '../helpers/python.js';
-import { parseId } from '../../src/store/ids.js';
+import { parseId } from '../../src/store/objects/ids.js';
 import { Client, type Reply, type TestServer, fixturePath, startServer, tempRoot } from '../helpers/server.js';
 
 type Kind = 'group' | 'dataset';

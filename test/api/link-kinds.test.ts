@@ -1,7 +1,7 @@
 /**
  * `GET /groups/<id>/links` on files the server opens for the first time (issue #9 target 7): the
  * links of symbol table groups are read from the file's bytes, and the `collection` and `id` of
- * every hard link come from the target object headers read in bulk (src/store/fileBytes.ts); all
+ * every hard link come from the target object headers read in bulk (src/store/session/fileBytes.ts); all
  * must be what libhdf5 and h5py say, for groups, datasets and
  * committed datatypes, version 1 and 2 object headers, compact, dense and symbol-table groups,
  * creation-order groups, user blocks, soft and external links, and every shared fixture; the
@@ -11,7 +11,7 @@ import { expect } from 'chai';
 import fs from 'node:fs';
 import path from 'node:path';
 import { hasH5py, python } from '../helpers/python.js';
-import { symbolTableLinks } from '../../src/store/fileBytes.js';
+import { symbolTableLinks } from '../../src/store/session/fileBytes.js';
 import { Client, HAVE_SHARED, type TestServer, copyFixtures, startServer, tempRoot } from '../helpers/server.js';
 
 /**

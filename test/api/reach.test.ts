@@ -23,7 +23,7 @@ import { PYTHON, python } from '../helpers/python.js';
 import { Client, REPO, type TestServer, startServer, tempRoot } from '../helpers/server.js';
 import { bytes, getBinary, postBinary, putBinary } from '../helpers/writekit.js';
 import { H5StoreError } from '../../src/errors.js';
-import type { Access } from '../../src/store/access.js';
+import type { Access } from '../../src/store/access/access.js';
 
 /** Every file under `dir` (symlinks not followed) -> sha1 of its bytes. */
 function snapshot(dir: string): Record<string, string> {

@@ -13,7 +13,7 @@ import path from 'node:path';
 import { expect } from 'chai';
 import { userAdd } from '../../src/auth/admin.js';
 import { ownerOf } from '../../src/cluster.js';
-import { lockFileOf } from '../../src/store/servicefiles.js';
+import { lockFileOf } from '../../src/store/session/servicefiles.js';
 import { type TestServer, fixturePath, startServer, tempRoot } from '../helpers/server.js';
 import { workerDir, workerPids } from '../helpers/workers.js';
 

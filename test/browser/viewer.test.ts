@@ -15,7 +15,7 @@ import type { BrowserContext, Page } from 'playwright-core';
 import { formatBytes, formatTime } from '../../viewer/src/format.js';
 import { PYTHON, pythonJson } from '../helpers/python.js';
 import { tokenAdd, userAdd } from '../../src/auth/admin.js';
-import { fileStatus } from '../../src/store/fileStatus.js';
+import { fileStatus } from '../../src/store/session/fileStatus.js';
 import { Client, HAVE_SHARED, REPO, SHARED_FIXTURES, type TestServer, copyFixtures, fixturePath, startServer, tempRoot } from '../helpers/server.js';
 import { type PageWatch, CHROMIUM, canvasColors, gridCells, launchBrowser, pngColors, showVis, watchProblems } from '../helpers/browser.js';
 import { ensureViewerBuilt } from '../helpers/viewer.js';

@@ -6,7 +6,7 @@
  * closed the idle file" is `closeIdleFiles()` instead of a wait.
  */
 import fs from 'node:fs';
-import { forgetDomainKeys } from '../../src/store/ids.js';
+import { forgetDomainKeys } from '../../src/store/objects/ids.js';
 import { Store, type StoreOptions } from '../../src/store/store.js';
 import { tempRoot } from './server.js';
 
@@ -18,7 +18,7 @@ export interface TempStore {
   root: string;
   /**
    * Close the store and open a new one on the same directory, as a server restart does (the
-   * domain keys this process met are forgotten too: src/store/ids.ts `forgetDomainKeys`).
+   * domain keys this process met are forgotten too: src/store/objects/ids.ts `forgetDomainKeys`).
    */
   restart(): Store;
   /** Close every file the store holds open and idle, as the server does after `idleCloseMs`. */

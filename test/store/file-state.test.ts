@@ -1,7 +1,7 @@
 /**
- * What is learnt from a file, and for how long (src/store/fileState.ts): the table of which
+ * What is learnt from a file, and for how long (src/store/session/fileState.ts): the table of which
  * state survives which event, one test per row, then the events as the file cache says them
- * (src/store/files.ts) on real files, driven in-process through the store: a write through one
+ * (src/store/session/files.ts) on real files, driven in-process through the store: a write through one
  * name then a read through another, a failed write, a change by another program (h5py), a
  * restore (in place and by a move), a write's transient view, a file closed when idle.
  */
@@ -11,11 +11,11 @@ import os from 'node:os';
 import path from 'node:path';
 import { H5StoreError, badRequest } from '../../src/errors.js';
 import * as h5 from '../../src/hdf5/objects.js';
-import { keptFileAcl } from '../../src/store/acls.js';
-import { DomainFile } from '../../src/store/domainFile.js';
-import { FileHandle } from '../../src/store/fileHandle.js';
-import { AFTER, type FileEvent, FileView, StateSlot } from '../../src/store/fileState.js';
-import { DomainPaths } from '../../src/store/paths.js';
+import { keptFileAcl } from '../../src/store/access/acls.js';
+import { DomainFile } from '../../src/store/objects/domainFile.js';
+import { FileHandle } from '../../src/store/session/fileHandle.js';
+import { AFTER, type FileEvent, FileView, StateSlot } from '../../src/store/session/fileState.js';
+import { DomainPaths } from '../../src/store/objects/paths.js';
 import { Store } from '../../src/store/store.js';
 import { chunkScope } from '../../src/store/values/chunkCache.js';
 import { hasH5py, python } from '../helpers/python.js';

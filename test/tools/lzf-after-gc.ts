@@ -5,7 +5,7 @@
  * Used by test/api/lzf-gc.test.ts (issue #12: liblzf was unloaded by the first collection).
  */
 import { Store } from '../../src/store/store.js';
-import { availableCompressors } from '../../src/store/datasets.js';
+import { availableCompressors } from '../../src/store/objects/datasets.js';
 
 const [root, domain, dsetPath] = process.argv.slice(2);
 const gc = (globalThis as { gc?: () => void }).gc;

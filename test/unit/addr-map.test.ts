@@ -1,9 +1,9 @@
 /**
- * AddrMap (src/store/addrMap.ts): a Map keyed by bigint file addresses, number keys inside up to
+ * AddrMap (src/store/objects/addrMap.ts): a Map keyed by bigint file addresses, number keys inside up to
  * 2^53, table-driven against a plain Map<bigint, V> on the same operations.
  */
 import { expect } from 'chai';
-import { AddrMap } from '../../src/store/addrMap.js';
+import { AddrMap } from '../../src/store/objects/addrMap.js';
 
 type Op = ['set', bigint, string] | ['delete', bigint] | ['clear'];
 

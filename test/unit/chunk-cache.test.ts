@@ -3,7 +3,7 @@
  * chunks too large to keep, and scopes that change with the view of the file (fileState.ts).
  */
 import { expect } from 'chai';
-import { FileView } from '../../src/store/fileState.js';
+import { FileView } from '../../src/store/session/fileState.js';
 import { DecodedChunkCache, chunkScope } from '../../src/store/values/chunkCache.js';
 
 const buf = (n: number, v = 0) => Buffer.alloc(n, v);

@@ -1,11 +1,11 @@
 /**
- * Ids clients make (store/clientIds.ts) and the created times of bulk PUTs (store/createdTimes.ts),
+ * Ids clients make (store/objects/clientIds.ts) and the created times of bulk PUTs (store/objects/createdTimes.ts),
  * issue #25: the forms accepted, the alias map over a table held in memory (the reserved group's
  * `readTable`/`writeTable` in the server), stale rows of freed objects, compaction.
  */
 import { expect } from 'chai';
-import { type AliasTables, CLIENT_IDS, ClientIds, checkClientId, givenId, isClientIdForm } from '../../src/store/clientIds.js';
-import { CREATED_SKEW_S, entriesInCreatedOrder, givenCreated, inCreatedOrder } from '../../src/store/createdTimes.js';
+import { type AliasTables, CLIENT_IDS, ClientIds, checkClientId, givenId, isClientIdForm } from '../../src/store/objects/clientIds.js';
+import { CREATED_SKEW_S, entriesInCreatedOrder, givenCreated, inCreatedOrder } from '../../src/store/objects/createdTimes.js';
 import { errorCode } from '../helpers/errors.js';
 
 const ROOT = 'g-0123abcd-4567ef01-89ab-cdef01-234567';

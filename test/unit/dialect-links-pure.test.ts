@@ -5,12 +5,12 @@
  */
 import { expect } from 'chai';
 import { isValidBucketName } from '../../src/http/request.js';
-import { extraCreationProperties } from '../../src/store/cprops.js';
-import { parseDomainQuery } from '../../src/store/domainQuery.js';
-import { domainKey, fileIdentity, parseId } from '../../src/store/ids.js';
+import { extraCreationProperties } from '../../src/store/objects/cprops.js';
+import { parseDomainQuery } from '../../src/store/objects/domainQuery.js';
+import { domainKey, fileIdentity, parseId } from '../../src/store/objects/ids.js';
 import { parseLinksPost, parseLinksPut } from '../../src/http/bodies.js';
-import { externalTarget, linkNameFromPath } from '../../src/store/links.js';
-import { groupIdsIn } from '../../src/store/linkWrites.js';
+import { externalTarget, linkNameFromPath } from '../../src/store/objects/links.js';
+import { groupIdsIn } from '../../src/store/objects/linkWrites.js';
 import { errorCode } from '../helpers/errors.js';
 
 describe('ids: HSDS-style forms (wire-reference 0.1)', () => {

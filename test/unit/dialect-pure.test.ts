@@ -6,9 +6,9 @@
 import { expect } from 'chai';
 import { parseType, type TypeJson } from '../../src/codec/types.js';
 import { decodeElements, encodeElements, hasInvalidUtf8, parseRegionRef } from '../../src/codec/values.js';
-import { applyGivenCreation, givenCreationOf, guessChunks, h5pyItemSize, largeChunkBounds } from '../../src/store/datasets.js';
+import { applyGivenCreation, givenCreationOf, guessChunks, h5pyItemSize, largeChunkBounds } from '../../src/store/objects/datasets.js';
 import { readItems, writeItems } from '../../src/http/attributeBodies.js';
-import { parseInitializer } from '../../src/store/initializer.js';
+import { parseInitializer } from '../../src/store/objects/initializer.js';
 import { expect400 } from '../helpers/errors.js';
 
 const INF = Infinity;

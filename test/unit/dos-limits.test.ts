@@ -17,7 +17,7 @@ import { H5StoreError } from '../../src/errors.js';
 import * as C from '../../src/hdf5/constants.js';
 import { type Hid, H5Ovisit2, peekI32, peekU64 } from '../../src/hdf5/lib.js';
 import { ObjectWalk, closeFile, openFile, walkObjects } from '../../src/hdf5/objects.js';
-import { checkAnswerSize, checkPathDepth } from '../../src/store/limits.js';
+import { checkAnswerSize, checkPathDepth } from '../../src/store/access/limits.js';
 import { HAVE_SHARED, SHARED_FIXTURES, fixturePath } from '../helpers/server.js';
 import { thrownBy } from '../helpers/errors.js';
 import { rng } from '../helpers/random.js';

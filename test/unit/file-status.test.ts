@@ -1,14 +1,14 @@
 /**
- * store/fileStatus.ts: a file's HDF5 signature and whether another program holds it for
+ * store/session/fileStatus.ts: a file's HDF5 signature and whether another program holds it for
  * writing, told from its first bytes and its lock without waiting (issue #28 item 6).
  */
 import { expect } from 'chai';
 import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
-import { fileStatus } from '../../src/store/fileStatus.js';
-import { lockFileOf } from '../../src/store/servicefiles.js';
-import { CrossProcessLock } from '../../src/store/xlock.js';
+import { fileStatus } from '../../src/store/session/fileStatus.js';
+import { lockFileOf } from '../../src/store/session/servicefiles.js';
+import { CrossProcessLock } from '../../src/store/session/xlock.js';
 import { childEnv } from '../helpers/env.js';
 import { PYTHON } from '../helpers/python.js';
 import { tempRoot } from '../helpers/server.js';

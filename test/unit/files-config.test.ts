@@ -1,14 +1,14 @@
 /**
  * Settings of file sharing and durability (docs/configuration.md): `fsync`, `lockWaitMs`, and
- * the names of the service files kept beside domain files (src/store/xlock.ts).
+ * the names of the service files kept beside domain files (src/store/session/xlock.ts).
  */
 import { expect } from 'chai';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { loadConfig } from '../../src/config.js';
-import { LOCK_SUFFIX, normalizeDomain } from '../../src/store/paths.js';
-import { legacyLockOf, legacyLockState, lockFileOf, serviceName } from '../../src/store/servicefiles.js';
+import { LOCK_SUFFIX, normalizeDomain } from '../../src/store/objects/paths.js';
+import { legacyLockOf, legacyLockState, lockFileOf, serviceName } from '../../src/store/session/servicefiles.js';
 
 describe('config: fsync policy and lock waits', () => {
   const cases: Array<[Record<string, string>, { fsync?: string; lockWaitMs?: number } | 'error']> = [

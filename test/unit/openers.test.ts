@@ -1,5 +1,5 @@
 /**
- * store/openers.ts: other processes holding a file open for writing, as /proc shows them (the
+ * store/session/openers.ts: other processes holding a file open for writing, as /proc shows them (the
  * rule that tells a program still writing a file without file locking from h5py sessions that
  * wrote it and closed it, issue #26 item 1).
  */
@@ -7,7 +7,7 @@ import { expect } from 'chai';
 import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
-import { parentOf, writersOf } from '../../src/store/openers.js';
+import { parentOf, writersOf } from '../../src/store/session/openers.js';
 import { tempRoot } from '../helpers/server.js';
 
 /** A child process holding `file` open with `flags` until killed; resolves once it has it open. */

@@ -4,7 +4,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { loadConfig } from '../../src/config.js';
-import { encodeKey, parseMountSpec, parseMountSpecs } from '../../src/store/mountspec.js';
+import { encodeKey, parseMountSpec, parseMountSpecs } from '../../src/store/mounts/mountspec.js';
 
 describe('mount specs', () => {
   it('parses /path=s3://bucket/prefix into a normalised mount point, bucket and prefix', () => {

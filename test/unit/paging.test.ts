@@ -1,10 +1,10 @@
 /**
- * Limit/Marker paging (src/store/paging.ts), the one implementation behind every listing.
+ * Limit/Marker paging (src/store/objects/paging.ts), the one implementation behind every listing.
  * Table-driven; the listings themselves are tested over HTTP in test/api.
  */
 import { expect } from 'chai';
 import { H5StoreError } from '../../src/errors.js';
-import { pageLimit, startAfterExact, startAfterOrdered, takePage, unquoteMarker } from '../../src/store/paging.js';
+import { pageLimit, startAfterExact, startAfterOrdered, takePage, unquoteMarker } from '../../src/store/objects/paging.js';
 
 describe('paging (Limit / Marker)', () => {
   it('unquoteMarker removes one pair of surrounding double quotes only', () => {

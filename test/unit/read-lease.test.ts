@@ -1,5 +1,5 @@
 /**
- * The read lease of the cross-process lock (src/store/xlock.ts; issue #9): a stream of reads
+ * The read lease of the cross-process lock (src/store/session/xlock.ts; issue #9): a stream of reads
  * takes the shared lock once, a writer elsewhere is not starved by it, and the lease ends by
  * itself; a hold never lasts past `holdMaxMs` in one piece, so a program that tries its lock once
  * (h5py) gets in (issue #26 item 3). Two `CrossProcessLock`s on one file have their own open file descriptions, so they
@@ -10,7 +10,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { tryFlock, unflock } from '../../src/hdf5/posix.js';
-import { CrossProcessLock, type XLockOptions } from '../../src/store/xlock.js';
+import { CrossProcessLock, type XLockOptions } from '../../src/store/session/xlock.js';
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 

@@ -8,7 +8,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import * as h5 from '../../src/hdf5/objects.js';
 import { readModeOf } from '../../src/hdf5/objects.js';
-import { superblockInfo } from '../../src/store/files.js';
+import { superblockInfo } from '../../src/store/session/files.js';
 import { digest } from '../helpers/apiExtra.js';
 import { startLiveWriter } from '../helpers/live.js';
 import { hasH5py } from '../helpers/python.js';

@@ -1,9 +1,9 @@
-/** The short-lived stat cache of the read path (src/store/statCache.ts; issue #9). */
+/** The short-lived stat cache of the read path (src/store/session/statCache.ts; issue #9). */
 import { expect } from 'chai';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { StatCache } from '../../src/store/statCache.js';
+import { StatCache } from '../../src/store/session/statCache.js';
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 

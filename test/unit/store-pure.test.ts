@@ -3,10 +3,10 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { envName, loadConfig } from '../../src/config.js';
-import { domainKey, makeId, parseId } from '../../src/store/ids.js';
-import { PagePool } from '../../src/store/pagepool.js';
-import { DomainPaths, normalizeDomain, parentDomain } from '../../src/store/paths.js';
-import { RWLock } from '../../src/store/rwlock.js';
+import { domainKey, makeId, parseId } from '../../src/store/objects/ids.js';
+import { PagePool } from '../../src/store/values/pagepool.js';
+import { DomainPaths, normalizeDomain, parentDomain } from '../../src/store/objects/paths.js';
+import { RWLock } from '../../src/store/session/rwlock.js';
 import { errorCode } from '../helpers/errors.js';
 
 describe('domain paths', () => {

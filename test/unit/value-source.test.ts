@@ -9,7 +9,7 @@ import { expect } from 'chai';
 import { parseType } from '../../src/codec/types.js';
 import { encodeElements } from '../../src/codec/values.js';
 import { H5StoreError, internal } from '../../src/errors.js';
-import { PagePool } from '../../src/store/pagepool.js';
+import { PagePool } from '../../src/store/values/pagepool.js';
 import type { PageSource, ValuePage } from '../../src/store/values/read.js';
 import { type ValueFormat, type ValueView, ValueSource, emptyValueSource } from '../../src/store/values/source.js';
 

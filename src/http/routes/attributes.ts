@@ -6,7 +6,7 @@
  */
 import type { Context } from 'koa';
 import { badRequest } from '../../errors.js';
-import { COLLECTION } from '../../store/ids.js';
+import { COLLECTION } from '../../store/objects/ids.js';
 import { attributeReadsBody, attributeValueBody, attributeWritesBody, parseBody } from '../bodies.js';
 import { base64Param, valueOptions } from '../attributeBodies.js';
 import type { Deps } from '../deps.js';

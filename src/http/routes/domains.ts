@@ -5,14 +5,14 @@
 import type { Context } from 'koa';
 import { type Acl, DEFAULT_USER, entryOf, initialAcl } from '../../auth/acl.js';
 import { H5StoreError, badRequest } from '../../errors.js';
-import { compressors, filterNames } from '../../store/datasets.js';
-import { limitsJson } from '../../store/limits.js';
-import { COLLECTION } from '../../store/ids.js';
-import { parentDomain } from '../../store/paths.js';
+import { compressors, filterNames } from '../../store/objects/datasets.js';
+import { limitsJson } from '../../store/access/limits.js';
+import { COLLECTION } from '../../store/objects/ids.js';
+import { parentDomain } from '../../store/objects/paths.js';
 import type { Deps } from '../deps.js';
 import { domainHrefs, objectHrefs } from '../deps.js';
 import { Hrefs, sendJson, sendJsonText } from '../present.js';
-import { parseDomainQuery } from '../../store/domainQuery.js';
+import { parseDomainQuery } from '../../store/objects/domainQuery.js';
 import { type DomainRef, bodyOf, flag, globParam, limitParam, markerParam, param, pathOptions, refOf, selfQuery } from '../request.js';
 import { onlyReadable } from '../visible.js';
 import { flushBody, newDomainBody, parseBody, pathsBody } from '../bodies.js';
@@ -52,7 +52,7 @@ function keptOf(d: Deps): Kept {
   return k;
 }
 
-/** The `limits` of a domain's GET (store/limits.ts). */
+/** The `limits` of a domain's GET (store/access/limits.ts). */
 function limits(d: Deps): ReturnType<typeof limitsJson> {
   return limitsJson(d.store.limits, d.config);
 }

@@ -15,7 +15,7 @@
  *   the order of RFC 9110 13.2.2, whatever the request's Cache-Control says.
  * - Never compressed (ranges count bytes of the file); `Cache-Control: private, no-cache`
  *   (revalidated on every use: files change in place).
- * - A file that changes while it is being sent ends the transfer (store/download.ts): the client
+ * - A file that changes while it is being sent ends the transfer (store/session/download.ts): the client
  *   sees a body shorter than its Content-Length, never a silent mix of two versions. One that
  *   changed before its first byte was read answers 503 with Retry-After; the first 1 MiB is read
  *   under the domain's read lock (a file up to that size is always sent whole).
@@ -25,7 +25,7 @@ import { Readable } from 'node:stream';
 import type { Context } from 'koa';
 import parseRange from 'range-parser';
 import { H5StoreError } from '../../errors.js';
-import type { FileSnapshot } from '../../store/download.js';
+import type { FileSnapshot } from '../../store/session/download.js';
 import type { Deps } from '../deps.js';
 import { accessOf, refOf } from '../request.js';
 

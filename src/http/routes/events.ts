@@ -1,6 +1,6 @@
 /**
  * `GET /events?domain=D[&ids=id,id...]`: the change feed of a domain as Server-Sent Events
- * (issue #26 item 4; store/liveFeed.ts). Events:
+ * (issue #26 item 4; store/session/liveFeed.ts). Events:
  *
  * - `initial`: `{domain, lastModified, shapes, added, removed: [], truncated?}`, the domain now
  *   (every object in `added`, every dataset's shape in `shapes`);
@@ -18,7 +18,7 @@
  */
 import type { Context } from 'koa';
 import { badRequest } from '../../errors.js';
-import type { FeedChange, Follower } from '../../store/liveFeed.js';
+import type { FeedChange, Follower } from '../../store/session/liveFeed.js';
 import type { Deps } from '../deps.js';
 import { param, refOf } from '../request.js';
 import type { AuthState } from '../routeTable.js';

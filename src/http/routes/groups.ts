@@ -3,7 +3,7 @@
  * deleting groups. Their links are links.ts's; the route table (index.ts) names every path.
  */
 import type { Context } from 'koa';
-import { COLLECTION } from '../../store/ids.js';
+import { COLLECTION } from '../../store/objects/ids.js';
 import type { Deps } from '../deps.js';
 import { objectHrefs } from '../deps.js';
 import { Hrefs, sendJson, sendWithHrefs } from '../present.js';

@@ -13,7 +13,7 @@
  *
  * (each with or without the trailing slash: @koa/router matches both; h5grove serves `/meta/`,
  * h5web asks `/meta`). Shapes follow h5grove's OpenAPI description and code
- * (store/grove.ts has the details): JSON with NaN and infinities as `null` (orjson's way),
+ * (store/objects/grove.ts has the details): JSON with NaN and infinities as `null` (orjson's way),
  * argument errors 422, missing files and paths 404, errors as `{"message": ...}` (the REST API's
  * error body, which has it). Values as h5grove's `encode`: `bin` the elements' bytes (numpy's
  * `tobytes`: the dataset's byte order unless `dtype=safe`), `npy` a numpy file, `csv` text of
@@ -25,8 +25,8 @@ import { stringifyJson } from '../../codec/json.js';
 import { CsvWriter, type NumpyNumeric, StatsAccumulator, npyHeader, numpyDescr, numpyNumeric, safeNumeric } from '../../codec/numpy.js';
 import { type TypeJson, arrayElementView, isVariableLength } from '../../codec/types.js';
 import { H5StoreError, notImplemented } from '../../errors.js';
-import { type LinkResolution, datasetFacts, normalizePath } from '../../store/grove.js';
-import * as grove from '../../store/grove.js';
+import { type LinkResolution, datasetFacts, normalizePath } from '../../store/objects/grove.js';
+import * as grove from '../../store/objects/grove.js';
 import type { Store } from '../../store/store.js';
 import { type ValueFormat, type ValueSource, emptyValueSource } from '../../store/values.js';
 import { parseNumpySelection } from '../../selection/numpy.js';

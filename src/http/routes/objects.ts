@@ -9,7 +9,7 @@
 import type { Context } from 'koa';
 import { badRequest } from '../../errors.js';
 import type { ObjectKind } from '../../hdf5/objects.js';
-import { COLLECTION } from '../../store/ids.js';
+import { COLLECTION } from '../../store/objects/ids.js';
 import type { Deps } from '../deps.js';
 import { objectHrefs } from '../deps.js';
 import { Hrefs, sendJson } from '../present.js';

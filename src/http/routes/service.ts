@@ -3,7 +3,7 @@
  * credentials that are sent are still checked (a bad password is a 401 here too).
  */
 import os from 'node:os';
-import { filterReport } from '../../store/datasets.js';
+import { filterReport } from '../../store/objects/datasets.js';
 import { H5STORE_VERSION } from '../../version.js';
 import type { Deps } from '../deps.js';
 import { Hrefs, sendJson } from '../present.js';

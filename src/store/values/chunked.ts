@@ -22,7 +22,7 @@
  * time, decoded on the main thread the second and kept in a bounded cache of decoded chunks
  * (chunkCache.ts), which later reads of the same chunks copy from.
  *
- * Memory: the stored bytes and the result are pooled pages (store/pagepool.ts; shared memory when
+ * Memory: the stored bytes and the result are pooled pages (store/values/pagepool.ts; shared memory when
  * the value threads decode them), and the decoders reuse their scratch space, so a read touches no fresh memory (issue #29: fresh memory
  * costs a page fault per 4 KiB, ~3.5 us each on the VM, a third of the decoding time before).
  */
@@ -33,7 +33,7 @@ import { RAW_CHUNKS, chunkInfo, readRawChunkInto } from '../../hdf5/chunks.js';
 import * as io from '../../hdf5/io.js';
 import type { Hid } from '../../hdf5/lib.js';
 import { type ChunkRun, type Slab, chunkCount, copyChunkPart, forEachChunk, slabRuns } from '../../selection/chunks.js';
-import type { PagePool } from '../pagepool.js';
+import type { PagePool } from './pagepool.js';
 import { decodedChunks } from './chunkCache.js';
 import { DECODE_THREADS, decodeOnThread, idleValueThreads, spareCores } from './threadPool.js';
 import { type StoredChunk, chunkError, decodeChunk } from './decodeChunks.js';

@@ -12,11 +12,11 @@ import * as io from '../../hdf5/io.js';
 import type { SpaceSelection } from '../../hdf5/io.js';
 import { Hdf5Error } from '../../hdf5/lib.js';
 import { type Selection, expandPoints, sortPoints } from '../../selection/select.js';
-import type { DomainFile } from '../domainFile.js';
-import { type Limits } from '../limits.js';
-import { type ReachedFile, reachOfDataset } from '../reach.js';
+import type { DomainFile } from '../objects/domainFile.js';
+import { type Limits } from '../access/limits.js';
+import { type ReachedFile, reachOfDataset } from '../access/reach.js';
 
-/** Limits of value requests (from config; src/store/limits.ts). */
+/** Limits of value requests (from config; src/store/access/limits.ts). */
 export type ValueLimits = Limits;
 
 /**

@@ -9,8 +9,8 @@ import { ValueJsonWriter } from '../../codec/json.js';
 import { type TypeJson, arrayElementView } from '../../codec/types.js';
 import { H5StoreError, internal, tooLarge } from '../../errors.js';
 import { hdf5Turn } from '../../hdf5/heavy.js';
-import type { FileLog } from '../files.js';
-import type { PagePool } from '../pagepool.js';
+import type { FileLog } from '../session/files.js';
+import type { PagePool } from './pagepool.js';
 import { type PageSource, type PageUse, type ReadPlan, type ValuePage, pagesFor, pagesOf } from './read.js';
 import { valueJsonOnThreads } from './threadPool.js';
 

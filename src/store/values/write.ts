@@ -14,9 +14,9 @@ import { type Hid } from '../../hdf5/lib.js';
 import { memSize } from '../../hdf5/memory.js';
 import * as h5 from '../../hdf5/objects.js';
 import { type Selection, hyperslabSelection, pageHyperslab, parsePoints, parseSelect, selectionFromBody } from '../../selection/select.js';
-import type { DomainFile } from '../domainFile.js';
-import { bytesOf, checkDatasetBytes, checkSelectionBytes } from '../limits.js';
-import type { PagePool } from '../pagepool.js';
+import type { DomainFile } from '../objects/domainFile.js';
+import { bytesOf, checkDatasetBytes, checkSelectionBytes } from '../access/limits.js';
+import type { PagePool } from './pagepool.js';
 import { fieldSubset, pickElements, pointSelection, refuseMissingFilters, storageErrors, toSpaceSelection, type ValueLimits } from './common.js';
 
 /** How a write selects and supplies elements. */
