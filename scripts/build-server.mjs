@@ -10,17 +10,10 @@ import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { newestMtime } from './newest-mtime.mjs';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const say = (m) => process.stderr.write(`[server build] ${m}\n`);
-
-function newestMtime(p) {
-  const st = fs.statSync(p);
-  if (!st.isDirectory()) return st.mtimeMs;
-  let m = st.mtimeMs;
-  for (const n of fs.readdirSync(p)) m = Math.max(m, newestMtime(path.join(p, n)));
-  return m;
-}
 
 if (process.argv.includes('--if-stale')) {
   const built = path.join(root, 'dist/cli.js');

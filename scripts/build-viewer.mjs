@@ -12,20 +12,13 @@ import * as esbuild from 'esbuild';
 import fs from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { newestMtime } from './newest-mtime.mjs';
 import zlib from 'node:zlib';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const src = path.join(root, 'viewer');
 const out = path.join(root, 'dist/viewer');
 const say = (m) => process.stderr.write(`[viewer build] ${m}\n`);
-
-function newestMtime(p) {
-  const st = fs.statSync(p);
-  if (!st.isDirectory()) return st.mtimeMs;
-  let m = st.mtimeMs;
-  for (const n of fs.readdirSync(p)) m = Math.max(m, newestMtime(path.join(p, n)));
-  return m;
-}
 
 if (process.argv.includes('--if-stale')) {
   const built = path.join(out, 'index.html');
