@@ -17,7 +17,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { userAdd } from '../src/auth/admin.js';
 import { fileURLToPath } from 'node:url';
-import { type Answer, basic, bigJson, probe, resetPeak, rssOf, send, slowClients } from '../test/helpers/attacks.js';
+import { type Answer, basic, bigJson, writeWalkFiles, probe, resetPeak, rssOf, send, slowClients } from '../test/helpers/attacks.js';
 import { startBenchServer } from './server.js';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
@@ -147,18 +147,7 @@ async function walks(users: string): Promise<void> {
   const srv = await start(users);
   try {
     fs.mkdirSync(path.join(srv.root, 'x'));
-    execFileSync('/usr/bin/python3', [
-      '-c',
-      `import h5py, sys
-with h5py.File(sys.argv[1], "w") as f:
-    g = f
-    for i in range(1500): g = g.create_group("g")
-with h5py.File(sys.argv[2], "w", libver="latest") as f:
-    g = f.create_group("flat")
-    for i in range(200000): g.create_group("x%06d" % i)`,
-      path.join(srv.root, 'x', 'deep.h5'),
-      path.join(srv.root, 'x', 'flat.h5'),
-    ]);
+    writeWalkFiles(path.join(srv.root, 'x', 'deep.h5'), path.join(srv.root, 'x', 'flat.h5'), 1500, 200000);
     const get = (p: string) => send(`${srv.url}${p}`, { headers: auth('admin'), timeoutMs: 600_000 }).catch((e: Error) => e);
     for (const [label, p] of [
       ['GET /groups of a chain of 1,500 groups', '/groups?domain=/x/deep.h5'],

@@ -13,7 +13,7 @@ import crypto from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 import { userAdd } from '../../src/auth/admin.js';
-import { type Answer, basic, bigJson, passwordFlood, probe, resetPeak, rssOf, send, slowClients } from '../helpers/attacks.js';
+import { type Answer, basic, bigJson, writeWalkFiles, passwordFlood, probe, resetPeak, rssOf, send, slowClients } from '../helpers/attacks.js';
 import { Client, type TestServer, startServer, tempRoot } from '../helpers/server.js';
 
 const PW = { admin: 'admin-pw-1', alice: 'alice-pw-2', bob: 'bob-pw-3' };
@@ -195,18 +195,7 @@ describe('requests that stall or exhaust the server (issue #24 items 7-11, 16)',
       c = new Client(srv.url);
       fs.mkdirSync(path.join(srv.root, 'x'));
       // a chain of 800 groups (H5Ovisit2 walked it in seconds) and a group of 40,000 links
-      execFileSync('/usr/bin/python3', [
-        '-c',
-        `import h5py, sys
-with h5py.File(sys.argv[1], "w") as f:
-    g = f
-    for i in range(800): g = g.create_group("g")
-with h5py.File(sys.argv[2], "w", libver="latest") as f:
-    g = f.create_group("flat")
-    for i in range(40000): g.create_group("x%05d" % i)`,
-        path.join(srv.root, 'x', 'deep.h5'),
-        path.join(srv.root, 'x', 'flat.h5'),
-      ]);
+      writeWalkFiles(path.join(srv.root, 'x', 'deep.h5'), path.join(srv.root, 'x', 'flat.h5'), 800, 40000);
     });
     after(async () => srv?.stop());
 

@@ -4,6 +4,7 @@
  * bench/attacks.ts (the issue's sizes, with figures). Every loop is bounded in count or time and
  * only talks to the loopback addresses it is given.
  */
+import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import http from 'node:http';
 import net from 'node:net';
@@ -227,4 +228,25 @@ export function slowClients(url: string, n: number, kind: 'headers' | 'body', op
       for (const s of sockets) s.destroy();
     },
   };
+}
+
+/**
+ * Write the files of the walk attacks (issue #24 item 9) with h5py: `deep` a chain of `depth`
+ * groups `/g/g/...`, `flat` (libver latest) a group `/flat` of `width` empty groups `x<n>`
+ * (names zero-padded to the width's digits).
+ */
+export function writeWalkFiles(deep: string, flat: string, depth: number, width: number): void {
+  const digits = String(width - 1).length;
+  execFileSync('/usr/bin/python3', [
+    '-c',
+    `import h5py, sys
+with h5py.File(sys.argv[1], "w") as f:
+    g = f
+    for i in range(${depth}): g = g.create_group("g")
+with h5py.File(sys.argv[2], "w", libver="latest") as f:
+    g = f.create_group("flat")
+    for i in range(${width}): g.create_group("x%0${digits}d" % i)`,
+    deep,
+    flat,
+  ]);
 }
