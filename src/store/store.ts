@@ -20,6 +20,7 @@ import type { ObjectKind } from '../hdf5/objects.js';
 import { FolderAcls, type FileAcl, type FolderAcl, keptFileAcl, readFileAcl, writeFileAcl } from './access/acls.js';
 import type { ChangeEvent, ChangeFeed } from './session/changeFeed.js';
 import { fileStatus } from './session/fileStatus.js';
+import { STAMP_TICK_MS } from './session/fileHandle.js';
 import * as attrs from './objects/attributes.js';
 import * as dsets from './objects/datasets.js';
 import * as dtypes from './objects/datatypes.js';
@@ -169,6 +170,16 @@ function smallValue(a: { value?: unknown }): boolean {
   return !Array.isArray(v) || (v.length <= 256 && v.every((x) => !Array.isArray(x) || x.length <= 16));
 }
 
+/** A local domain file's version as `Store.fileVersion` gives it (conditional.ts's ETags). */
+export interface FileVersion {
+  /** The file's inode, size, mtime and ctime, as text. */
+  tag: string;
+  /** Its mtime (ms since the epoch). */
+  mtimeMs: number;
+  /** Its mtime as an HTTP date, once a second old (HTTP dates have whole seconds); else undefined. */
+  lastModified: string | undefined;
+}
+
 export class Store {
   readonly paths: DomainPaths;
   readonly files: FileCache;
@@ -188,6 +199,8 @@ export class Store {
    * another program's change makes new keys), the domain and the dataset id; bounded.
    */
   private readonly localDatasets = new LRUCache<string, boolean>({ max: 8192 });
+  /** `fileVersion`'s answers by the stat result they were made of (statCache.ts reuses one for a few ms). */
+  private readonly versions = new WeakMap<fs.Stats, FileVersion>();
   /** ACL views of the last `statCacheMs` (see `aclView`). */
   private readonly recentViews = new Map<string, { view: AclView; at: number; generation: number }>();
   /** The change feeds of followed domains (`follow`). */
@@ -425,7 +438,7 @@ export class Store {
    * Undefined for folders, mounted objects, missing files, and files changed in the last
    * `settleMs` (a change in the same clock tick as the last could leave the stamp as it was).
    */
-  fileVersion(domain: string, settleMs = 20): { tag: string; mtimeMs: number } | undefined {
+  fileVersion(domain: string, settleMs = STAMP_TICK_MS): FileVersion | undefined {
     if (this.mountOf(domain)) return undefined;
     let st: fs.Stats;
     try {
@@ -433,8 +446,20 @@ export class Store {
     } catch {
       return undefined;
     }
-    if (!st.isFile() || Date.now() - st.mtimeMs < settleMs) return undefined;
-    return { tag: `${st.dev}:${st.ino}:${st.size}:${st.mtimeMs}:${st.ctimeMs}`, mtimeMs: st.mtimeMs };
+    if (!st.isFile()) return undefined;
+    const now = Date.now();
+    if (now - st.mtimeMs < settleMs) return undefined;
+    // the stat cache hands out the same result for a few ms: its version is made once
+    let v = this.versions.get(st);
+    if (v === undefined || (v.lastModified === undefined && now - st.mtimeMs >= 1000)) {
+      v = {
+        tag: `${st.dev}:${st.ino}:${st.size}:${st.mtimeMs}:${st.ctimeMs}`,
+        mtimeMs: st.mtimeMs,
+        lastModified: now - st.mtimeMs >= 1000 ? new Date(st.mtimeMs).toUTCString() : undefined,
+      };
+      this.versions.set(st, v);
+    }
+    return v;
   }
 
   /**
@@ -532,6 +557,22 @@ export class Store {
   }
 
   /**
+   * A GET's JSON remembered in the domain's view under `key` (`DomainFile.remembered`): answered
+   * without the file's locks and libhdf5 when the file did not change since a read under its
+   * locks verified it (files.ts `unchangedSinceVerified`), else computed (and remembered) by a
+   * read as `read` runs it. `worth` as `remembered`'s. Callers must not mutate the result.
+   * @throws as `read` and `compute`
+   */
+  private async readRemembered<T>(domain: string, key: string, compute: (f: DomainFile) => T, worth?: (v: T) => boolean): Promise<T> {
+    const f = await this.fileFor(domain);
+    if (this.files.unchangedSinceVerified(f)) {
+      const hit = f.rememberedOnly<T>(key);
+      if (hit !== undefined) return hit;
+    }
+    return this.files.read(f, (ff) => ff.remembered(key, () => compute(ff), worth));
+  }
+
+  /**
    * Run a read that needs every object of the domain (`all`: address -> kind, without the
    * reserved group's internal objects), found first by a walk in slices of `WALK_SLICE_MS`
    * with the event loop running between them, the read lock held throughout (issue #24 item 9:
@@ -624,11 +665,13 @@ export class Store {
     }
     const { p, st } = this.statOf(domain);
     if (st.isDirectory()) return this.folderJson(p, st);
-    return this.read(domain, (f) => {
+    const known = await this.readRemembered(domain, 'domain', (f) => {
       const t = f.fileTimes();
-      const owner = readFileAcl(f)?.owner || this.folders.effective(path.dirname(p))?.owner || this.opts.defaultOwner;
-      return { class: 'domain', owner, root: f.rootId, created: t.created, lastModified: t.lastModified };
+      return { root: f.rootId, created: t.created, lastModified: t.lastModified, owner: readFileAcl(f)?.owner };
     });
+    // the folder's owner is not the file's: looked up on every request (its sidecar may change)
+    const owner = known.owner || this.folders.effective(path.dirname(p))?.owner || this.opts.defaultOwner;
+    return { class: 'domain', owner, root: known.root, created: known.created, lastModified: known.lastModified };
   }
 
   // -------------------------------------------------------------------------------------------
@@ -1428,7 +1471,7 @@ export class Store {
 
   getGroup(domain: string, id: string, opts: groups.GroupJsonOptions) {
     const key = `g ${id} ${+!!opts.includeLinks}${+!!opts.includeAttrs}${+!!opts.alias}${+!!opts.createOrder}`;
-    return this.read(domain, (f) => f.remembered(key, () => groups.getGroup(f, id, opts)));
+    return this.readRemembered(domain, key, (f) => groups.getGroup(f, id, opts));
   }
   /** POST /groups: `create` is checked on the group the new link goes into (`mayPlace`). */
   createGroup(domain: string, body: Record<string, unknown>, implicit: boolean, access: Access = allowAll) {
@@ -1550,7 +1593,7 @@ export class Store {
     return this.write(domain, (f) => linkWrites.putLinksBulk(f, items));
   }
   getLink(domain: string, groupId: string, name: string) {
-    return this.read(domain, (f) => f.remembered(`l ${groupId} ${name}`, () => links.getLink(f, groupId, name)));
+    return this.readRemembered(domain, `l ${groupId} ${name}`, (f) => links.getLink(f, groupId, name));
   }
   putLink(domain: string, groupId: string, name: string, spec: linkWrites.LinkSpec) {
     return this.write(domain, (f) => linkWrites.putLink(f, groupId, name, spec));
@@ -1568,7 +1611,7 @@ export class Store {
   }
 
   getDataset(domain: string, id: string, opts: dsets.DatasetOptions) {
-    return this.read(domain, (f) => f.remembered(`d ${id} ${JSON.stringify(opts)}`, () => dsets.getDataset(f, id, opts)));
+    return this.readRemembered(domain, `d ${id} ${JSON.stringify(opts)}`, (f) => dsets.getDataset(f, id, opts));
   }
   getDatasetTypeAndShape(domain: string, id: string) {
     return this.read(domain, (f) => dsets.getTypeAndShape(f, id));
@@ -1582,7 +1625,7 @@ export class Store {
   }
 
   getDatatype(domain: string, id: string, opts: { includeAttrs?: boolean; alias?: boolean } = {}) {
-    return this.read(domain, (f) => f.remembered(`t ${id} ${+!!opts.includeAttrs}${+!!opts.alias}`, () => dtypes.getDatatype(f, id, opts)));
+    return this.readRemembered(domain, `t ${id} ${+!!opts.includeAttrs}${+!!opts.alias}`, (f) => dtypes.getDatatype(f, id, opts));
   }
   /** POST /datatypes: `create` is checked on the group the new link goes into (`mayPlace`). */
   createDatatype(domain: string, body: Record<string, unknown>, implicit: boolean, access: Access = allowAll) {
@@ -1605,7 +1648,7 @@ export class Store {
   }
   getAttribute(domain: string, kind: ObjectKind, id: string, name: string, includeData = true, vopts: attrs.ValueOptions = {}) {
     const key = `a ${kind} ${id} ${name} ${+includeData}${+!!vopts.base64} ${vopts.maxDataSize ?? 0}`;
-    return this.read(domain, (f) => f.remembered(key, () => attrs.attributeAsText(attrs.getAttribute(f, kind, id, name, includeData, vopts)), smallValue));
+    return this.readRemembered(domain, key, (f) => attrs.attributeAsText(attrs.getAttribute(f, kind, id, name, includeData, vopts)), smallValue);
   }
   readAttributeValue(domain: string, kind: ObjectKind, id: string, name: string, vopts: attrs.ValueOptions = {}) {
     return this.read(domain, (f) => attrs.readAttributeValue(f, kind, id, name, vopts));

@@ -15,13 +15,13 @@
  * 6. a loopback server answers only to loopback names and configured ones (DNS rebinding).
  */
 import { expect } from 'chai';
-import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { groupAdd, userAdd } from '../../src/auth/admin.js';
 import { expectError, headerRequest } from '../helpers/apiExtra.js';
 import { type TestIssuer, startIssuer } from '../helpers/oidc.js';
-import { PYTHON, python } from '../helpers/python.js';
+import { holdFlock } from '../helpers/live.js';
+import { python } from '../helpers/python.js';
 import { Client, type TestServer, copyFixtures, fixturePath, startServer, tempRoot } from '../helpers/server.js';
 
 const PW = { admin: 'adm-pw-4k2j', alice: 'alice-pw-8h3g', bob: 'bob-pw-2m9x', carol: 'carol-pw-6t1q' };
@@ -146,12 +146,8 @@ describe('data reachable by the wrong user (issue #24 items 1-4)', function () {
       // exclusive flock): the listing judges the file by its folder
       const fresh = '/home/alice/fresh.h5';
       fs.copyFileSync(fixturePath('tall.h5'), path.join(srv.root, fresh));
-      const holder = spawn(PYTHON, ['-u', '-c', "import fcntl, sys, time\nf = open(sys.argv[1], 'rb')\nfcntl.flock(f, fcntl.LOCK_EX)\nprint('READY', flush=True)\ntime.sleep(30)", path.join(srv.root, fresh)], { stdio: ['ignore', 'pipe', 'inherit'] });
+      const held = await holdFlock(path.join(srv.root, fresh));
       try {
-        await new Promise<void>((resolve, reject) => {
-          holder.stdout!.on('data', (b: Buffer) => b.toString().includes('READY') && resolve());
-          holder.once('exit', (code) => reject(new Error(`the lock holder exited (${code})`)));
-        });
         const names = async (who: Name | undefined) => {
           const r = await as(who, '/home/alice/').get('/domains');
           expect(r.status, r.text).to.equal(200);
@@ -162,7 +158,7 @@ describe('data reachable by the wrong user (issue #24 items 1-4)', function () {
         expect(anon, 'anonymous').to.not.include(dropped);
         expect((await names('alice')).find((d) => d.name === fresh)).to.include({ beingWritten: true });
       } finally {
-        holder.kill();
+        held.release();
       }
     });
 

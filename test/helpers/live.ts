@@ -315,3 +315,22 @@ export async function followEvents(url: string, headers: Record<string, string> 
     },
   };
 }
+
+/** A kernel lock another program holds on a file (`holdFlock`); `release` ends that program. */
+export interface HeldLock {
+  release(): void;
+}
+
+/**
+ * Another program (Python) takes an exclusive `flock` on `file`, as libhdf5 does when h5py opens
+ * a file for writing with file locking, and holds it until `release` (or `seconds`). Resolves
+ * once the lock is held. @throws Error when the program exits first
+ */
+export async function holdFlock(file: string, seconds = 30): Promise<HeldLock> {
+  const holder = spawn(PYTHON, ['-u', '-c', "import fcntl, sys, time\nf = open(sys.argv[1], 'rb')\nfcntl.flock(f, fcntl.LOCK_EX)\nprint('READY', flush=True)\ntime.sleep(float(sys.argv[2]))", file, String(seconds)], { stdio: ['ignore', 'pipe', 'inherit'] });
+  await new Promise<void>((resolve, reject) => {
+    holder.stdout!.on('data', (b: Buffer) => b.toString().includes('READY') && resolve());
+    holder.once('exit', (code) => reject(new Error(`the lock holder exited (${code})`)));
+  });
+  return { release: () => holder.kill() };
+}

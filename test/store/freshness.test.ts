@@ -10,6 +10,8 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { expect } from 'chai';
 import { expectH5StoreErrorAsync } from '../helpers/errors.js';
+import { sleep } from '../helpers/apiExtra.js';
+import { holdFlock } from '../helpers/live.js';
 import { python } from '../helpers/python.js';
 import { type TempStore, tempStore } from '../helpers/store.js';
 
@@ -61,3 +63,75 @@ describe('store in-process: what is learnt from a file, across changes and resta
     expect(d.md5_sum).to.not.equal(a.md5_sum);
   });
 });
+
+describe('store in-process: remembered answers without the locks (files.ts unchangedSinceVerified)', function () {
+  this.timeout(60000);
+  let t: TempStore;
+  beforeEach(() => {
+    // a short lock wait: a read that must take the file's lock while another program holds it answers 503 soon
+    t = tempStore({ lockWaitMs: 300 });
+  });
+  afterEach(() => t.close());
+
+  /** A domain with a group `g` carrying an int attribute `a`, a clock tick old. */
+  async function made(name: string): Promise<{ file: string; root: string; g: string }> {
+    await t.store.createDomain(name, {});
+    const root = await t.store.rootId(name);
+    const g = ((await t.store.createGroup(name, { link: { id: root, name: 'g' } }, false)) as { id: string }).id;
+    await t.store.putAttribute(name, 'group', g, 'a', { type: 'H5T_STD_I32LE', shape: [], value: 1 }, false);
+    await sleep(40);
+    return { file: path.join(t.root, name), root, g };
+  }
+
+  it('a GET answered before is answered again while another program holds the file, until the file changes', async () => {
+    const { file, g } = await made('/held.h5');
+    const first = await t.store.getGroup('/held.h5', g, {}); // read under the locks: verified and remembered
+    const held = await holdFlock(file);
+    try {
+      const t0 = performance.now();
+      expect(await t.store.getGroup('/held.h5', g, {}), 'the remembered answer itself').to.equal(first);
+      expect(performance.now() - t0, 'no wait for the lock').to.be.below(250);
+      // what was not remembered needs the file: it waits for the lock and gives up
+      await expectH5StoreErrorAsync(() => t.store.getGroup('/held.h5', g, { includeLinks: true }), 503);
+      // the holder changes the file (here only its times): nothing remembered is answered any more
+      const later = new Date(Date.now() + 5000);
+      fs.utimesSync(file, later, later);
+      await expectH5StoreErrorAsync(() => t.store.getGroup('/held.h5', g, {}), 503);
+    } finally {
+      held.release();
+    }
+  });
+
+  it('a change by another program right after a read is seen by the next read (same size, in place)', async () => {
+    const { file, g } = await made('/inplace.h5');
+    const value = async () => JSON.parse((await t.store.getAttribute('/inplace.h5', 'group', g, 'a')).value.text);
+    expect(await value()).to.equal(1);
+    expect(await value()).to.equal(1); // remembered
+    const size = fs.statSync(file).size;
+    python(`import h5py, sys\nwith h5py.File(sys.argv[1], 'r+') as f: f['g'].attrs.modify('a', 2)`, [file]);
+    expect(fs.statSync(file).size, 'written in place').to.equal(size);
+    expect(await value()).to.equal(2);
+    // and again right away, then a tick later (the lock-free path once verified again)
+    expect(await value()).to.equal(2);
+    await sleep(40);
+    expect(await value()).to.equal(2);
+    expect(await value()).to.equal(2);
+  });
+
+  it('this process\'s write is seen by the next read at once, through every name of the file', async () => {
+    const { file } = await made('/own.h5');
+    fs.symlinkSync(file, path.join(t.root, 'alias.h5'));
+    // ids are a domain name's: the group through each name
+    const gOf = { '/own.h5': (await t.store.lookupPath('/own.h5', '/g')).json.id, '/alias.h5': (await t.store.lookupPath('/alias.h5', '/g')).json.id };
+    const value = async (d: '/own.h5' | '/alias.h5') => JSON.parse((await t.store.getAttribute(d, 'group', gOf[d], 'a')).value.text);
+    for (const d of ['/own.h5', '/alias.h5'] as const) {
+      expect(await value(d)).to.equal(1);
+      expect(await value(d)).to.equal(1);
+    }
+    await sleep(40);
+    for (const d of ['/own.h5', '/alias.h5'] as const) expect(await value(d)).to.equal(1);
+    await t.store.putAttribute('/own.h5', 'group', gOf['/own.h5'], 'a', { type: 'H5T_STD_I32LE', shape: [], value: 3 }, true);
+    for (const d of ['/alias.h5', '/own.h5'] as const) expect(await value(d), d).to.equal(3);
+  });
+});
+

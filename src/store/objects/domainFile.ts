@@ -177,14 +177,24 @@ export class DomainFile implements FileUser {
    * refuses (large values). Callers must not mutate the result (handlers spread it).
    */
   remembered<T>(key: string, compute: () => T, worth: (v: T) => boolean = () => true): T {
+    const hit = this.rememberedOnly<T>(key);
+    if (hit !== undefined) return hit;
     const cache = this.view_.get(REMEMBERED);
-    const hit = cache.get(key);
-    if (hit !== undefined) return hit as T;
     const v = compute();
     if (!worth(v)) return v;
     if (cache.size >= JSON_CACHE_ENTRIES) cache.clear();
     cache.set(key, v);
     return v;
+  }
+
+  /**
+   * What `remembered` holds for `key` in the current view, computing nothing (undefined when it
+   * holds nothing, or while a write changes the file: its view is transient). Callers must not
+   * mutate the result.
+   */
+  rememberedOnly<T>(key: string): T | undefined {
+    if (this.view_.transient) return undefined;
+    return this.view_.get(REMEMBERED).get(key) as T | undefined;
   }
 
   // -------------------------------------------------------------------------------------------

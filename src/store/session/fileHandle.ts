@@ -59,6 +59,14 @@ export const FOREIGN_LIVE_MS = 10_000;
 export const FOREIGN_WRITER_MS = 2_000;
 
 /** The stamp of a stat(2) result. */
+/**
+ * Longest step of the clock that stamps a file's mtime and ctime (ms; Linux stamps them with
+ * its coarse clock, one scheduler tick: 1-10 ms): two versions of a file stamped less than this
+ * apart may have the same stat. Kept for conditional.ts's ETags (store `fileVersion`) and the
+ * reads without locks (files.ts `unchangedSinceVerified`).
+ */
+export const STAMP_TICK_MS = 20;
+
 export function stampOf(st: fs.Stats): FileStamp {
   return { size: st.size, mtimeMs: st.mtimeMs, ino: st.ino, ctimeMs: st.ctimeMs, birthtimeMs: st.birthtimeMs };
 }
@@ -115,6 +123,14 @@ export class FileHandle {
    * not kept out by the lease).
    */
   checkedStat: object | undefined;
+  /**
+   * Wall-clock time (`Date.now()` ms) at which a read holding the file's shared lock last found
+   * the file at `stamp` with the lock file's commit counter at `counter` (files.ts
+   * `prepareRead`); 0: not since the stamp last changed. What the view remembered may be
+   * answered without the locks while the file's stat still says `stamp`, once this is a clock
+   * tick past the stamp's mtime (files.ts `unchangedSinceVerified`).
+   */
+  verifiedAt = 0;
 
   constructor(
     /** `dev:ino` (a local file) or the URL of a mounted object */
