@@ -1577,7 +1577,11 @@ export class Store {
   }
   /** A page of links with their JSON text pieces (`links.listLinksPage`, GET .../links). */
   listLinksPage(domain: string, groupId: string, opts: links.LinkListOptions) {
-    return this.read(domain, (f) => links.listLinksPage(f, groupId, opts));
+    // a page asked again (a client paging the same group, a viewer polling it) is remembered,
+    // except under a pattern (a function: no key); its pieces are the view's own
+    if (opts.pattern) return this.read(domain, (f) => links.listLinksPage(f, groupId, opts));
+    const key = `lp ${groupId} ${+!!opts.createOrder} ${opts.limit ?? ''} ${opts.marker === undefined ? '-' : `=${opts.marker}`}`;
+    return this.readRemembered(domain, key, (f) => links.listLinksPage(f, groupId, opts));
   }
   listLinksDeep(domain: string, groupId: string, opts: Omit<links.LinkListOptions, 'marker'>) {
     return this.read(domain, (f) => links.listLinksDeep(f, groupId, { ...opts, maxAnswer: this.limits.maxObjectsPerAnswer }));
