@@ -64,7 +64,7 @@ describe('store in-process: what is learnt from a file, across changes and resta
   });
 });
 
-describe('store in-process: remembered answers without the locks (files.ts unchangedSinceVerified)', function () {
+describe('store in-process: reads without the locks of a file verified unchanged (files.ts unchangedSinceVerified, readUnlocked)', function () {
   this.timeout(60000);
   let t: TempStore;
   beforeEach(() => {
@@ -83,7 +83,7 @@ describe('store in-process: remembered answers without the locks (files.ts uncha
     return { file: path.join(t.root, name), root, g };
   }
 
-  it('a GET answered before is answered again while another program holds the file, until the file changes', async () => {
+  it('while another program holds the file unchanged, GETs are answered (remembered or read); once it changes they wait for it', async () => {
     const { file, g } = await made('/held.h5');
     const first = await t.store.getGroup('/held.h5', g, {}); // read under the locks: verified and remembered
     const held = await holdFlock(file);
@@ -91,15 +91,44 @@ describe('store in-process: remembered answers without the locks (files.ts uncha
       const t0 = performance.now();
       expect(await t.store.getGroup('/held.h5', g, {}), 'the remembered answer itself').to.equal(first);
       expect(performance.now() - t0, 'no wait for the lock').to.be.below(250);
-      // what was not remembered needs the file: it waits for the lock and gives up
-      await expectH5StoreErrorAsync(() => t.store.getGroup('/held.h5', g, { includeLinks: true }), 503);
-      // the holder changes the file (here only its times): nothing remembered is answered any more
+      // what was not remembered is read from the file as it is, without its lock (files.ts
+      // readUnlocked): the holder is not kept out, nor is the read
+      const withLinks = await t.store.getGroup('/held.h5', g, { includeLinks: true });
+      expect(withLinks.id).to.equal(g);
+      // the holder changes the file (here only its times): now every read needs the lock, and waits
       const later = new Date(Date.now() + 5000);
       fs.utimesSync(file, later, later);
       await expectH5StoreErrorAsync(() => t.store.getGroup('/held.h5', g, {}), 503);
+      await expectH5StoreErrorAsync(() => t.store.getGroup('/held.h5', g, { includeAttrs: true }), 503);
     } finally {
       held.release();
     }
+  });
+
+  it('a read without the locks during which the file changes is given up and made again under them, its result or error dropped', async () => {
+    const { file, g } = await made('/race.h5');
+    await t.store.getGroup('/race.h5', g, {}); // verified
+    const files = t.store.files;
+    const f = files.entry('/race.h5', file);
+    const touch = (ms: number) => {
+      const later = new Date(Date.now() + ms);
+      fs.utimesSync(file, later, later);
+    };
+    let calls = 0;
+    // another program writes while the read runs: the read's answer is not used
+    expect(await files.read(f, () => (++calls === 1 && touch(5000), calls))).to.equal(2);
+    await sleep(40);
+    await t.store.getGroup('/race.h5', g, {}); // verified again, a tick after the change
+    // the same with a read that failed on what it saw (a torn state): its error is not answered
+    calls = 0;
+    const r = await files.read(f, () => {
+      if (++calls === 1) {
+        touch(10000);
+        throw new Error('libhdf5 failed on a half-written file');
+      }
+      return calls;
+    });
+    expect(r).to.equal(2);
   });
 
   it('a change by another program right after a read is seen by the next read (same size, in place)', async () => {

@@ -228,6 +228,9 @@ interface Known {
   matched: object | undefined;
 }
 
+/** `readUnlocked`: the read must be made under the locks. */
+const CHANGED = Symbol('changed');
+
 export class FileCache {
   private readonly domains = new Map<string, Known>();
   private readonly handles = new Map<string, FileHandle>();
@@ -448,6 +451,8 @@ export class FileCache {
    *   another program writes stays inconsistent
    */
   async read<T>(f: DomainFile, fn: (f: DomainFile) => T): Promise<T> {
+    const seen = this.readUnlocked(f, fn);
+    if (seen !== CHANGED) return seen;
     for (let attempt = 0; ; attempt++) {
       const release = await this.acquireRead(f);
       const h = f.handle;
@@ -467,6 +472,56 @@ export class FileCache {
       if (!torn) return result;
       if (attempt > 0) throw liveInconsistent();
     }
+  }
+
+  /**
+   * A read of a file verified unchanged (`unchangedSinceVerified`), without its cross-process
+   * locks: `fn` runs on the open read-only handle under this process's read lock only, and its
+   * result (or error) stands when the file's stat is still the verified one afterwards. A write
+   * of another process that touched any byte `fn` read moved the stat before the bytes changed
+   * (the kernel stamps mtime before it copies a write), in a later clock tick than the verified
+   * mtime, so a read that raced one is seen and given up (`CHANGED`): the locked path then
+   * notices the change and replaces what was learnt from the file, what `fn` may have cached
+   * included. Writers of other programs are never locked out by these reads (issue #26 item 3).
+   * Not for a handle another program writes without locks (`foreignWriter`: it changes too
+   * often), a handle not open, a write of this process (it holds the file's write lock in the
+   * process: `tryRead` fails; the read-write handle kept between writes is read as the locked path
+   * reads it), or a mounted object. @returns `fn`'s result, or CHANGED when the locked path must run
+   * @throws what `fn` threw, when the file did not change meanwhile
+   */
+  private readUnlocked<T>(f: DomainFile, fn: (f: DomainFile) => T): T | Promise<T> | typeof CHANGED {
+    const h = f.handle;
+    if (h.fid === undefined || h.foreignWriter() || !this.unchangedSinceVerified(f) || !h.lock.tryRead()) return CHANGED;
+    const end = openSection();
+    const done = () => {
+      end();
+      h.lastUsed = performance.now();
+      h.lock.releaseRead();
+    };
+    let result: T | Promise<T>;
+    try {
+      result = hdf5Turn(() => fn(f));
+    } catch (e) {
+      done();
+      if (this.unchangedSinceVerified(f)) throw e;
+      return CHANGED;
+    }
+    if (!(result instanceof Promise)) {
+      done();
+      return this.unchangedSinceVerified(f) ? result : CHANGED;
+    }
+    // libhdf5 was busy on the worker thread: the read ran later
+    return result.then(
+      (r) => {
+        done();
+        return this.unchangedSinceVerified(f) ? r : this.read(f, fn);
+      },
+      (e) => {
+        done();
+        if (this.unchangedSinceVerified(f)) throw e;
+        return this.read(f, fn);
+      },
+    );
   }
 
   /**
