@@ -1705,7 +1705,29 @@ export class Store {
    */
   async readValues(domain: string, id: string, req: values.ReadRequest, format: values.ValueFormat, access: Access = allowAll): Promise<values.ValueSource> {
     const f = await this.fileFor(domain);
-    const unlock = await this.files.acquireRead(f);
+    // A file verified unchanged: a value read whole (no longer than a page) is read without the
+    // file's cross-process locks and stands if the file is still unchanged afterwards
+    // (files.ts `beginUnlocked`); a stream, or a read the file changed under, takes the locks.
+    const unlocked = this.files.beginUnlocked(f);
+    if (unlocked !== undefined) {
+      let src: values.ValueSource | undefined;
+      try {
+        src = await this.openValues(f, id, req, format, access, unlocked, true);
+      } catch (e) {
+        if (unlocked()) throw e;
+      }
+      if (src && unlocked()) return src;
+      await src?.close();
+    }
+    return (await this.openValues(f, id, req, format, access, await this.files.acquireRead(f), false))!;
+  }
+
+  /**
+   * `readValues` once the file is held (`unlock` lets it go: called once, when the value is
+   * read or the read fails). `wholeOnly`: a value that would be streamed is not opened (the
+   * file let go, undefined returned) before anything is read.
+   */
+  private async openValues(f: DomainFile, id: string, req: values.ReadRequest, format: values.ValueFormat, access: Access, unlock: () => void, wholeOnly: boolean): Promise<values.ValueSource | undefined> {
     let leave: (() => Promise<void>) | undefined;
     let plan: values.ReadPlan | undefined;
     let released = false;
@@ -1719,6 +1741,10 @@ export class Store {
     try {
       leave = await this.enterReached(f, id, 'read', access);
       plan = await hdf5Turn(() => values.planRead(f, id, req, this.limits));
+      if (wholeOnly && !values.readsWhole(plan, format)) {
+        release();
+        return undefined;
+      }
       // a file another program writes: libhdf5 failing on it while the pages are read is the
       // file changing under the read (503, Retry-After), not a fault of the server (issue #26)
       return await values.openValueSource(plan, format, this.pagePool, release, { log: this.opts.log, mapError: (e) => this.files.liveFailure(f, e) });

@@ -105,6 +105,33 @@ describe('store in-process: reads without the locks of a file verified unchanged
     }
   });
 
+  it('values: a value read whole is read while another program holds the unchanged file; a stream waits for the lock', async () => {
+    const { file, root } = await made('/values.h5');
+    const small = ((await t.store.createDataset('/values.h5', { type: 'H5T_STD_I32LE', shape: [4], value: [1, 2, 3, 4], link: { id: root, name: 's' } }, false)) as { id: string }).id;
+    const big = ((await t.store.createDataset('/values.h5', { type: 'H5T_IEEE_F32LE', shape: [1 << 19], link: { id: root, name: 'b' } }, false)) as { id: string }).id;
+    await sleep(40);
+    const bytes = async (id: string) => {
+      const src = await t.store.readValues('/values.h5', id, {}, { kind: 'binary', maxWholeBytes: 1 << 20 });
+      try {
+        const parts: Buffer[] = [];
+        for await (const p of src) parts.push(...p);
+        return Buffer.concat(parts);
+      } finally {
+        await src.close();
+      }
+    };
+    expect([...new Int32Array(new Uint8Array(await bytes(small)).buffer)]).to.deep.equal([1, 2, 3, 4]); // verifies the file
+    const held = await holdFlock(file);
+    try {
+      expect([...new Int32Array(new Uint8Array(await bytes(small)).buffer)]).to.deep.equal([1, 2, 3, 4]);
+      // 2 MiB: streamed in pages, which hold the file's lock between them
+      await expectH5StoreErrorAsync(() => bytes(big), 503);
+    } finally {
+      held.release();
+    }
+    expect((await bytes(big)).length).to.equal(4 << 19);
+  });
+
   it('a read without the locks during which the file changes is given up and made again under them, its result or error dropped', async () => {
     const { file, g } = await made('/race.h5');
     await t.store.getGroup('/race.h5', g, {}); // verified

@@ -490,38 +490,46 @@ export class FileCache {
    * @throws what `fn` threw, when the file did not change meanwhile
    */
   private readUnlocked<T>(f: DomainFile, fn: (f: DomainFile) => T): T | Promise<T> | typeof CHANGED {
-    const h = f.handle;
-    if (h.fid === undefined || h.foreignWriter() || !this.unchangedSinceVerified(f) || !h.lock.tryRead()) return CHANGED;
-    const end = openSection();
-    const done = () => {
-      end();
-      h.lastUsed = performance.now();
-      h.lock.releaseRead();
-    };
+    const done = this.beginUnlocked(f);
+    if (done === undefined) return CHANGED;
     let result: T | Promise<T>;
     try {
       result = hdf5Turn(() => fn(f));
     } catch (e) {
-      done();
-      if (this.unchangedSinceVerified(f)) throw e;
+      if (done()) throw e;
       return CHANGED;
     }
-    if (!(result instanceof Promise)) {
-      done();
-      return this.unchangedSinceVerified(f) ? result : CHANGED;
-    }
+    if (!(result instanceof Promise)) return done() ? result : CHANGED;
     // libhdf5 was busy on the worker thread: the read ran later
     return result.then(
-      (r) => {
-        done();
-        return this.unchangedSinceVerified(f) ? r : this.read(f, fn);
-      },
+      (r) => (done() ? r : this.read(f, fn)),
       (e) => {
-        done();
-        if (this.unchangedSinceVerified(f)) throw e;
+        if (done()) throw e;
         return this.read(f, fn);
       },
     );
+  }
+
+  /**
+   * Begin a read of `f` without its cross-process locks (`readUnlocked`'s rules), for reads that
+   * span `await`s (store.ts `readValues`: a value read whole).
+   * @returns the read's end (idempotent): lets the file go and says whether what was read stands
+   *   (the file's stat is still the verified one); undefined when the read must take the locks
+   */
+  beginUnlocked(f: DomainFile): (() => boolean) | undefined {
+    const h = f.handle;
+    if (h.fid === undefined || h.foreignWriter() || !this.unchangedSinceVerified(f) || !h.lock.tryRead()) return undefined;
+    const end = openSection();
+    let stands: boolean | undefined;
+    return () => {
+      if (stands === undefined) {
+        end();
+        h.lastUsed = performance.now();
+        h.lock.releaseRead();
+        stands = this.unchangedSinceVerified(f);
+      }
+      return stands;
+    };
   }
 
   /**

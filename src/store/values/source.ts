@@ -233,6 +233,17 @@ export class ValueSource implements AsyncIterableIterator<Buffer[]> {
 }
 
 /**
+ * Whether `openValueSource` reads the value of `plan` whole before it hands the source out
+ * (binary values up to `format.maxWholeBytes`, default STREAM_PAGE_BYTES, and JSON values up to
+ * `pageBytes`; both at most `pageBytes`), rather than streaming it in pages.
+ */
+export function readsWhole(plan: ReadPlan, format: ValueFormat): boolean {
+  const pageBytes = plan.limits.pageBytes;
+  if (format.kind !== 'binary') return plan.bytes <= pageBytes;
+  return plan.bytes <= Math.min(format.maxWholeBytes ?? Math.min(STREAM_PAGE_BYTES, pageBytes), pageBytes);
+}
+
+/**
  * Open the source of a planned read in `format` (see `ValueSource`): the page source chosen
  * (read.ts `pagesFor`; file bytes for streamed binary values), and a value of one page read
  * now and the file let go (`release`) before it is formatted. Call with libhdf5 free; on a
@@ -250,9 +261,8 @@ export async function openValueSource(plan: ReadPlan, format: ValueFormat, pool:
     );
   }
   const view = viewOf(plan, format);
-  const pageBytes = plan.limits.pageBytes;
-  const streamPage = Math.min(STREAM_PAGE_BYTES, pageBytes);
-  const whole = plan.bytes <= (binary ? Math.min(format.maxWholeBytes ?? streamPage, pageBytes) : pageBytes);
+  const streamPage = Math.min(STREAM_PAGE_BYTES, plan.limits.pageBytes);
+  const whole = readsWhole(plan, format);
   // JSON values of one page are read into buffers of their own (their text is made at once)
   const use: PageUse = binary ? (whole ? { pool, pooled: true } : { pool, pooled: true, pageBytes: streamPage, fileBytes: true }) : { pool, pooled: !whole };
   let pages: PageSource;
