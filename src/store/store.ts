@@ -1652,7 +1652,7 @@ export class Store {
   }
   getAttribute(domain: string, kind: ObjectKind, id: string, name: string, includeData = true, vopts: attrs.ValueOptions = {}) {
     const key = `a ${kind} ${id} ${name} ${+includeData}${+!!vopts.base64} ${vopts.maxDataSize ?? 0}`;
-    return this.readRemembered(domain, key, (f) => attrs.attributeAsText(attrs.getAttribute(f, kind, id, name, includeData, vopts)), smallValue);
+    return this.readRemembered<attrs.AttributeJson>(domain, key, (f) => attrs.attributeAsText(attrs.getAttribute(f, kind, id, name, includeData, vopts)), smallValue);
   }
   readAttributeValue(domain: string, kind: ObjectKind, id: string, name: string, vopts: attrs.ValueOptions = {}) {
     return this.read(domain, (f) => attrs.readAttributeValue(f, kind, id, name, vopts));

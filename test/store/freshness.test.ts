@@ -160,7 +160,7 @@ describe('store in-process: reads without the locks of a file verified unchanged
 
   it('a change by another program right after a read is seen by the next read (same size, in place)', async () => {
     const { file, g } = await made('/inplace.h5');
-    const value = async () => JSON.parse((await t.store.getAttribute('/inplace.h5', 'group', g, 'a')).value.text);
+    const value = async () => JSON.parse(((await t.store.getAttribute('/inplace.h5', 'group', g, 'a')).value as { text: string }).text);
     expect(await value()).to.equal(1);
     expect(await value()).to.equal(1); // remembered
     const size = fs.statSync(file).size;
@@ -178,8 +178,9 @@ describe('store in-process: reads without the locks of a file verified unchanged
     const { file } = await made('/own.h5');
     fs.symlinkSync(file, path.join(t.root, 'alias.h5'));
     // ids are a domain name's: the group through each name
-    const gOf = { '/own.h5': (await t.store.lookupPath('/own.h5', '/g')).json.id, '/alias.h5': (await t.store.lookupPath('/alias.h5', '/g')).json.id };
-    const value = async (d: '/own.h5' | '/alias.h5') => JSON.parse((await t.store.getAttribute(d, 'group', gOf[d], 'a')).value.text);
+    const idAt = async (d: string) => (await t.store.lookupPath(d, '/g')).json.id as string;
+    const gOf = { '/own.h5': await idAt('/own.h5'), '/alias.h5': await idAt('/alias.h5') };
+    const value = async (d: '/own.h5' | '/alias.h5') => JSON.parse(((await t.store.getAttribute(d, 'group', gOf[d], 'a')).value as { text: string }).text);
     for (const d of ['/own.h5', '/alias.h5'] as const) {
       expect(await value(d)).to.equal(1);
       expect(await value(d)).to.equal(1);
