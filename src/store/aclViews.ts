@@ -302,7 +302,7 @@ export class AclViews {
    *   (bad parent id or path, missing parent) as `h5paths.planObjectPlace` throws them; a link
    *   name already taken is left to the create (after the check).
    */
-  mayPlace(f: DomainFile, body: Record<string, unknown>, implicit: boolean, access: Access): void {
+  mayPlace(f: DomainFile, body: h5paths.NewObjectPlace, implicit: boolean, access: Access): void {
     if (access.all) return;
     // Without object ACLs every group's view is the domain's, which the route's guard decided.
     const state = readFileAcl(f);
@@ -310,14 +310,12 @@ export class AclViews {
     // the group as the create resolves it (h5paths.planObjectPlace), before it looks at the name:
     // a refused requester learns nothing of the group's links
     let parent: bigint | undefined;
-    const link = body.link as { id?: unknown } | undefined;
-    if (link !== undefined) {
-      if (link && typeof link === 'object' && typeof link.id === 'string') parent = f.resolve(link.id, 'group');
-    } else if (body.h5path !== undefined) {
-      const start = body.parent_id !== undefined ? f.resolve(String(body.parent_id), 'group') : undefined;
+    if (body.link) parent = f.resolve(body.link.id, 'group');
+    else if (body.h5path !== undefined) {
+      const start = body.parent_id !== undefined ? f.resolve(body.parent_id, 'group') : undefined;
       parent = h5paths.placeOfPath(f, body.h5path, start, implicit).parent;
     }
-    if (parent === undefined) return; // anonymous, or a body the create refuses
+    if (parent === undefined) return; // anonymous
     const where = parent === f.rootAddr ? 'the root group' : `group ${f.idOf(parent, 'group')}`;
     const path = typeof body.h5path === 'string' ? ` (where ${JSON.stringify(body.h5path)} goes)` : '';
     access.check(this.viewInFile(f, parent), 'create', { domain: f.domain, what: `objects in ${where}${path} of ${f.domain}` });

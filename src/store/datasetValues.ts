@@ -113,7 +113,7 @@ export class DatasetValues {
   }
 
   /** PUT .../value?query=: update matching rows (values in other files need `write` access). */
-  queryUpdate(domain: string, id: string, query: string, update: unknown, opts: { select?: string; limit?: number }, access: Access = allowAll) {
+  queryUpdate(domain: string, id: string, query: string, update: Record<string, unknown>, opts: { select?: string; limit?: number }, access: Access = allowAll) {
     return this.core.write(domain, async (f) => {
       const leave = await this.enterReached(f, id, 'write', access);
       try {

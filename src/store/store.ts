@@ -58,6 +58,14 @@ export { DOMAIN_OBJS_MAX } from './objects/domainObjects.js';
 /** Most objects one batch create (POST /groups etc. with a list) makes (h5pyd 1.0 sends at most 300). */
 export const MAX_BATCH_OBJECTS = 1000;
 
+/** @throws H5StoreError PayloadTooLarge when one create request would make more than MAX_BATCH_OBJECTS objects. */
+export function checkBatchSize(n: number): void {
+  if (n > MAX_BATCH_OBJECTS) throw new H5StoreError('PayloadTooLarge', `${n} objects in one request: at most ${MAX_BATCH_OBJECTS}`);
+}
+
+/** One object of a create request (POST /groups, /datasets, /datatypes; parsed by http/bodies.ts `newObject`): its kind and its body. */
+export type NewObject = { kind: 'group'; body: groups.GroupCreate } | { kind: 'dataset'; body: dsets.DatasetCreate } | { kind: 'datatype'; body: dtypes.DatatypeCreate };
+
 /** An attribute JSON small enough to remember: no value, a scalar, at most 256 elements/characters, or value text of at most 64 KiB. */
 function smallValue(a: { value?: unknown }): boolean {
   const v = a.value;
@@ -272,8 +280,8 @@ export class Store {
     return this.core.readRemembered(domain, key, (f) => groups.getGroup(f, id, opts));
   }
   /** POST /groups: `create` is checked on the group the new link goes into (`AclViews.mayPlace`). */
-  createGroup(domain: string, body: Record<string, unknown>, implicit: boolean, access: Access = allowAll) {
-    return this.createWrite(domain, (f) => this.createIn(f, 'group', body, implicit, access) as Promise<groups.GroupJson>);
+  createGroup(domain: string, body: groups.GroupCreate, implicit: boolean, access: Access = allowAll) {
+    return this.createWrite(domain, (f) => this.createIn(f, { kind: 'group', body }, implicit, access) as Promise<groups.GroupJson>);
   }
   /** A write that creates objects: the ids clients gave them are stored before it commits (clientIds.ts `save`). */
   private createWrite<T>(domain: string, fn: (f: DomainFile) => T | Promise<T>): Promise<T> {
@@ -294,22 +302,18 @@ export class Store {
    * @throws H5StoreError BadRequest (an item, an id), Conflict (an id taken or given twice),
    *   PayloadTooLarge (more than MAX_BATCH_OBJECTS items)
    */
-  createObjects(domain: string, kind: ObjectKind, items: unknown[], implicit: boolean, access: Access = allowAll): Promise<Record<string, unknown>[]> {
-    if (items.length > MAX_BATCH_OBJECTS) throw new H5StoreError('PayloadTooLarge', `${items.length} objects in one request: at most ${MAX_BATCH_OBJECTS}`);
-    const bodies = items.map((it, i) => {
-      if (!it || typeof it !== 'object' || Array.isArray(it)) throw badRequest(`Item ${i} of the list is not a JSON object`);
-      return it as Record<string, unknown>;
-    });
+  createObjects(domain: string, items: NewObject[], implicit: boolean, access: Access = allowAll): Promise<Record<string, unknown>[]> {
+    checkBatchSize(items.length);
     const seen = new Set<string>();
-    for (const b of bodies) {
-      if (typeof b.id !== 'string') continue;
-      if (seen.has(b.id)) throw conflict(`id ${b.id} is given twice`);
-      seen.add(b.id);
+    for (const { body } of items) {
+      if (body.id === undefined) continue;
+      if (seen.has(body.id)) throw conflict(`id ${body.id} is given twice`);
+      seen.add(body.id);
     }
     return this.createWrite(domain, async (f) => {
-      for (const b of bodies) if (b.id !== undefined && b.id !== null) checkClientId(b.id, kind, f.rootId);
+      for (const o of items) if (o.body.id !== undefined) checkClientId(o.body.id, o.kind, f.rootId);
       const out: Record<string, unknown>[] = [];
-      for (const b of bodies) out.push((await this.createIn(f, kind, b, implicit, access)) as unknown as Record<string, unknown>);
+      for (const o of items) out.push((await this.createIn(f, o, implicit, access)) as unknown as Record<string, unknown>);
       return out;
     });
   }
@@ -317,10 +321,11 @@ export class Store {
    * One object of a create request, in a running write: `create` checked on the group its link
    * goes into (`mayPlace`), then created (a dataset's `value` written after it).
    */
-  private async createIn(f: DomainFile, kind: ObjectKind, body: Record<string, unknown>, implicit: boolean, access: Access) {
-    this.acls.mayPlace(f, body, implicit, access);
-    if (kind === 'group') return groups.createGroup(f, body, implicit);
-    if (kind === 'datatype') return dtypes.createDatatype(f, body, implicit);
+  private async createIn(f: DomainFile, o: NewObject, implicit: boolean, access: Access) {
+    this.acls.mayPlace(f, o.body, implicit, access);
+    if (o.kind === 'group') return groups.createGroup(f, o.body, implicit);
+    if (o.kind === 'datatype') return dtypes.createDatatype(f, o.body, implicit);
+    const body = o.body;
     const ds = await dsets.createDataset(f, body, implicit, this.limits);
     if (body.value !== undefined && body.value !== null) {
       if (ds.shape.class === 'H5S_NULL') throw badRequest('A dataset with a null dataspace (H5S_NULL) cannot have a value');
@@ -387,10 +392,10 @@ export class Store {
     return this.read(domain, (f) => dsets.getTypeAndShape(f, id));
   }
   /** POST /datasets (with an initial `value` when given): `create` is checked on the group the new link goes into (`mayPlace`). */
-  createDataset(domain: string, body: Record<string, unknown>, implicit: boolean, access: Access = allowAll) {
-    return this.createWrite(domain, (f) => this.createIn(f, 'dataset', body, implicit, access) as Promise<dsets.DatasetJson>);
+  createDataset(domain: string, body: dsets.DatasetCreate, implicit: boolean, access: Access = allowAll) {
+    return this.createWrite(domain, (f) => this.createIn(f, { kind: 'dataset', body }, implicit, access) as Promise<dsets.DatasetJson>);
   }
-  resizeDataset(domain: string, id: string, body: Record<string, unknown>) {
+  resizeDataset(domain: string, id: string, body: dsets.Resize) {
     return this.write(domain, (f) => dsets.resizeDataset(f, id, body, this.limits));
   }
 
@@ -398,8 +403,8 @@ export class Store {
     return this.core.readRemembered(domain, `t ${id} ${+!!opts.includeAttrs}${+!!opts.alias}`, (f) => dtypes.getDatatype(f, id, opts));
   }
   /** POST /datatypes: `create` is checked on the group the new link goes into (`mayPlace`). */
-  createDatatype(domain: string, body: Record<string, unknown>, implicit: boolean, access: Access = allowAll) {
-    return this.createWrite(domain, (f) => this.createIn(f, 'datatype', body, implicit, access) as Promise<dtypes.DatatypeJson>);
+  createDatatype(domain: string, body: dtypes.DatatypeCreate, implicit: boolean, access: Access = allowAll) {
+    return this.createWrite(domain, (f) => this.createIn(f, { kind: 'datatype', body }, implicit, access) as Promise<dtypes.DatatypeJson>);
   }
 
   listAttributes(domain: string, kind: ObjectKind, id: string, opts: attrs.AttributeListOptions) {
@@ -469,7 +474,7 @@ export class Store {
     return this.datasetValues.queryValues(domain, id, query, opts, access);
   }
   /** PUT .../value?query=: update matching rows (`DatasetValues.queryUpdate`). */
-  queryUpdate(domain: string, id: string, query: string, update: unknown, opts: { select?: string; limit?: number }, access: Access = allowAll) {
+  queryUpdate(domain: string, id: string, query: string, update: Record<string, unknown>, opts: { select?: string; limit?: number }, access: Access = allowAll) {
     return this.datasetValues.queryUpdate(domain, id, query, update, opts, access);
   }
   /** PUT .../value (`DatasetValues.writeValues`). */
