@@ -43,7 +43,7 @@ async function createTall(store: Store, domain: string): Promise<void> {
 async function createTypes(store: Store, domain: string): Promise<void> {
   await store.createDomain(domain, {});
   const root = await store.rootId(domain);
-  const put = async (name: string, body: Record<string, unknown>, value: unknown) => {
+  const put = async (name: string, body: { type: unknown; shape?: unknown; maxdims?: unknown; creationProperties?: Record<string, unknown> }, value: unknown) => {
     const ds = await store.createDataset(domain, { ...body, link: { id: root, name } }, false);
     if (value !== undefined) await store.writeValues(domain, ds.id, { json: { value } });
   };

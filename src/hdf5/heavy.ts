@@ -140,7 +140,7 @@ export function hdf5Turn<T>(fn: () => T): T | Promise<T> {
 /**
  * Let the event loop run one turn (timers, I/O, other requests), then resolve in libhdf5's turn
  * (`hdf5Turn`): the pause of long main-thread work that holds a file's read lock and calls
- * libhdf5 again as soon as it resumes (store.ts `readWalked`, `readInSteps`).
+ * libhdf5 again as soon as it resumes (store/domainFiles.ts `readWalked`, `readInSteps`).
  */
 export async function hdf5Pause(): Promise<void> {
   await new Promise<void>((resolve) => setImmediate(resolve));

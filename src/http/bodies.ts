@@ -4,14 +4,25 @@
  * names the field (the first problem, in the order the fields are checked), and the handler
  * gets a typed value. Messages are the API's own (tests and clients compare some of them).
  *
- * Bodies whose rules belong to the store (objects to create, values and points, resizes, each
- * attribute to write) are still checked by the store.
+ * What only the file can tell stays the store's to check: an object's type JSON, shape and
+ * creation properties against each other (codec/, store/objects/datasets.ts), ids against the
+ * domain's root and its objects, paths and link names against the groups they lead through,
+ * selections and points against the dataset's extent, values against their type, and each
+ * attribute to write.
  */
 import { z } from 'zod';
 import { type AclEntry, FLAGS, type Flag, checkAclName } from '../auth/acl.js';
-import { badRequest } from '../errors.js';
+import { H5StoreError, badRequest } from '../errors.js';
+import type { ObjectKind } from '../hdf5/objects.js';
 import { givenCreated } from '../store/objects/createdTimes.js';
+import type { DatasetCreate, Resize } from '../store/objects/datasets.js';
+import type { DatatypeCreate } from '../store/objects/datatypes.js';
+import type { GroupCreate } from '../store/objects/groups.js';
+import type { NewObjectPlace } from '../store/objects/h5paths.js';
+import { checkLinkName } from '../store/objects/links.js';
 import type { LinkPut, LinkSpec, LinksPost } from '../store/objects/linkWrites.js';
+import type { ValueReadBody } from '../store/values/read.js';
+import { type NewObject, checkBatchSize } from '../store/store.js';
 
 /**
  * A body parsed with its schema.
@@ -319,3 +330,160 @@ export function parseLinksPut(body: Record<string, unknown>, pathGroupId: string
   }
   return out;
 }
+
+/** A client's id for a new object (h5pyd 1.0); `null` is none. Its form is checked by the store (clientIds.ts `checkClientId`). */
+const clientId = z
+  .string({ error: '"id" must be a string' })
+  .nullable()
+  .optional()
+  .transform((v) => v ?? undefined);
+
+/** `link` of a create: the group the new object is linked into and the link's name (checked: links.ts `checkLinkName`). */
+const newObjectLink = z
+  .object(
+    {
+      id: z.string({ error: '"link.id" (the parent group id) is required' }),
+      name: z.custom<unknown>((v) => v !== undefined, { error: 'no h5path given: "link.name" is required' }),
+    },
+    { error: '"link" must be an object with "id" and "name"' },
+  )
+  .transform((l) => ({ id: l.id, name: checkLinkName(l.name) }));
+
+/** Where a new object goes (h5paths.ts `NewObjectPlace`): the fields, checked after the rest of the body's. */
+const placeFields = {
+  link: newObjectLink.optional(),
+  h5path: z.string({ error: '"h5path" must name an object' }).optional(),
+  parent_id: z.string({ error: '"parent_id" must be a group id' }).optional(),
+};
+
+/**
+ * A create body: a JSON object whose `link` and `h5path` exclude each other (checked first), then
+ * `fields` in their order, then `id` and the place (`placeFields`); other keys are left alone
+ * (h5pyd 1.0 sends an object's whole JSON: `created`, `lastModified`...).
+ */
+function createBody<S extends z.core.$ZodLooseShape>(fields: S) {
+  return jsonObject('The JSON body must be an object')
+    .refine((b) => b.link === undefined || b.h5path === undefined, { error: 'Give "link" or "h5path", not both' })
+    .pipe(z.looseObject({ ...fields, id: clientId, ...placeFields }))
+    .transform((b) => b as typeof b & NewObjectPlace); // link and h5path exclude each other (above)
+}
+
+/** A `type` that must be given (its JSON is the store's to check: codec/types.ts `parseType`). */
+function requiredType(message: string) {
+  return z.custom<unknown>((v) => v !== undefined, { error: message });
+}
+
+/**
+ * `POST /groups` (wire-reference 2.1): `creationProperties` (an object: `CreateOrder`, other keys
+ * kept as given), `id`, `link` or `h5path` (with `parent_id`).
+ */
+export const groupBody = createBody({ creationProperties: jsonObject('"creationProperties" must be an object').optional() }).transform((b): GroupCreate => b);
+
+/**
+ * `POST /datasets` (wire-reference 2.3): `type` (required), `shape`, `maxdims`,
+ * `creationProperties` (an object, or null for none), an initial `value`, `id`, `link` or
+ * `h5path` (with `parent_id`).
+ */
+export const datasetBody = createBody({
+  type: requiredType('POST Dataset has no type key in body'),
+  shape: z.unknown().optional(),
+  maxdims: z.unknown().optional(),
+  creationProperties: jsonObject('"creationProperties" must be an object')
+    .nullable()
+    .optional()
+    .transform((v) => v ?? undefined),
+  value: z.unknown().optional(),
+}).transform((b): DatasetCreate => b);
+
+/** `POST /datatypes` (wire-reference 2.5): `type` (required), `id`, `link` or `h5path` (with `parent_id`). */
+export const datatypeBody = createBody({ type: requiredType('POST Datatype has no type key in body') }).transform((b): DatatypeCreate => b);
+
+/** One object of `kind` to create, from its body (`groupBody`, `datasetBody`, `datatypeBody`). @throws BadRequest */
+export function newObject(kind: ObjectKind, body: unknown): NewObject {
+  if (kind === 'group') return { kind, body: parseBody(groupBody, body) };
+  if (kind === 'dataset') return { kind, body: parseBody(datasetBody, body) };
+  return { kind, body: parseBody(datatypeBody, body) };
+}
+
+/**
+ * `POST /groups`, `/datasets`, `/datatypes` with a JSON list (HSDS 1.0's batch create, issue
+ * #25): at most MAX_BATCH_OBJECTS items (413 before any item is looked at), each an object body
+ * of `kind` (`newObject`; a problem is named with the item's index).
+ * @throws PayloadTooLarge, BadRequest
+ */
+export function newObjects(kind: ObjectKind, items: unknown[]): NewObject[] {
+  checkBatchSize(items.length); // the store checks it too: here it comes before any item's problem
+  return items.map((it, i) => {
+    if (!it || typeof it !== 'object' || Array.isArray(it)) throw badRequest(`Item ${i} of the list is not a JSON object`);
+    try {
+      return newObject(kind, it);
+    } catch (e) {
+      if (e instanceof H5StoreError && e.code === 'BadRequest') throw badRequest(`Item ${i} of the list: ${e.message}`);
+      throw e;
+    }
+  });
+}
+
+/** A non-negative safe integer; `message` for anything else. */
+function count(message: string) {
+  return z.int({ error: message }).min(0, { error: message });
+}
+
+/** The new extent of a resize. */
+const resizeDims = z.array(count('Shape dimensions must be non-negative integers'), { error: '"shape" must be a list of integers, one per dimension' });
+
+/**
+ * `PUT /datasets/:id/shape` (wire-reference 2.3): `{"shape": [dims]}` (a number for one
+ * dimension) or `{"extend": n, "extend_dim": d}` (`d` 0 when left out or null), not both. The
+ * rank and the limits are the store's to check.
+ */
+export const resizeBody = z
+  .looseObject({ shape: z.unknown().optional(), extend: z.unknown().optional(), extend_dim: z.unknown().optional() })
+  .refine((b) => (b.shape === undefined) !== (b.extend === undefined), { error: 'Give either "shape" or "extend" (with optional "extend_dim")' })
+  .transform((b): Resize => {
+    if (b.shape !== undefined) return { shape: parseBody(resizeDims, typeof b.shape === 'number' ? [b.shape] : b.shape) };
+    return { extend: parseBody(count('"extend" must be a non-negative integer'), b.extend), extendDim: parseBody(count('"extend_dim" is out of range'), b.extend_dim ?? 0) };
+  });
+
+/** `start`, `stop` or `step` of a selection in a body: an integer (one dimension) or a list of integers; null is none. */
+function slabVector(key: string) {
+  const message = `'${key}' must be an integer or a list of integers, one per dimension`;
+  return z.union([z.int(), z.array(z.int())], { error: message }).nullable().optional();
+}
+
+/**
+ * `POST /datasets/:id/value` with a JSON body (wire-reference 2.4, 3.5): `points` (a list of
+ * coordinates), or a selection: `select` (the string grammar, or a list with one item per
+ * dimension: HSDS's and h5pyd's) or `start`/`stop`/`step`; `fields` (a string: the fields of a
+ * compound to read; another type is ignored, as it always was). Other keys (h5pyd 1.0 sends
+ * `query` there too) are left alone. Their values against the dataset's extent are the store's.
+ */
+export const valueReadBody = z
+  .looseObject({
+    points: z.array(z.unknown(), { error: 'Invalid points: expected a list of points' }).optional(),
+    select: z
+      .union([z.string(), z.array(z.unknown())], { error: "'select' must be a string such as '[0:10,:]' or a list with one item per dimension" })
+      .nullable()
+      .optional(),
+    start: slabVector('start'),
+    stop: slabVector('stop'),
+    step: slabVector('step'),
+    fields: z
+      .unknown()
+      .optional()
+      .transform((v) => (typeof v === 'string' ? v : undefined)),
+  })
+  .transform((b): ValueReadBody & { fields?: string } => b);
+
+/**
+ * `PUT /datasets/:id/value?query=` (a query update of a compound table, wire-reference 3.5): the
+ * fields to set, `{field: value}`, given as the body or as its `value`.
+ */
+export const queryUpdateBody = jsonObject('The JSON body must be an object').transform((b, ctx): Record<string, unknown> => {
+  const update = 'value' in b && typeof b.value === 'object' ? b.value : b;
+  if (!update || typeof update !== 'object' || Array.isArray(update)) {
+    ctx.addIssue({ code: 'custom', message: 'A query update needs a JSON object {field: value}' });
+    return z.NEVER;
+  }
+  return update as Record<string, unknown>;
+});

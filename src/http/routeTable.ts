@@ -135,7 +135,7 @@ export function route(method: Method, path: string, need: Route['need'], handler
  * into (`link.id`; else the group `h5path` goes into, relative to `parent_id`: the deepest
  * existing group on the way, issue #24 item 2; else `parent_id`; the domain's root when none is
  * given). The store checks the same group again inside the write, once the path is resolved in
- * the locked file (`Store.mayPlace`, with `AuthState.access`). A list body (HSDS 1.0's batch
+ * the locked file (`AclViews.mayPlace`, store/aclViews.ts, with `AuthState.access`). A list body (HSDS 1.0's batch
  * create, issue #25) is checked on the domain here, and each item's group by the store (`mayPlace`).
  */
 export function createdIn(ctx: Context): AclTarget {

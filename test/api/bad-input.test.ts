@@ -132,6 +132,47 @@ cases.push(
 );
 
 // ---------------------------------------------------------------------------------------------
+// bad create bodies (http/bodies.ts: POST /groups, /datasets, /datatypes, one object or a list)
+
+const post = (col: string, body: unknown) => ({ d }: Fx) => d.c.post(`/${col}`, body);
+const linked = (d: Dom, name = 'never') => ({ link: { id: d.root, name } });
+
+for (const col of ['groups', 'datasets', 'datatypes']) {
+  const typed = col === 'groups' ? {} : { type: I32 };
+  const body = (d: Dom, extra: Record<string, unknown>) => ({ ...typed, ...extra });
+  cases.push(
+    { name: `POST /${col}, "link" that is not an object`, run: ({ d }) => d.c.post(`/${col}`, body(d, { link: 'root' })), msg: ['"link"'] },
+    { name: `POST /${col}, "link" without "id"`, run: ({ d }) => d.c.post(`/${col}`, body(d, { link: { name: 'never' } })), msg: ['link.id'] },
+    { name: `POST /${col}, "link.id" that is a number`, run: ({ d }) => d.c.post(`/${col}`, body(d, { link: { id: 5, name: 'never' } })), msg: ['link.id'] },
+    { name: `POST /${col}, "link" without "name"`, run: ({ d }) => d.c.post(`/${col}`, body(d, { link: { id: d.root } })), msg: ['link.name'] },
+    { name: `POST /${col}, "link.name" empty`, run: ({ d }) => d.c.post(`/${col}`, body(d, { link: { id: d.root, name: '' } })), msg: ['name'] },
+    { name: `POST /${col}, "link.name" a number`, run: ({ d }) => d.c.post(`/${col}`, body(d, { link: { id: d.root, name: 7 } })), msg: ['name'] },
+    { name: `POST /${col}, "link" and "h5path"`, run: ({ d }) => d.c.post(`/${col}`, body(d, { ...linked(d), h5path: '/never2' })), msg: ['link', 'h5path'] },
+    { name: `POST /${col}, "h5path" a number`, run: ({ d }) => d.c.post(`/${col}`, body(d, { h5path: 3 })), msg: ['h5path'] },
+    { name: `POST /${col}, "h5path" empty`, run: ({ d }) => d.c.post(`/${col}`, body(d, { h5path: '' })), msg: ['h5path'] },
+    { name: `POST /${col}, "h5path" with a NUL`, run: ({ d }) => d.c.post(`/${col}`, body(d, { h5path: '/a\u0000b' })), msg: ['NUL'] },
+    { name: `POST /${col}, "h5path" under a missing group (404)`, run: ({ d }) => d.c.post(`/${col}`, body(d, { h5path: '/nogroup/never' })), status: 404 },
+    { name: `POST /${col}, "parent_id" of no group`, run: ({ d }) => d.c.post(`/${col}`, body(d, { h5path: 'never', parent_id: 'g-nope' })) },
+    { name: `POST /${col}, "id" a number`, run: ({ d }) => d.c.post(`/${col}`, body(d, { ...linked(d), id: 5 })), msg: ['"id"'] },
+    { name: `POST /${col}, "id" not an id`, run: ({ d }) => d.c.post(`/${col}`, body(d, { ...linked(d), id: 'g-nothex' })), msg: ['id'] },
+    { name: `POST /${col}, a body that is a string`, run: post(col, 'group') },
+    { name: `POST /${col} list, an item that is not an object`, run: ({ d }) => d.c.post(`/${col}`, [body(d, linked(d, 'never_a')), 5]), msg: ['item 1'] },
+    { name: `POST /${col} list, an item with a bad link (none of the list made)`, run: ({ d }) => d.c.post(`/${col}`, [body(d, linked(d, 'never_a')), body(d, { link: 'root' })]), msg: ['"link"'] },
+    { name: `POST /${col} list, more than 1000 items (413)`, run: ({ d }) => d.c.post(`/${col}`, Array.from({ length: 1001 }, () => body(d, {}))), status: 413, msg: ['1000'] },
+  );
+}
+cases.push(
+  { name: 'POST /groups, "creationProperties" a list', run: ({ d }) => d.c.post('/groups', { ...linked(d), creationProperties: [1] }), msg: ['creationProperties'] },
+  { name: 'POST /groups, "creationProperties" null', run: ({ d }) => d.c.post('/groups', { ...linked(d), creationProperties: null }), msg: ['creationProperties'] },
+  { name: 'POST /datasets, "creationProperties" a string', run: newDs({ type: I32, shape: [2], creationProperties: 'chunked' }), msg: ['creationProperties'] },
+  { name: 'POST /datasets list, an item without a type', run: ({ d }) => d.c.post('/datasets', [{ type: I32, shape: [1] }, { shape: [1] }]), msg: ['type'] },
+  { name: 'POST /datasets list, an initial value of the wrong length (none of the list made)', run: ({ d }) => d.c.post('/datasets', [{ type: I32, shape: [2], value: [1, 2] }, { type: I32, shape: [2], value: [1] }]) },
+  { name: 'POST /datasets, an initial value with H5S_NULL', run: newDs({ type: I32, shape: 'H5S_NULL', value: [1] }), msg: ['H5S_NULL'] },
+  { name: 'POST /datatypes without a type', run: ({ d }) => d.c.post('/datatypes', { link: { id: d.root, name: 'never_t' } }), msg: ['type'] },
+  { name: 'POST /datatypes list, an item without a type', run: ({ d }) => d.c.post('/datatypes', [{ type: I32 }, {}]), msg: ['type'] },
+);
+
+// ---------------------------------------------------------------------------------------------
 // bad attributes: the existing attribute "keep" ([10, 20] int32) must stay as it was
 
 const putKeep = (body: Record<string, unknown>) => ({ d }: Fx) => d.c.put(`/groups/${d.root}/attributes/keep`, body);
@@ -245,6 +286,19 @@ cases.push(
   { name: 'extend_dim out of range', run: resize('ext', { extend: 1, extend_dim: 1 }) },
   { name: 'resize an H5S_NULL dataset', run: resize('nul', { shape: [1] }) },
   { name: 'resize a scalar dataset', run: resize('scal', { shape: [1] }) },
+  { name: 'resize with a shape that is a string', run: resize('ext', { shape: '3' }), msg: ['shape'] },
+  { name: 'resize with a shape of fractions', run: resize('ext', { shape: [2.5] }), msg: ['shape'] },
+  { name: 'resize with a shape of null', run: resize('ext', { shape: null }), msg: ['shape'] },
+  { name: 'extend by a negative number', run: resize('ext', { extend: -1 }), msg: ['extend'] },
+  { name: 'extend by a string', run: resize('ext', { extend: '1' }), msg: ['extend'] },
+  { name: 'extend_dim negative', run: resize('ext', { extend: 1, extend_dim: -1 }), msg: ['extend_dim'] },
+  { name: 'extend_dim a string', run: resize('ext', { extend: 1, extend_dim: '0' }), msg: ['extend_dim'] },
+  { name: 'resize with a body that is a list', run: resize('ext', [3]) },
+  { name: 'resize with an empty body', run: ({ d, ids }) => d.c.request('PUT', `/datasets/${ids.ext}/shape`, { raw: '', headers: { 'content-type': 'application/json' } }) },
+  { name: 'resize of a missing dataset (404)', run: ({ d }) => d.c.put(`/datasets/d-00000000-00000000-0000-000000-000000/shape`, { shape: [3] }), status: 404 },
+  { name: 'query update whose "value" is a list', run: ({ d, ids }) => d.c.put(`/datasets/${ids.cmp}/value`, { value: [1, 2] }, { query: 'a > 0' }), msg: ['{field: value}'] },
+  { name: 'query update whose "value" is null', run: ({ d, ids }) => d.c.put(`/datasets/${ids.cmp}/value`, { value: null }, { query: 'a > 0' }), msg: ['{field: value}'] },
+  { name: 'query update with a body that is a list', run: ({ d, ids }) => d.c.put(`/datasets/${ids.cmp}/value`, [{ a: 1 }], { query: 'a > 0' }) },
 );
 
 describe('API write: bad input is refused with 400 (or 409/404) and leaves the file unchanged', function () {
@@ -357,6 +411,21 @@ describe('API read: bad selections and points are 400', function () {
     ['POST with neither points nor a selection', (g) => d.c.post(`/datasets/${g}/value`, {})],
     ['POST with points and a selection', (g) => d.c.post(`/datasets/${g}/value`, { points: [[0, 0]], select: '[0:1,0:1]' })],
     ['POST points on a scalar dataset', (_g, s) => d.c.post(`/datasets/${s}/value`, { points: [0] })],
+    ['POST points that are not a list', (g) => d.c.post(`/datasets/${g}/value`, { points: 3 })],
+    ['POST points null', (g) => d.c.post(`/datasets/${g}/value`, { points: null })],
+    ['POST an empty points list', (g) => d.c.post(`/datasets/${g}/value`, { points: [] })],
+    ['POST a point that is a string', (g) => d.c.post(`/datasets/${g}/value`, { points: [[0, 0], 'x'] })],
+    ['POST select that is a number', (g) => d.c.post(`/datasets/${g}/value`, { select: 3 })],
+    ['POST select that is an object', (g) => d.c.post(`/datasets/${g}/value`, { select: { a: 1 } })],
+    ['POST select as a list with a bad item', (g) => d.c.post(`/datasets/${g}/value`, { select: [0, { a: 1 }] })],
+    ['POST select as a list of the wrong rank', (g) => d.c.post(`/datasets/${g}/value`, { select: [0] })],
+    ['POST select together with start', (g) => d.c.post(`/datasets/${g}/value`, { select: '[0:1,0:1]', start: [0, 0] })],
+    ['POST start that is a string', (g) => d.c.post(`/datasets/${g}/value`, { start: 'a', stop: [1, 1] })],
+    ['POST stop with the wrong rank', (g) => d.c.post(`/datasets/${g}/value`, { stop: [1] })],
+    ['POST step of 0', (g) => d.c.post(`/datasets/${g}/value`, { step: [0, 1] })],
+    ['POST select in the body and in the query', (g) => d.c.request('POST', `/datasets/${g}/value`, { body: { select: '[0:1,0:1]' }, query: { select: '[0:1,0:1]' } })],
+    ['POST a body that is a list', (g) => d.c.post(`/datasets/${g}/value`, [[0, 0]])],
+    ['POST a body that is not JSON', (g) => d.c.request('POST', `/datasets/${g}/value`, { raw: '{"points": [[0, 0]', headers: { 'content-type': 'application/json' } })],
     ['GET fields= on a non-compound dataset', (g) => d.c.get(`/datasets/${g}/value`, { fields: 'a' })],
     ['GET query= on a non-compound dataset', (g) => d.c.get(`/datasets/${g}/value`, { query: 'a > 1' })],
   ];

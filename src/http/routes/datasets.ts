@@ -6,6 +6,7 @@
 import type { Context } from 'koa';
 import type { Deps } from '../deps.js';
 import { objectHrefs, ownedHrefs } from '../deps.js';
+import { parseBody, resizeBody } from '../bodies.js';
 import { type Href, Hrefs, sendJson, sendWithHrefs } from '../present.js';
 import { flag, jsonObject, refOf } from '../request.js';
 import { createObject, deleteObject, listCollection } from './objects.js';
@@ -64,7 +65,7 @@ export async function shape(ctx: Context, d: Deps): Promise<void> {
 /** `PUT /datasets/:id/shape`: resize (`{"shape"}` or `{"extend", "extend_dim"}`). */
 export async function resize(ctx: Context, d: Deps): Promise<void> {
   const ref = refOf(ctx);
-  const body = await jsonObject(ctx, d.config, { required: true });
+  const body = parseBody(resizeBody, await jsonObject(ctx, d.config, { required: true }));
   const r = await d.store.resizeDataset(ref.domain, ctx.params.id, body);
   const h = new Hrefs(ctx, d.config, ref);
   const out: Record<string, unknown> = { hrefs: [h.rel('self', `/datasets/${ctx.params.id}/shape`), h.rel('owner', `/datasets/${ctx.params.id}`)] };

@@ -12,6 +12,7 @@ import type { ObjectKind } from '../../hdf5/objects.js';
 import { COLLECTION } from '../../store/objects/ids.js';
 import type { Deps } from '../deps.js';
 import { objectHrefs } from '../deps.js';
+import { datasetBody, datatypeBody, groupBody, newObjects, parseBody } from '../bodies.js';
 import { Hrefs, sendJson } from '../present.js';
 import { accessOf, bodyListOf, bodyOf, flag, limitParam, markerParam, param, pathOptions, refOf } from '../request.js';
 
@@ -67,28 +68,29 @@ export async function deleteObject(ctx: Context, d: Deps, kind: ObjectKind): Pro
 }
 
 /**
- * `POST /<collection>`: create an object of `kind` from the body (the store checks it: type,
- * shape, link or h5path, creation properties), answered `201` with its JSON and hrefs; a list
- * body is HSDS 1.0's batch create (issue #25): all objects created or none (store.ts
- * `createObjects`; `create` checked on the group each item is linked into), answered
- * `201 {"objects": [...]}` in the order given.
+ * `POST /<collection>`: create an object of `kind` from the body (parsed at the edge:
+ * bodies.ts `groupBody`, `datasetBody`, `datatypeBody`; the store checks what needs the file:
+ * type, shape, creation properties, id, link or path), answered `201` with its JSON and hrefs;
+ * a list body is HSDS 1.0's batch create (issue #25; bodies.ts `newObjects`): all objects
+ * created or none (store.ts `createObjects`; `create` checked on the group each item is linked
+ * into), answered `201 {"objects": [...]}` in the order given.
  */
 export async function createObject(ctx: Context, d: Deps, kind: ObjectKind): Promise<void> {
   const ref = refOf(ctx);
   const implicit = flag(ctx, 'implicit');
   const list = bodyListOf(ctx);
   if (list !== undefined) {
-    const objects = await d.store.createObjects(ref.domain, kind, list, implicit, accessOf(ctx));
+    const objects = await d.store.createObjects(ref.domain, newObjects(kind, list), implicit, accessOf(ctx));
     sendJson(ctx, 201, { objects, hrefs: [] });
     return;
   }
   const body = bodyOf(ctx);
   const o =
     kind === 'group'
-      ? await d.store.createGroup(ref.domain, body, implicit, accessOf(ctx))
+      ? await d.store.createGroup(ref.domain, parseBody(groupBody, body), implicit, accessOf(ctx))
       : kind === 'dataset'
-        ? await d.store.createDataset(ref.domain, body, implicit, accessOf(ctx))
-        : await d.store.createDatatype(ref.domain, body, implicit, accessOf(ctx));
+        ? await d.store.createDataset(ref.domain, parseBody(datasetBody, body), implicit, accessOf(ctx))
+        : await d.store.createDatatype(ref.domain, parseBody(datatypeBody, body), implicit, accessOf(ctx));
   const h = new Hrefs(ctx, d.config, ref);
   sendJson(ctx, 201, { ...o, hrefs: objectHrefs(h, COLLECTION[kind], o.id, o.root) });
 }

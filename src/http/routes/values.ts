@@ -12,7 +12,7 @@ import { ownedHrefs } from '../deps.js';
 import { type Href, Hrefs, sendJson } from '../present.js';
 import { type DomainRef, accessOf, binaryBody, bodyIsBinary, flag, jsonBody, jsonObject, limitParam, param, rawBody, refOf, wantsBinary } from '../request.js';
 import { type ValueAnswer, sendValueSource } from '../valueAnswer.js';
-import { parseBody, valueWriteBody } from '../bodies.js';
+import { parseBody, queryUpdateBody, valueReadBody, valueWriteBody } from '../bodies.js';
 
 /** Integer query parameter or undefined. @throws BadRequest when not a non-negative integer. */
 function intParam(ctx: Context, name: string): number | undefined {
@@ -58,9 +58,8 @@ export async function readPoints(ctx: Context, d: Deps): Promise<void> {
   if (bodyIsBinary(ctx)) {
     req = { pointsBinary: await rawBody(ctx, d.config, d.config.maxBinaryBodyBytes, 'maxBinaryBodyBytes'), fields: param(ctx, 'fields') };
   } else {
-    const body = (await jsonObject(ctx, d.config, { required: true })) as Record<string, unknown>;
-    const fields = param(ctx, 'fields') ?? (typeof body.fields === 'string' ? body.fields : undefined);
-    req = { body, select: param(ctx, 'select'), fields };
+    const body = parseBody(valueReadBody, await jsonObject(ctx, d.config, { required: true }));
+    req = { body, select: param(ctx, 'select'), fields: param(ctx, 'fields') ?? body.fields };
   }
   await sendValue(ctx, d, await d.store.readValues(ref.domain, id, req, valueFormat(ctx, d), accessOf(ctx)), hrefs);
 }
@@ -71,8 +70,7 @@ export async function write(ctx: Context, d: Deps): Promise<void> {
   const id = ctx.params.id;
   const query = param(ctx, 'query');
   if (query !== undefined) {
-    const body = await jsonObject(ctx, d.config, { required: true });
-    const update = 'value' in body && typeof body.value === 'object' ? body.value : body;
+    const update = parseBody(queryUpdateBody, await jsonObject(ctx, d.config, { required: true }));
     const r = await d.store.queryUpdate(ref.domain, id, query, update, { select: param(ctx, 'select'), limit: limitParam(ctx) }, accessOf(ctx));
     if (wantsBinary(ctx)) return sendBinary(ctx, r.wire);
     sendJson(ctx, 200, { value: new WireValue(r.wire, r.type, [r.count]), hrefs: await valueHrefs(ctx, d, ref, id) });

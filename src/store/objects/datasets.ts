@@ -16,7 +16,7 @@ import { Hdf5Error, type Hid } from '../../hdf5/lib.js';
 import * as h5 from '../../hdf5/objects.js';
 import { type AttrValueOptions, attributesDict, committedType, fileTypeFor, shapeJson, spaceOf } from './attributes.js';
 import type { DomainFile } from './domainFile.js';
-import { linkNewObject, planObjectPlace } from './h5paths.js';
+import { type NewObjectPlace, linkNewObject, planObjectPlace } from './h5paths.js';
 import { DEFAULT_LIMITS, type Limits, bytesOf, checkChunkBytes, checkDatasetBytes, checkInitializerBytes } from '../access/limits.js';
 import { typeAndSpaceOf } from '../access/reach.js';
 import { type GivenCreation, givenOf, updateGiven } from '../access/given.js';
@@ -417,10 +417,8 @@ const ALLOC_TIMES: Record<string, number> = {
  * @throws BadRequest for every inconsistency (layout rank, chunks larger than fixed maxdims,
  *   filters without chunking, unknown filters, bad fill value) and limit.
  */
-export function parseCreationProperties(cp: unknown, type: TypeJson, space: SpaceInfo, itemSize: number, limits: Limits = DEFAULT_LIMITS): DatasetCreateOptions {
-  if (cp === undefined || cp === null) cp = {};
-  if (typeof cp !== 'object' || Array.isArray(cp)) throw badRequest('"creationProperties" must be an object');
-  const p = cp as Record<string, unknown>;
+export function parseCreationProperties(cp: Record<string, unknown> | undefined, type: TypeJson, space: SpaceInfo, itemSize: number, limits: Limits = DEFAULT_LIMITS): DatasetCreateOptions {
+  const p = cp ?? {};
   const opts: DatasetCreateOptions = {};
   const extensible = space.cls === 'H5S_SIMPLE' && space.maxdims.some((m, i) => m !== space.dims[i]);
   const layout = p.layout as { class?: unknown; dims?: unknown } | undefined;
@@ -666,25 +664,39 @@ export function applyGivenCreation(cp: Record<string, unknown>, given: GivenCrea
 }
 
 /**
+ * A dataset to create (POST /datasets; parsed by http/bodies.ts `datasetBody`; wire-reference
+ * 2.3): its type JSON (codec/types.ts `parseType`), shape and maxdims (codec/shapes.ts
+ * `parseShape`), `creationProperties` (`parseCreationProperties`), an initial `value` (written
+ * as `PUT .../value` writes it), the id its client gave it, and where it goes.
+ */
+export type DatasetCreate = NewObjectPlace & {
+  id?: string;
+  type: unknown;
+  shape?: unknown;
+  maxdims?: unknown;
+  creationProperties?: Record<string, unknown>;
+  value?: unknown;
+};
+
+/**
  * Validate a POST /datasets body (type, shape, maxdims, creationProperties) before anything is
  * written (wire-reference 2.3).
  */
-export function parseDatasetBody(f: DomainFile, body: Record<string, unknown>, limits: Limits = DEFAULT_LIMITS): DatasetSpec {
-  if (body.type === undefined) throw badRequest('POST Dataset has no type key in body');
+export function parseDatasetBody(f: DomainFile, body: DatasetCreate, limits: Limits = DEFAULT_LIMITS): DatasetSpec {
   const type = parseType(body.type, (id) => committedType(f, id));
   const shape = parseShape(body.shape, body.maxdims);
   const space = spaceOf(shape);
   const itemSize = io.fixedOrPointerSize(type);
   if (space.cls === 'H5S_SIMPLE') checkDatasetBytes(space.dims, itemSize, limits, 'The shape');
   const options = parseCreationProperties(body.creationProperties, type, space, itemSize, limits);
-  const cp = (body.creationProperties ?? {}) as Record<string, unknown>;
+  const cp = body.creationProperties ?? {};
   const initializer = cp.initializer !== undefined ? parseInitializer(cp.initializer, type, space) : undefined;
   if (initializer) checkInitializerBytes(space, itemSize, limits);
   return { type, space, options, initializer, given: givenCreationOf(cp, options) };
 }
 
 /** POST /datasets (an initializer fills the new dataset page by page, letting others run between pages). */
-export async function createDataset(f: DomainFile, body: Record<string, unknown>, implicit: boolean, limits: Limits = DEFAULT_LIMITS): Promise<DatasetJson> {
+export async function createDataset(f: DomainFile, body: DatasetCreate, implicit: boolean, limits: Limits = DEFAULT_LIMITS): Promise<DatasetJson> {
   const spec = parseDatasetBody(f, body, limits);
   const clientId = givenId(f, body, 'dataset');
   const place = planObjectPlace(f, body, implicit);
@@ -713,33 +725,30 @@ export async function createDataset(f: DomainFile, body: Record<string, unknown>
 }
 
 /**
+ * A resize (PUT /datasets/<id>/shape; parsed by http/bodies.ts `resizeBody`; wire-reference
+ * 2.3): the new extent (non-negative integers, one per dimension), or a growth of `extend`
+ * elements along dimension `extendDim`.
+ */
+export type Resize = { shape: number[] } | { extend: number; extendDim: number };
+
+/**
  * PUT /datasets/<id>/shape: `{"shape": [...]}` or `{"extend": n, "extend_dim": d}`
  * (wire-reference 2.3). Shrinking is allowed.
  * @returns the newly added region as a selection string when exactly one dimension grew.
- * @throws BadRequest (not extensible, rank, negative), Conflict (beyond maxdims)
+ * @throws BadRequest (not extensible, rank, `extendDim` past the rank), Conflict (beyond maxdims)
  */
-export function resizeDataset(f: DomainFile, id: string, body: Record<string, unknown>, limits: Limits = DEFAULT_LIMITS): { selection?: string; dims: number[] } {
+export function resizeDataset(f: DomainFile, id: string, body: Resize, limits: Limits = DEFAULT_LIMITS): { selection?: string; dims: number[] } {
   return f.withId(id, 'dataset', (did, addr) => {
     const { type, space } = typeAndSpaceOf(f, did, addr);
     if (space.cls !== 'H5S_SIMPLE') throw badRequest('Only datasets with a simple dataspace can be resized');
-    const hasShape = body.shape !== undefined;
-    const hasExtend = body.extend !== undefined;
-    if (hasShape === hasExtend) throw badRequest('Give either "shape" or "extend" (with optional "extend_dim")');
     let dims: number[];
-    if (hasShape) {
-      const s = typeof body.shape === 'number' ? [body.shape] : body.shape;
-      if (!Array.isArray(s) || s.length !== space.dims.length) throw badRequest(`"shape" must be a list of ${space.dims.length} integers`);
-      dims = s.map((d) => {
-        if (typeof d !== 'number' || !Number.isSafeInteger(d) || d < 0) throw badRequest('Shape dimensions must be non-negative integers');
-        return d;
-      });
+    if ('shape' in body) {
+      if (body.shape.length !== space.dims.length) throw badRequest(`"shape" must be a list of ${space.dims.length} integers`);
+      dims = body.shape.slice();
     } else {
-      const n = body.extend;
-      const d = body.extend_dim ?? 0;
-      if (typeof n !== 'number' || !Number.isSafeInteger(n) || n < 0) throw badRequest('"extend" must be a non-negative integer');
-      if (typeof d !== 'number' || !Number.isInteger(d) || d < 0 || d >= space.dims.length) throw badRequest('"extend_dim" is out of range');
+      if (body.extendDim >= space.dims.length) throw badRequest('"extend_dim" is out of range');
       dims = space.dims.slice();
-      dims[d] += n;
+      dims[body.extendDim] += body.extend;
     }
     if (dims.every((d, i) => d === space.dims[i])) return { dims };
     // Only chunked datasets can change their extent (HDF5); beyond maxdims is a 409.

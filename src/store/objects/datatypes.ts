@@ -3,13 +3,12 @@
  */
 import type { TypeJson } from '../../codec/types.js';
 import { parseType } from '../../codec/types.js';
-import { badRequest } from '../../errors.js';
 import * as io from '../../hdf5/io.js';
 import type { Hid } from '../../hdf5/lib.js';
 import * as h5 from '../../hdf5/objects.js';
 import { type AttrValueOptions, attributesDict, committedType } from './attributes.js';
 import type { DomainFile } from './domainFile.js';
-import { linkNewObject, planObjectPlace } from './h5paths.js';
+import { type NewObjectPlace, linkNewObject, planObjectPlace } from './h5paths.js';
 import { givenId } from './clientIds.js';
 
 /** A committed datatype as GET /datatypes/<id> shows it (without hrefs). */
@@ -53,9 +52,15 @@ export function getDatatype(f: DomainFile, id: string, opts: { includeAttrs?: bo
   return f.withId(id, 'datatype', (tid, addr) => datatypeJsonOf(f, tid, addr, opts));
 }
 
+/**
+ * A datatype to commit (POST /datatypes; parsed by http/bodies.ts `datatypeBody`): its type JSON
+ * (checked by codec/types.ts `parseType`: a committed type's id names a copy), the id its client
+ * gave it, and where it goes.
+ */
+export type DatatypeCreate = NewObjectPlace & { id?: string; type: unknown };
+
 /** POST /datatypes: commit a type, anonymous or linked. */
-export function createDatatype(f: DomainFile, body: Record<string, unknown>, implicit: boolean): DatatypeJson {
-  if (body.type === undefined) throw badRequest('POST Datatype has no type key in body');
+export function createDatatype(f: DomainFile, body: DatatypeCreate, implicit: boolean): DatatypeJson {
   const clientId = givenId(f, body, 'datatype');
   // Committing a copy of a committed type makes a new type: drop the source's id.
   const type: TypeJson = { ...parseType(body.type, (id) => committedType(f, id)) };

@@ -1,7 +1,6 @@
 /**
  * Groups and the object collections (wire-reference 2.1).
  */
-import { badRequest } from '../../errors.js';
 import type { Hid } from '../../hdf5/lib.js';
 import * as h5 from '../../hdf5/objects.js';
 import type { ObjectKind } from '../../hdf5/objects.js';
@@ -11,7 +10,7 @@ import type { DomainFile } from './domainFile.js';
 import { RESERVED } from './domainFile.js';
 import { type LinkJson, linkJson } from './links.js';
 import { settleFreed } from './linkWrites.js';
-import { linkNewObject, planObjectPlace, refuseRoot } from './h5paths.js';
+import { type NewObjectPlace, linkNewObject, planObjectPlace, refuseRoot } from './h5paths.js';
 import { checkAnswerSize } from '../access/limits.js';
 import { pageLimit, startAfterOrdered } from './paging.js';
 import { givenId } from './clientIds.js';
@@ -76,20 +75,20 @@ export function getGroup(f: DomainFile, id: string, opts: GroupJsonOptions): Gro
 }
 
 /**
- * POST /groups: anonymous (held in the reserved group) or linked via `link`/`h5path`.
- * @throws BadRequest (body), NotFound (parent), Conflict (name exists)
+ * A group to create (POST /groups; parsed by http/bodies.ts `groupBody`): the id its client gave
+ * it (h5pyd 1.0; clientIds.ts), where it goes, and its `creationProperties` (`CreateOrder`;
+ * other keys kept as given, cprops.ts).
  */
-export function createGroup(
-  f: DomainFile,
-  body: { id?: unknown; link?: unknown; h5path?: unknown; parent_id?: unknown; creationProperties?: unknown },
-  implicit: boolean,
-): GroupJson {
+export type GroupCreate = NewObjectPlace & { id?: string; creationProperties?: Record<string, unknown> };
+
+/**
+ * POST /groups: anonymous (held in the reserved group) or linked via `link`/`h5path`.
+ * @throws BadRequest (id, link name, path, creation properties), NotFound (parent), Conflict (name or id exists)
+ */
+export function createGroup(f: DomainFile, body: GroupCreate, implicit: boolean): GroupJson {
   const clientId = givenId(f, body, 'group');
   const cp = body.creationProperties;
-  if (cp !== undefined && (typeof cp !== 'object' || cp === null || Array.isArray(cp))) {
-    throw badRequest('"creationProperties" must be an object');
-  }
-  const trackOrder = !!(cp as { CreateOrder?: unknown } | undefined)?.CreateOrder;
+  const trackOrder = !!cp?.CreateOrder;
   const extra = extraCreationProperties(cp);
   const place = planObjectPlace(f, body, implicit);
   const gid = h5.createGroup(f.h, undefined, { trackOrder });

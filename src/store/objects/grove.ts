@@ -2,7 +2,7 @@
  * What h5grove's API (issue #28 item 7; h5web's `H5GroveProvider`) says about a file, read from
  * a domain file under the store's read lock: the entity at a path with h5py's link semantics,
  * its metadata (h5grove's `/meta/`), attribute values (`/attr/`) and the paths below a group
- * (`/paths/`). Pure reads; the store (store.ts `grove*`) follows external links into other
+ * (`/paths/`). Pure reads; the store (lookups.ts `grove*`) follows external links into other
  * domains, which needs other files and an access check, so the functions here stop at an
  * external link and say where it leads.
  *

@@ -111,29 +111,30 @@ export function resolvePath(f: DomainFile, h5path: string, startAddr?: bigint): 
 }
 
 /**
- * Where a new object goes: `{link: {id, name}}` or `{h5path, parent_id}`, or undefined for an
- * anonymous object. Nothing is written: missing intermediate groups (allowed with `implicit`,
+ * Where a create request puts the new object (POST /groups, /datasets, /datatypes; parsed by
+ * http/bodies.ts): linked as `link.name` in the group `link.id`, at `h5path` (absolute, or
+ * relative to the group `parent_id`; with `implicit=1` the missing groups on the way are made),
+ * or nowhere (anonymous, held in the reserved group). `link` and `h5path` exclude each other.
+ */
+export type NewObjectPlace =
+  | { link: { id: string; name: string }; h5path?: undefined; parent_id?: string }
+  | { link?: undefined; h5path?: string; parent_id?: string };
+
+/**
+ * Where a new object goes (`NewObjectPlace`), or undefined for an anonymous object. Nothing is written: missing intermediate groups (allowed with `implicit`,
  * wire-reference 2.1) are listed, and the name is checked to be free, so that a create request
  * either fails before changing the file or succeeds whole (`linkNewObject`).
- * @throws BadRequest (bad body, reserved name, a path component that is not a group, a path
- *   through an external link), NotFound (parent missing without implicit), Conflict (name taken)
+ * @throws BadRequest (a bad link name or path, reserved name, a path component that is not a
+ *   group, a path through an external link), NotFound (parent missing without implicit),
+ *   Conflict (name taken)
  */
-export function planObjectPlace(
-  f: DomainFile,
-  body: { link?: unknown; h5path?: unknown; parent_id?: unknown },
-  implicit: boolean,
-): PlacePlan | undefined {
-  if (body.link !== undefined && body.h5path !== undefined) throw badRequest('Give "link" or "h5path", not both');
+export function planObjectPlace(f: DomainFile, body: NewObjectPlace, implicit: boolean): PlacePlan | undefined {
   let plan: PlacePlan | undefined;
-  if (body.link !== undefined) {
-    const l = body.link as { id?: unknown; name?: unknown };
-    if (!l || typeof l !== 'object') throw badRequest('"link" must be an object with "id" and "name"');
-    if (typeof l.id !== 'string') throw badRequest('"link.id" (the parent group id) is required');
-    if (l.name === undefined) throw badRequest('no h5path given: "link.name" is required');
-    const name = checkLinkName(l.name);
-    plan = { parent: f.resolve(l.id, 'group'), missing: [], name };
+  if (body.link) {
+    const name = checkLinkName(body.link.name);
+    plan = { parent: f.resolve(body.link.id, 'group'), missing: [], name };
   } else if (body.h5path !== undefined) {
-    const start = body.parent_id !== undefined ? f.resolve(String(body.parent_id), 'group') : f.rootAddr;
+    const start = body.parent_id !== undefined ? f.resolve(body.parent_id, 'group') : f.rootAddr;
     plan = placeOfPath(f, body.h5path, start, implicit);
   }
   if (plan && plan.missing.length === 0) h5.withObject(f.h, plan.parent, (pg) => checkFreeName(f, pg, plan!.parent, plan!.name));

@@ -6,7 +6,7 @@
  * or creation order; the reserved group is hidden. External links are never followed by
  * libhdf5: `h5domain` is the target file name exactly as stored in the file (as HSDS and h5py
  * show it); it is resolved to a domain only when a path lookup follows the link
- * (`externalTarget`, store.ts).
+ * (`externalTarget`, store/lookups.ts).
  */
 import path from 'node:path';
 import { badRequest, gone, notFound } from '../../errors.js';

@@ -2,7 +2,7 @@
  * A domain's file as bytes (issue #28 item 8: `GET /file`): what a download, `curl -r`, fsspec
  * or h5wasm read, by byte ranges, without libhdf5.
  *
- * A snapshot is opened while the domain's read lock is held (store.ts `openFileBytes`): no write
+ * A snapshot is opened while the domain's read lock is held (domains.ts `openFileBytes`): no write
  * of this process, of another h5store process or of an HDF5 program that locks its files (h5py
  * by default) is under way when it starts. The bytes are then sent without any lock, so that a
  * slow download never holds writers back; instead the file's status (size, modification and

@@ -393,7 +393,7 @@ export class FileCache {
   /**
    * Whether nothing changed on disk since this process last saw the file of `f` (`st`: its stat
    * now): what the entry learnt may be used without the file's locks (the ACL check,
-   * store.ts). Changes other programs made without changing the stamp are seen under the locks.
+   * aclViews.ts). Changes other programs made without changing the stamp are seen under the locks.
    */
   unchangedOnDisk(f: DomainFile, st: fs.Stats): boolean {
     return sameStamp(f.handle.stamp, stampOf(st));

@@ -597,13 +597,11 @@ export function queryUpdate(
   f: DomainFile,
   id: string,
   query: string,
-  update: unknown,
+  update: Record<string, unknown>,
   opts: { select?: string; limit?: number },
   limits: ValueLimits,
   pool?: PagePool,
 ): QueryResult {
-  if (!update || typeof update !== 'object' || Array.isArray(update)) throw badRequest('A query update needs a JSON object {field: value}');
-  const upd = update as Record<string, unknown>;
   const isCompound = storageErrors(() => f.withId(id, 'dataset', (did) => io.datasetTypeAndSpace(did).type.class === 'H5T_COMPOUND'));
   if (!isCompound) throw badRequest('A query update ("query" on PUT) needs a compound dataset');
   const found = queryRows(f, id, query, opts, limits, pool);
@@ -611,9 +609,9 @@ export function queryUpdate(
   storageErrors(() => f.withId(id, 'dataset', (did) => {
     const { type } = io.datasetTypeAndSpace(did);
     if (type.class !== 'H5T_COMPOUND') throw badRequest('"query" needs a compound dataset');
-    const names = Object.keys(upd);
+    const names = Object.keys(update);
     const sub = fieldSubset(type, names.join(':'));
-    const one = encodeElements([names.map((n) => upd[n])], sub);
+    const one = encodeElements([names.map((n) => update[n])], sub);
     const n = found.count;
     const wire = Buffer.concat(Array.from({ length: n }, () => one));
     const coords = new BigUint64Array(found.indices.map(BigInt));

@@ -29,10 +29,24 @@ import { chunkScope } from './chunkCache.js';
 import { parallelEligible, readChunksParallel } from './chunked.js';
 import { fieldSubset, pickElements, pointSelection, refuseMissingFilters, storageErrors, toSpaceSelection, type ValueLimits } from './common.js';
 
+/**
+ * The JSON body of `POST .../value` (parsed by http/bodies.ts `valueReadBody`; wire-reference
+ * 2.4, 3.5): `points` (coordinates: selection/select.ts `parsePoints` checks them against the
+ * extent), or a selection: `select` (the string grammar, or a list with one item per dimension)
+ * or `start`/`stop`/`step` (`selectionFromBody`). Other keys are not the read's.
+ */
+export interface ValueReadBody {
+  points?: unknown[];
+  select?: string | unknown[] | null;
+  start?: number | number[] | null;
+  stop?: number | number[] | null;
+  step?: number | number[] | null;
+}
+
 /** How a read selects elements. */
 export interface ReadRequest {
   select?: string;
-  body?: Record<string, unknown>;
+  body?: ValueReadBody;
   /** Binary uint64 LE coordinates (POST .../value). */
   pointsBinary?: Buffer;
   fields?: string;
@@ -116,7 +130,7 @@ function readSelection(req: ReadRequest, dims: number[], limits: ValueLimits): {
       if (p.count > limits.maxPoints) throw tooLarge(`${p.count} points exceed the limit of ${limits.maxPoints} (max_points)`);
       return { sel: undefined, points: p };
     }
-    const s = selectionFromBody(b as { select?: unknown }, dims);
+    const s = selectionFromBody(b, dims);
     if (s && req.select) throw badRequest('Give the selection in the query or in the body, not both');
     if (s) return { sel: s };
     if (!req.select) throw badRequest('POST value needs "points" or a selection');
