@@ -1758,8 +1758,8 @@ export class Store {
       throw this.files.liveFailure(f, e);
     }
   }
-  /** GET .../value?query=: matching rows (values in other files: as `readValues`). */
-  async queryValues(domain: string, id: string, query: string, opts: { select?: string; limit?: number; fields?: string }, access: Access = allowAll) {
+  /** GET .../value?query= (or POST with the selection in the body): matching rows (values in other files: as `readValues`). */
+  async queryValues(domain: string, id: string, query: string, opts: values.QueryRequest, access: Access = allowAll) {
     const f = await this.fileFor(domain);
     const unlock = await this.files.acquireRead(f);
     try {
