@@ -1687,7 +1687,7 @@ export class Store {
   deleteAttributes(domain: string, kind: ObjectKind, id: string, names: string[]) {
     return this.write(domain, (f) => attrs.deleteAttributes(f, kind, id, names));
   }
-  writeAttributeValue(domain: string, kind: ObjectKind, id: string, name: string, value: { json?: unknown; wire?: Buffer }) {
+  writeAttributeValue(domain: string, kind: ObjectKind, id: string, name: string, value: { json?: unknown; wire?: Buffer; base64?: boolean }) {
     return this.write(domain, (f) => attrs.writeAttributeValue(f, kind, id, name, value, this.limits));
   }
 

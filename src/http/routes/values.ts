@@ -5,8 +5,9 @@
  */
 import type { Context } from 'koa';
 import { WireValue, stringifyJson } from '../../codec/json.js';
+import { lacksBinaryForm } from '../../codec/types.js';
 import { badRequest } from '../../errors.js';
-import type { QueryRequest, ValueFormat, ValueSource } from '../../store/values.js';
+import type { JsonValueFormat, QueryRequest, ValueFormat, ValueSource } from '../../store/values.js';
 import type { Deps } from '../deps.js';
 import { ownedHrefs } from '../deps.js';
 import { type Href, Hrefs, sendJson } from '../present.js';
@@ -96,7 +97,7 @@ function bodyQuery(ctx: Context, body: Record<string, unknown>): { text: string;
  */
 async function sendQuery(ctx: Context, d: Deps, ref: DomainRef, id: string, query: string, opts: QueryRequest): Promise<void> {
   const r = await d.store.queryValues(ref.domain, id, query, opts, accessOf(ctx));
-  if (wantsBinary(ctx) && !(r.coords && r.count === 0)) return sendBinary(ctx, r.wire);
+  if (wantsBinary(ctx) && !(r.coords && r.count === 0) && !lacksBinaryForm(r.type)) return sendBinary(ctx, r.wire);
   const index = r.coords ? { index: r.coords } : {};
   sendJson(ctx, 200, { ...index, value: new WireValue(r.wire, r.type, [r.count]), hrefs: await valueHrefs(ctx, d, ref, id) }, { ignoreNan: flag(ctx, 'ignore_nan') });
 }
@@ -110,7 +111,7 @@ export async function write(ctx: Context, d: Deps): Promise<void> {
     const body = await jsonObject(ctx, d.config, { required: true });
     const update = 'value' in body && typeof body.value === 'object' ? body.value : body;
     const r = await d.store.queryUpdate(ref.domain, id, query, update, { select: param(ctx, 'select'), limit: limitParam(ctx) }, accessOf(ctx));
-    if (wantsBinary(ctx)) return sendBinary(ctx, r.wire);
+    if (wantsBinary(ctx) && !lacksBinaryForm(r.type)) return sendBinary(ctx, r.wire);
     sendJson(ctx, 200, { value: new WireValue(r.wire, r.type, [r.count]), hrefs: await valueHrefs(ctx, d, ref, id) });
     return;
   }
@@ -142,10 +143,12 @@ function sendBinary(ctx: Context, wire: Buffer): void {
   ctx.body = wire;
 }
 
-/** The format a value is asked in: binary (`Accept: application/octet-stream`) or JSON (`ignore_nan`, `reduce_dim`, at most `maxJsonValueBytes`). */
+/** The format a value is asked in: binary (`Accept: application/octet-stream`; JSON for types without a binary form) or JSON (`ignore_nan`, `reduce_dim`, at most `maxJsonValueBytes`). */
 function valueFormat(ctx: Context, d: Deps): ValueFormat {
-  if (wantsBinary(ctx)) return { kind: 'binary' };
-  return { kind: 'json', ignoreNan: flag(ctx, 'ignore_nan'), reduceDim: flag(ctx, 'reduce_dim'), maxBytes: d.config.maxJsonValueBytes };
+  const json: JsonValueFormat = { kind: 'json', ignoreNan: flag(ctx, 'ignore_nan'), reduceDim: flag(ctx, 'reduce_dim'), maxBytes: d.config.maxJsonValueBytes };
+  // values without a binary form (a vlen of variable-length elements) come as JSON, as HSDS
+  // answers binary reads of vlen attribute values: h5pyd reads either
+  return wantsBinary(ctx) ? { kind: 'binary', orJson: json } : json;
 }
 
 /**
