@@ -33,6 +33,13 @@ const STRS = compound([['f', vlen(compound([['a', VSTR], ['b', VSTR]]))]]);
 const C_INTS = [[[[[1, 2], [6, 7, 8]], [[10, 11, 12, 13], [16, 17, 18, 19, 20]]], 2], [[], 3], [[[[], [-7]]], -4]];
 const C_STRS = [[[['apples', 'bananas'], ['peaches', '']]], [[['été', '"q"']]]];
 
+/** Python: h5py's values as plain lists (bytes decoded, object arrays of arrays unpacked). */
+const PLAIN = `def plain(x):
+    if isinstance(x, bytes): return x.decode()
+    if hasattr(x, 'tolist') and not isinstance(x, (int, float)): x = list(x) if getattr(x, 'dtype', None) is not None and x.dtype == object else x.tolist()
+    return [plain(e) for e in x] if isinstance(x, (list, tuple)) else x
+`;
+
 /** test/tools/nested_vlen.c built against Debian's libhdf5 (gcc and libhdf5-dev: .ci/run installs both). */
 function buildTool(): string {
   const out = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'h5store-nested-vlen-')), 'nested_vlen');
@@ -103,11 +110,7 @@ with h5py.File(sys.argv[1], 'w') as f:
     const py = new Client(srv.url, '/py.h5');
     const want = pythonJson(
       `import h5py, json, sys
-def plain(x):
-    if isinstance(x, bytes): return x.decode()
-    if hasattr(x, 'tolist') and not isinstance(x, (int, float)): x = list(x) if getattr(x, 'dtype', None) is not None and x.dtype == object else x.tolist()
-    return [plain(e) for e in x] if isinstance(x, (list, tuple)) else x
-with h5py.File(sys.argv[1], 'r') as f:
+${PLAIN}with h5py.File(sys.argv[1], 'r') as f:
     print(json.dumps({'vvs': plain(f['vvs'][...]), 'vvi': [plain(r) for r in f['vvi'][...]], 'attr': plain(f.attrs['vvs_attr'])}))`,
       [path.join(srv.root, 'py.h5')],
       { lockFree: true },
@@ -151,11 +154,7 @@ with h5py.File(sys.argv[1], 'r') as f:
     expect(cRead(file, 'strs')).to.deep.equal(C_STRS);
     const py = pythonJson(
       `import h5py, json, sys
-def plain(x):
-    if isinstance(x, bytes): return x.decode()
-    if hasattr(x, 'tolist') and not isinstance(x, (int, float)): x = list(x) if getattr(x, 'dtype', None) is not None and x.dtype == object else x.tolist()
-    return [plain(e) for e in x] if isinstance(x, (list, tuple)) else x
-with h5py.File(sys.argv[1], 'r') as f:
+${PLAIN}with h5py.File(sys.argv[1], 'r') as f:
     print(json.dumps([plain(f['vvs'][...]), plain(f['vvi'][...]), plain(f.attrs['vvs_attr'])]))`,
       [file],
       { lockFree: true },
