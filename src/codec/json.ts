@@ -528,8 +528,34 @@ function elemJson(t: TypeJson, ignoreNan: boolean, checkedRead: boolean): ElemJs
       return (c, s) => level(c, s, 0);
     }
     case 'H5T_VLEN': {
-      codecFor(t); // throws notImplemented for variable-length bases
       const base = elemJson(t.base, ignoreNan, true);
+      if (isVariableLength(t.base)) {
+        // h5store's inner form of a vlen of variable-length elements (values.ts nestedVlenCodec):
+        // a byte count, then as many elements as fill it
+        return (c, s) => {
+          c.need(4);
+          const nbytes = c.dv.getInt32(c.pos, true);
+          if (nbytes < 0) throw badRequest(`Invalid binary data: bad variable-length byte count ${nbytes}`);
+          c.pos += 4;
+          c.need(nbytes);
+          const end = c.pos + nbytes;
+          const inner = new Cursor(c.buf.subarray(0, end), c.pos);
+          s.ensure(1);
+          s.byte(91);
+          for (let i = 0; inner.pos < end; i++) {
+            if (i) {
+              s.ensure(1);
+              s.byte(44);
+            }
+            const at = inner.pos;
+            base(inner, s);
+            if (inner.pos === at) throw badRequest('Invalid binary data: an element of a variable-length sequence takes no bytes');
+          }
+          c.pos = end;
+          s.ensure(1);
+          s.byte(93);
+        };
+      }
       const bs = codecFor(t.base).size;
       return (c, s) => {
         c.need(4);
@@ -747,7 +773,7 @@ function asciiOnly(t: TypeJson): boolean {
  * `null` with `ignoreNan` (wire-reference 0.6). Other classes as in `values.ts`.
  *
  * @throws internal when more or fewer elements than the shape holds are written;
- * badRequest for malformed variable-length data; notImplemented for vlen-of-variable types.
+ * badRequest for malformed variable-length data.
  */
 export class ValueJsonWriter {
   private readonly sink: TextSink = new TextSink(4096);

@@ -8,7 +8,7 @@
  * predefined names in nested positions, wire-reference 2.8) and always carries `charSet`, `strPad`
  * and `length` on strings (h5web needs `strPad`).
  */
-import { badRequest, internal } from '../errors.js';
+import { H5StoreError, badRequest, internal } from '../errors.js';
 
 /** Canonical type JSON (wire-reference 3.1). `id` is set when the type is a committed datatype. */
 export type TypeJson =
@@ -400,6 +400,43 @@ export function isVariableLength(t: TypeJson): boolean {
     default:
       return false;
   }
+}
+
+/**
+ * True if the REST API defines no binary form for values of this type: it holds, anywhere
+ * inside, a vlen sequence whose base is itself variable-length (a vlen of compounds with vlen
+ * fields, of vlen strings, of vlen sequences, of region references). Wire-reference 3.5 counts a
+ * sequence's bytes as "element count x base item size", which such a base does not have, and
+ * HSDS's clients send the memory addresses of numpy's objects there (h5json `copyElement`).
+ * Their values travel as JSON only; inside h5store they use the nested form of
+ * `codec/values.ts` (`vlenCodec`).
+ */
+export function lacksBinaryForm(t: TypeJson): boolean {
+  switch (t.class) {
+    case 'H5T_VLEN':
+      return isVariableLength(t.base) || lacksBinaryForm(t.base);
+    case 'H5T_COMPOUND':
+      return t.fields.some((f) => lacksBinaryForm(f.type));
+    case 'H5T_ARRAY':
+    case 'H5T_ENUM':
+      return lacksBinaryForm(t.base);
+    default:
+      return false;
+  }
+}
+
+/**
+ * Values of a type the REST API defines no binary form for (`lacksBinaryForm`: a vlen sequence
+ * of variable-length elements) travel as JSON only: a binary body (415) or `value_base64` (400)
+ * for one is refused with the reason, before anything is written.
+ * @param how `'body'` for a binary request body, `'base64'` for base64 text in a JSON body
+ * @throws H5StoreError UnsupportedMediaType (body) or BadRequest (base64)
+ */
+export function refuseBinaryForm(type: TypeJson, how: 'body' | 'base64'): void {
+  if (!lacksBinaryForm(type)) return;
+  const why = "the type holds a variable-length sequence of variable-length elements, which has no binary form in the REST API (wire-reference 3.5 counts a sequence's bytes as element count x base size, and such a base has no size)";
+  if (how === 'body') throw new H5StoreError('UnsupportedMediaType', `Binary data cannot be written here: ${why}; send the value as JSON`);
+  throw badRequest(`Base64 values cannot be written here: ${why}; send "value" as JSON`);
 }
 
 /**

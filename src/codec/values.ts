@@ -19,7 +19,7 @@
  *   stores opaque values as one base64 string per element. We use the h5json form.
  */
 import { isAscii, isUtf8 } from 'node:buffer';
-import { badRequest, H5StoreError, internal, notImplemented } from '../errors.js';
+import { badRequest, H5StoreError, internal } from '../errors.js';
 import { halfToNumber, numberToHalf } from './float.js';
 import {
   integerRange,
@@ -107,8 +107,8 @@ const cache = new WeakMap<TypeJson, Codec>();
 
 /**
  * The element codec of a canonical type.
- * @throws notImplemented for a vlen sequence whose base is itself variable-length (no wire encoding
- * is defined for it, wire-reference 3.5).
+ * A vlen sequence whose base is itself variable-length has no binary form in the REST API; its
+ * codec reads and writes h5store's inner form (`nestedVlenCodec`).
  */
 export function codecFor(t: TypeJson): Codec {
   let c = cache.get(t);
@@ -516,10 +516,7 @@ function arrayCodec(baseType: TypeJson, dims: number[]): Codec {
 // --- vlen sequence
 
 function vlenCodec(baseType: TypeJson): Codec {
-  if (isVariableLength(baseType))
-    throw notImplemented(
-      `Variable-length sequences of variable-length types (base ${JSON.stringify(baseType)}) have no binary wire encoding and are not supported`,
-    );
+  if (isVariableLength(baseType)) return nestedVlenCodec(baseType);
   const base = codecFor(baseType);
   const bs = base.size;
   return {
@@ -540,6 +537,44 @@ function vlenCodec(baseType: TypeJson): Codec {
       w.dv.setInt32(w.pos, n, true);
       w.pos += 4;
       for (let i = 0; i < v.length; i++) base.write(w, v[i]);
+    },
+  };
+}
+
+/**
+ * A vlen sequence whose base is variable-length (a vlen of compounds with vlen fields, of vlen
+ * strings, of sequences). The REST API defines no binary form for it (`lacksBinaryForm`): this
+ * is h5store's inner form, which HTTP never sends or takes: a 4-byte LE int32 byte count `n`,
+ * then the base elements one after another, each in its own form, exactly `n` bytes in all (so
+ * the element count is found by reading them). An empty sequence is `00 00 00 00`.
+ */
+function nestedVlenCodec(baseType: TypeJson): Codec {
+  const base = codecFor(baseType);
+  return {
+    size: -1,
+    read(c) {
+      const n = readCount(c);
+      const end = c.pos + n;
+      // the elements may not read past the sequence's own bytes
+      const inner = new Cursor(c.buf.subarray(0, end), c.pos);
+      const out: unknown[] = [];
+      while (inner.pos < end) {
+        const at = inner.pos;
+        out.push(base.read(inner));
+        if (inner.pos === at) throw badRequest('Invalid binary data: an element of a variable-length sequence takes no bytes');
+      }
+      c.pos = end;
+      return out;
+    },
+    write(w, v) {
+      if (!Array.isArray(v)) throw badRequest(`Invalid value ${describe(v)} for a variable-length sequence: expected a list`);
+      w.ensure(4);
+      const at = w.pos;
+      w.pos += 4;
+      for (let i = 0; i < v.length; i++) base.write(w, v[i]);
+      const n = w.pos - at - 4;
+      if (n > 0x7fffffff) throw badRequest('Variable-length sequence too long');
+      w.dv.setInt32(at, n, true);
     },
   };
 }
@@ -725,8 +760,7 @@ function opaqueCodec(size: number): Codec {
  * `offset`. Returns the JS values (see the module doc for each class) and the byte offset after the
  * last element.
  *
- * @throws badRequest if the buffer is too short or malformed (negative or inconsistent vlen counts);
- * notImplemented for vlen sequences of variable-length types.
+ * @throws badRequest if the buffer is too short or malformed (negative or inconsistent vlen counts).
  */
 export function decodeElements(buf: Buffer, type: TypeJson, count: number, offset = 0): { values: unknown[]; end: number } {
   const codec = codecFor(type);
@@ -747,8 +781,7 @@ export function decodeElements(buf: Buffer, type: TypeJson, count: number, offse
  * of at most 48 bytes (a bare id `g-...` gets its `groups/` prefix); opaque a base64 string of
  * exactly `size` bytes.
  *
- * @throws badRequest naming the offending value (and its element index when there are several);
- * notImplemented for vlen sequences of variable-length types.
+ * @throws badRequest naming the offending value (and its element index when there are several).
  */
 export function encodeElements(values: readonly unknown[], type: TypeJson): Buffer {
   const codec = codecFor(type);

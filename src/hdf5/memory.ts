@@ -6,7 +6,9 @@
  * layout *is* the wire layout, so values go straight from `H5Dread` to the socket. Otherwise
  * this module converts element by element:
  * - variable-length strings: `char *` in memory, `<u32 LE byte count><bytes>` on the wire;
- * - vlen sequences: `hvl_t {size_t len; void *p}` in memory, `<u32 LE byte count><base values>`;
+ * - vlen sequences: `hvl_t {size_t len; void *p}` in memory, `<u32 LE byte count><base values>`
+ *   (for a variable-length base, h5store's inner form: the count of the bytes of the elements
+ *   that follow, each in its own form; codec/values.ts `nestedVlenCodec`);
  * - object references: 8-byte `hobj_ref_t` (the target's address) in memory, 48 NUL-padded ASCII
  *   bytes (`groups/g-...`) on the wire, mapped by a `RefCodec` that the store supplies.
  */
@@ -180,7 +182,15 @@ function elemToWire(mem: Buffer, off: number, t: TypeJson, refs: RefCodec | unde
         out.put(data);
         return;
       }
-      if (isVariableLength(t.base)) throw notImplemented('vlen sequences of variable-length types have no wire encoding');
+      if (isVariableLength(t.base)) {
+        // h5store's inner form (codec/values.ts nestedVlenCodec): the byte count of the
+        // elements, written once they are
+        out.u32(0);
+        const at = out.pos;
+        for (let i = 0; i < len; i++) elemToWire(data, i * bsize, t.base, refs, out);
+        out.buf.writeUInt32LE(out.pos - at, at - 4);
+        return;
+      }
       out.u32(len * typeSize(t.base));
       for (let i = 0; i < len; i++) elemToWire(data, i * bsize, t.base, refs, out);
       return;
@@ -273,11 +283,28 @@ function elemFromWire(r: WireReader, mem: Buffer, off: number, t: TypeJson, refs
         mem.writeBigUInt64LE(0n, off + 8);
         return;
       }
-      if (isVariableLength(t.base)) throw notImplemented('vlen sequences of variable-length types have no wire encoding');
+      const bsize = memSize(t.base);
+      if (isVariableLength(t.base)) {
+        // h5store's inner form (codec/values.ts nestedVlenCodec): elements until `nbytes` are used
+        const inner = new WireReader(r.take(nbytes));
+        const elems: Buffer[] = [];
+        while (inner.pos < nbytes) {
+          const at = inner.pos;
+          const e = Buffer.alloc(bsize);
+          elemFromWire(inner, e, 0, t.base, refs, keep);
+          if (inner.pos === at) throw badRequest('Invalid binary data: an element of a variable-length sequence takes no bytes');
+          elems.push(e);
+        }
+        const data = Buffer.alloc(elems.length * bsize);
+        elems.forEach((e, i) => e.copy(data, i * bsize));
+        keep.push(data);
+        mem.writeBigUInt64LE(BigInt(elems.length), off);
+        mem.writeBigUInt64LE(addressOf(data), off + 8);
+        return;
+      }
       const wsize = typeSize(t.base);
       if (nbytes % wsize !== 0) throw badRequest(`vlen element of ${nbytes} bytes is not a multiple of its base size ${wsize}`);
       const len = nbytes / wsize;
-      const bsize = memSize(t.base);
       const data = Buffer.alloc(len * bsize);
       for (let i = 0; i < len; i++) elemFromWire(r, data, i * bsize, t.base, refs, keep);
       keep.push(data);

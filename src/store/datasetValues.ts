@@ -95,7 +95,7 @@ export class DatasetValues {
   }
 
   /** GET .../value?query=: matching rows (values in other files: as `readValues`). */
-  async queryValues(domain: string, id: string, query: string, opts: { select?: string; limit?: number; fields?: string }, access: Access = allowAll) {
+  async queryValues(domain: string, id: string, query: string, opts: values.QueryRequest, access: Access = allowAll) {
     const f = await this.core.fileFor(domain);
     const unlock = await this.core.files.acquireRead(f);
     try {

@@ -458,7 +458,7 @@ export class Store {
   deleteAttributes(domain: string, kind: ObjectKind, id: string, names: string[]) {
     return this.write(domain, (f) => attrs.deleteAttributes(f, kind, id, names));
   }
-  writeAttributeValue(domain: string, kind: ObjectKind, id: string, name: string, value: { json?: unknown; wire?: Buffer }) {
+  writeAttributeValue(domain: string, kind: ObjectKind, id: string, name: string, value: { json?: unknown; wire?: Buffer; base64?: boolean }) {
     return this.write(domain, (f) => attrs.writeAttributeValue(f, kind, id, name, value, this.limits));
   }
 
@@ -469,8 +469,8 @@ export class Store {
   readValues(domain: string, id: string, req: values.ReadRequest, format: values.ValueFormat, access: Access = allowAll): Promise<values.ValueSource> {
     return this.datasetValues.readValues(domain, id, req, format, access);
   }
-  /** GET .../value?query=: matching rows (`DatasetValues.queryValues`). */
-  queryValues(domain: string, id: string, query: string, opts: { select?: string; limit?: number; fields?: string }, access: Access = allowAll) {
+  /** GET .../value?query= (or POST with the selection in the body): matching rows (`DatasetValues.queryValues`). */
+  queryValues(domain: string, id: string, query: string, opts: values.QueryRequest, access: Access = allowAll) {
     return this.datasetValues.queryValues(domain, id, query, opts, access);
   }
   /** PUT .../value?query=: update matching rows (`DatasetValues.queryUpdate`). */

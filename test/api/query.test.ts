@@ -182,6 +182,17 @@ with h5py.File(sys.argv[1], 'r+') as f:
     await checkAll('after h5py wrote the file');
   });
 
+  it('POST .../value with the selection, query and Limit in a JSON body answers as GET ?query=', async () => {
+    for (const [select, query, Limit] of [['[10:40]', 'temp >= 6.0', 5], ['[0:50:2]', "station == b'KSFO'", undefined], [undefined, 'count < 960', 0]] as const) {
+      const g = await c.get(`/datasets/${ids.vlen}/value`, { query, ...(select ? { select } : {}), ...(Limit !== undefined ? { Limit } : {}), fields: 'time:station' });
+      const p = await c.post(`/datasets/${ids.vlen}/value`, { ...(select ? { select } : {}), query, ...(Limit !== undefined ? { Limit } : {}), fields: 'time:station' });
+      expect(g.status, g.text).to.equal(200);
+      expect(p.status, p.text).to.equal(200);
+      expect(p.json.value, `${select} ${query}`).to.deep.equal(g.json.value);
+      expect(g.json.value.length).to.be.greaterThan(0);
+    }
+  });
+
   it('rejects bad queries and non-table datasets with 400', async () => {
     expect((await c.get(`/datasets/${ids.nullpad}/value`, { query: 'nosuch > 1' })).status).to.equal(400);
     expect((await c.get(`/datasets/${ids.nullpad}/value`, { query: "temp == 'x'" })).status).to.equal(400);
@@ -294,6 +305,88 @@ print(json.dumps(out))`;
     });
   }
 
+  /** The same query asked as POST .../value with a JSON body (h5pyd 1.0's form for a select over 100 characters). */
+  const postQuery = async (name: string, body: Record<string, unknown>, binary = false, params?: Record<string, string | number>) => {
+    const r = await c.request('POST', `/datasets/${ids[name]}/value`, { body, query: params, headers: binary ? { Accept: 'application/octet-stream' } : {} });
+    expect(r.status, r.text).to.equal(200);
+    return r;
+  };
+  for (const k of cases) {
+    it(`POST ${k.name} ${k.query}${k.opts ? ' ' + JSON.stringify(k.opts) : ''}: a JSON body {select, query, Limit} answers as GET ?query=`, async () => {
+      const get = await getJson(k.name, k.query, k.opts);
+      const post = (await postQuery(k.name, { query: k.query, ...k.opts })).json;
+      expect({ value: post.value, index: post.index }).to.deep.equal(get);
+      expect((await postQuery(k.name, { query: k.query, ...k.opts }, true)).body).to.deep.equal(await getBinary(k.name, k.query, k.opts));
+    });
+  }
+
+  it('POST query: select as a list or as start/stop/step, query and Limit in the URL, no selection (the whole dataset)', async () => {
+    const want = await getJson('f2', '_ > 100.0 AND _ < 200.0', { select: '[10:30,20:60:3]', Limit: 40 });
+    expect(want.value).to.have.length(40);
+    const forms: [Record<string, unknown>, Record<string, string | number>?][] = [
+      [{ select: ['10:30', '20:60:3'], query: '_ > 100.0 AND _ < 200.0', Limit: 40 }],
+      [{ start: [10, 20], stop: [30, 60], step: [1, 3], query: '_ > 100.0 AND _ < 200.0', Limit: 40 }],
+      [{ select: '[10:30,20:60:3]' }, { query: '_ > 100.0 AND _ < 200.0', Limit: 40 }],
+      [{ select: '[10:30,20:60:3]', query: '_ > 100.0 AND _ < 200.0' }, { Limit: 40 }],
+    ];
+    for (const [body, params] of forms) {
+      const r = (await postQuery('f2', body, false, params)).json;
+      expect({ value: r.value, index: r.index }, JSON.stringify([body, params])).to.deep.equal(want);
+    }
+    expect((await postQuery('f2', { query: '_ > 100.0 AND _ < 200.0' })).json.value).to.have.length(799);
+  });
+
+  it('coordinate lists (h5pyd\'s fancy selections, repeats and any order): the matches of numpy\'s a[[...], ...] in its order, GET and POST alike', async () => {
+    const rows = [33, 5, 1, 5, 39, 12, 0, 20, 21, 22, 23, 24, 25, 26, 27, 28, 29, 2];
+    const want = pythonJson(`import h5py, numpy as np, sys, json
+rows = json.loads(sys.argv[2])
+with h5py.File(sys.argv[1], 'r') as f:
+    a = f['f2'][...]
+    i1 = f['i1'][...]
+cols = np.arange(10, 70, 3)
+sub = a[rows][:, 10:70:3]
+m = (sub > 100) & (sub < 250)
+ii, jj = np.nonzero(m)
+pts = [7, 299, 7, 0, 150, 3]
+one = i1[pts]
+k = np.nonzero(one > 0)[0]
+print(json.dumps({'value': sub[ii, jj].tolist(), 'index': [[rows[i], int(cols[j])] for i, j in zip(ii, jj)], 'one': {'value': one[k].tolist(), 'index': [pts[x] for x in k]}}))`, [`${srv.root}/simple.h5`, JSON.stringify(rows)], { lockFree: true });
+    expect(want.value.length).to.be.greaterThan(50);
+    const select = `[[${rows.join(',')}],10:70:3]`;
+    expect(select.length).to.be.greaterThan(50);
+    const get = await getJson('f2', '_ > 100 AND _ < 250', { select });
+    expect(get.value.map(Math.fround)).to.deep.equal(want.value.map(Math.fround));
+    expect(get.index).to.deep.equal(want.index);
+    const post = (await postQuery('f2', { select, query: '_ > 100 AND _ < 250' })).json;
+    expect({ value: post.value, index: post.index }).to.deep.equal(get);
+    expect(f32((await postQuery('f2', { select, query: '_ > 100 AND _ < 250' }, true)).body)).to.deep.equal(want.value);
+    const limited = (await postQuery('f2', { select, query: '_ > 100 AND _ < 250', Limit: 7 })).json;
+    expect(limited.index).to.deep.equal(want.index.slice(0, 7));
+    expect(await getJson('i1', '_ > 0', { select: '[[7,299,7,0,150,3]]' })).to.deep.equal(want.one);
+  });
+
+  it('POST query: bad bodies are 400 with a message (points, binary points, query or Limit twice or of the wrong type)', async () => {
+    const bad = async (body: unknown, params: Record<string, string | number> = {}, re?: RegExp, raw?: Buffer) => {
+      const r = raw
+        ? await c.request('POST', `/datasets/${ids.f2}/value`, { raw, query: params, headers: { 'Content-Type': 'application/octet-stream' } })
+        : await c.request('POST', `/datasets/${ids.f2}/value`, { body, query: params });
+      expect(r.status, `${JSON.stringify(body)} ${JSON.stringify(params)}: ${r.text}`).to.equal(400);
+      expect(r.json.message, JSON.stringify(body)).to.be.a('string').and.not.equal('');
+      if (re) expect(r.json.message).to.match(re);
+    };
+    await bad({ points: [[1, 2]], query: '_ > 1' }, {}, /points/);
+    await bad(undefined, { query: '_ > 1' }, /points/, Buffer.alloc(16));
+    await bad({ select: '[0:2,:]', query: '_ > 1' }, { query: '_ > 2' }, /query/);
+    await bad({ select: '[0:2,:]', query: '_ > 1', Limit: 3 }, { Limit: 3 }, /Limit/);
+    await bad({ select: '[0:2,:]', query: '_ > 1', Limit: -1 }, {}, /limit/);
+    await bad({ select: '[0:2,:]', query: '_ > 1', Limit: '3' }, {}, /limit/);
+    await bad({ select: '[0:2,:]', query: 42 }, {}, /query/);
+    await bad({ select: '[0:2,:]', query: '_ >' });
+    await bad({ select: '[0:2,:]', query: '_ > 1' }, { select: '[0:2,:]' }, /both/);
+    await bad({ select: '[0:50,:]', query: '_ > 1' });
+    await bad({ select: '[0:2,:]', start: [0, 0], query: '_ > 1' });
+  });
+
   it('the suite count: 799 of the 40x80 elements, in JSON and binary', async () => {
     expect((await getJson('f2', '_ > 100.0 AND _ < 200.0')).value).to.have.length(799);
     expect((await getBinary('f2', '_ > 100.0 AND _ < 200.0')).length).to.equal(799 * 4);
@@ -389,7 +482,7 @@ print(json.dumps(out))`, [`${srv.root}/simple.h5`], { lockFree: true });
     await bad('f2', '', {});
     await bad('f2', '_ > 1', { select: '[0:50,0:10]' }); // out of bounds
     await bad('f2', '_ > 1', { select: '[0:5]' }); // wrong rank
-    await bad('f2', '_ > 1', { select: '[[1,2],:]' }, /hyperslab/);
+    await bad('f2', '_ > 1', { select: '[[1,40],:]' }); // a coordinate out of bounds
     await bad('f2', '_ > 1', { fields: 'a' }, /compound/);
     await bad('scalar', '_ > 1', {}, /H5S_SCALAR/);
     await bad('vstr', "_ == 'a'", {}, /variable-length strings/);
@@ -414,6 +507,42 @@ with h5pyd.File('/simple.h5', 'r') as f:
     const fw = expected(np.f2, (v) => v > 100 && v < 200).value;
     const iw = expected(np.i1, (v) => v < -95 || v > 95).value;
     expect(out).to.deep.equal(['float32', [fw.length], fw, 'int32', iw, [0]]);
+  });
+
+  it('h5pyd 1.0: a selection over 100 characters goes as POST {select, query}: coordinate lists and a rank-26 hyperslab give numpy\'s matches', async function () {
+    if (!haveClient('1.0')) return void console.log(`      ${missingClient('1.0')}`);
+    // a rank-26 dataset: h5pyd writes each dimension's slice out, so its select is 105 characters
+    const deep = [3, 3, 3, ...Array(23).fill(1)];
+    const r = await c.post('/datasets', { type: 'H5T_STD_I16LE', shape: deep, link: { id: (await c.get('/')).json.root, name: 'deep' } });
+    expect(r.status, r.text).to.equal(201);
+    const flat = Array.from({ length: 27 }, (_, k) => (k * 11) % 27);
+    expect((await c.put(`/datasets/${r.json.id}/value`, { value: flat })).status).to.equal(200);
+    ids.deep = r.json.id;
+    const out = h5pydPython('1.0', srv.url).json(
+      `import h5pyd, json, numpy as np
+import h5pyd.httpconn as hc
+posts = []
+orig = hc.HttpConn.POST
+def spy(self, req, body=None, format='json', params=None, headers=None):
+    if req.endswith('/value') and isinstance(body, dict):
+        posts.append(sorted(body.keys()))
+    return orig(self, req, body=body, format=format, params=params, headers=headers)
+hc.HttpConn.POST = spy
+rows = [33, 5, 1, 5, 39, 12, 0, 20, 21, 22, 23, 24, 25, 26, 27, 28, 29, 2, 30, 31, 32, 34, 35, 36, 37, 38, 19, 18, 17, 16, 15, 14, 13, 11, 10]
+with h5pyd.File('/simple.h5', 'r') as f:
+    a = f['f2'].__getitem__((rows, slice(10, 70, 3)), query='_ > 100.0 AND _ < 250.0')
+    d = f['deep'].__getitem__((slice(0, 2), slice(1, 3), slice(0, 2)), query='_ > 10')
+    print(json.dumps([str(a.dtype), a.tolist(), str(d.dtype), d.tolist(), posts]))`,
+    );
+    const want = pythonJson(`import h5py, numpy as np, sys, json
+rows = [33, 5, 1, 5, 39, 12, 0, 20, 21, 22, 23, 24, 25, 26, 27, 28, 29, 2, 30, 31, 32, 34, 35, 36, 37, 38, 19, 18, 17, 16, 15, 14, 13, 11, 10]
+with h5py.File(sys.argv[1], 'r') as f:
+    sub = f['f2'][...][rows][:, 10:70:3]
+    d = f['deep'][0:2, 1:3, 0:2]
+print(json.dumps([sub[(sub > 100) & (sub < 250)].tolist(), d[d > 10].tolist()]))`, [`${srv.root}/simple.h5`], { lockFree: true });
+    expect(want[0].length).to.be.greaterThan(50);
+    expect(want[1].length).to.be.greaterThan(0);
+    expect(out).to.deep.equal(['float32', want[0], 'int16', want[1], [['query', 'select'], ['query', 'select']]]);
   });
 });
 

@@ -221,6 +221,10 @@ describe('codec/json ValueJsonWriter', () => {
     ['array of vlen strings', { class: 'H5T_ARRAY', base: { class: 'H5T_STRING', length: 'H5T_VARIABLE' }, dims: [2] }, [['a', 'b'], ['', 'c']], [2], '[["a","b"],["","c"]]'],
     ['vlen sequences', { class: 'H5T_VLEN', base: 'H5T_STD_I16LE' }, [[1, 2, 3], [], [-1]], [3], '[[1,2,3],[],[-1]]'],
     ['references', 'H5T_STD_REF_OBJ', ['groups/g-1', ''], [2], '["groups/g-1",""]'],
+    ['vlen of vlen strings', { class: 'H5T_VLEN', base: { class: 'H5T_STRING', length: 'H5T_VARIABLE', charSet: 'H5T_CSET_UTF8' } }, [['apples', '', 'é"'], []], [2], '[["apples","","é\\""],[]]'],
+    ['vlen of vlen float32', { class: 'H5T_VLEN', base: { class: 'H5T_VLEN', base: 'H5T_IEEE_F32LE' } }, [[[0.1, NaN], []], [[]]], [2], '[[[0.1,NaN],[]],[[]]]', '[[[0.1,null],[]],[[]]]'],
+    ['compound with a vlen of compounds with vlen fields', { class: 'H5T_COMPOUND', fields: [{ name: 'f1', type: { class: 'H5T_VLEN', base: { class: 'H5T_COMPOUND', fields: [{ name: 'a', type: { class: 'H5T_VLEN', base: 'H5T_STD_I32LE' } }, { name: 's', type: { class: 'H5T_STRING', length: 'H5T_VARIABLE' } }] } } }, { name: 'f2', type: 'H5T_STD_I64LE' }] },
+      [[[[[1, 2], 'x'], [[], '']], 2], [[], 3]], [2], '[[[[[1,2],"x"],[[],""]],2],[[],3]]'],
     ['opaque as base64', { class: 'H5T_OPAQUE', size: 2, tag: '' }, ['/v8=', 'AAA='], [2], '["/v8=","AAA="]'],
   ];
   for (const [name, typeIn, values, shape, text, ignored] of typed) {
@@ -336,9 +340,10 @@ describe('codec/json ValueJsonWriter', () => {
     expect(text).to.equal('[' + Array.from(f, (x) => (Number.isNaN(x) ? 'NaN' : String(x))).join(',') + ']');
   });
 
-  it('the JSON of a vlen-of-variable type is not implemented', () => {
+  it('the JSON of a vlen of variable-length elements: a malformed inner count is a 400, not a read past the element', () => {
     const t = parseType({ class: 'H5T_VLEN', base: { class: 'H5T_STRING', length: 'H5T_VARIABLE' } });
-    expect(() => new ValueJsonWriter(t, [1])).to.throw(H5StoreError, 'Variable-length sequences');
+    const bad = Buffer.from('06000000' + '01000000' + '61' + '01000000' + '62', 'hex');
+    expect(() => valueToJson(bad, t, [1])).to.throw(H5StoreError, 'truncated');
   });
 });
 

@@ -4,6 +4,7 @@ import {
   arrayElementView,
   isBooleanEnum,
   isVariableLength,
+  lacksBinaryForm,
   parseType,
   predefinedType,
   typeSize,
@@ -239,6 +240,29 @@ describe('codec/types helpers', () => {
       const t = parseType(input);
       expect(isVariableLength(t)).to.equal(true);
       expect(() => typeSize(t)).to.throw(H5StoreError);
+    });
+  }
+
+  // [type, whether the REST API defines a binary form for its values]
+  const binaryForms: [string, unknown, boolean][] = [
+    ['int32', 'H5T_STD_I32LE', true],
+    ['vlen string', { class: 'H5T_STRING', length: 'H5T_VARIABLE' }, true],
+    ['vlen of int32', { class: 'H5T_VLEN', base: 'H5T_STD_I32LE' }, true],
+    ['vlen of a fixed compound', { class: 'H5T_VLEN', base: { class: 'H5T_COMPOUND', fields: [{ name: 'a', type: 'H5T_STD_I32LE' }] } }, true],
+    ['compound of vlen fields', { class: 'H5T_COMPOUND', fields: [{ name: 'a', type: { class: 'H5T_VLEN', base: 'H5T_STD_I32LE' } }, { name: 's', type: { class: 'H5T_STRING', length: 'H5T_VARIABLE' } }] }, true],
+    ['region reference', 'H5T_STD_REF_DSETREG', true],
+    ['vlen of vlen strings', { class: 'H5T_VLEN', base: { class: 'H5T_STRING', length: 'H5T_VARIABLE' } }, false],
+    ['vlen of vlen int32', { class: 'H5T_VLEN', base: { class: 'H5T_VLEN', base: 'H5T_STD_I32LE' } }, false],
+    ['vlen of region references', { class: 'H5T_VLEN', base: 'H5T_STD_REF_DSETREG' }, false],
+    ['vlen of compounds with a vlen field', { class: 'H5T_VLEN', base: { class: 'H5T_COMPOUND', fields: [{ name: 'a', type: { class: 'H5T_VLEN', base: 'H5T_STD_I32LE' } }] } }, false],
+    ['compound with such a field', { class: 'H5T_COMPOUND', fields: [{ name: 'f1', type: { class: 'H5T_VLEN', base: { class: 'H5T_STRING', length: 'H5T_VARIABLE' } } }, { name: 'f2', type: 'H5T_STD_I64LE' }] }, false],
+    ['array of such a vlen', { class: 'H5T_ARRAY', dims: [2], base: { class: 'H5T_VLEN', base: { class: 'H5T_VLEN', base: 'H5T_STD_I8LE' } } }, false],
+    ['vlen of arrays of vlen strings', { class: 'H5T_VLEN', base: { class: 'H5T_ARRAY', dims: [2], base: { class: 'H5T_STRING', length: 'H5T_VARIABLE' } } }, false],
+  ];
+  for (const [name, input, has] of binaryForms) {
+    it(`lacksBinaryForm: ${name} ${has ? 'has' : 'has no'} binary form`, () => {
+      const t = parseType(input);
+      expect(lacksBinaryForm(t)).to.equal(!has);
     });
   }
 

@@ -85,6 +85,47 @@ const roundTrips: [string, unknown, unknown[], Buffer | null, unknown[]?][] = [
     Buffer.concat([hex('28000000'), Buffer.from('{"id":"d-1","select_type":"H5S_SEL_ALL"}'), hex('00000000')]),
   ],
   ['opaque (base64 per element)', { class: 'H5T_OPAQUE', size: 3, tag: '' }, ['AQID', '/v8A'], hex('010203 feff00')],
+  // vlen sequences of variable-length elements: no binary form in the REST API (lacksBinaryForm);
+  // h5store's inner form is the byte count of the elements that follow, each in its own form
+  [
+    'vlen of vlen strings (inner form)',
+    { class: 'H5T_VLEN', base: { class: 'H5T_STRING', length: 'H5T_VARIABLE' } },
+    [['a', 'bcd', ''], []],
+    hex('10000000 01000000 61 03000000 626364 00000000   00000000'),
+  ],
+  [
+    'vlen of vlen int32 (inner form)',
+    { class: 'H5T_VLEN', base: { class: 'H5T_VLEN', base: 'H5T_STD_I32LE' } },
+    [[[1, 2], []], [[]], []],
+    hex('10000000 08000000 01000000 02000000 00000000   04000000 00000000   00000000'),
+  ],
+  [
+    'vlen of compounds with vlen fields, in a compound (h5pyd test_nested_compound_vlen)',
+    {
+      class: 'H5T_COMPOUND',
+      fields: [
+        { name: 'f1', type: { class: 'H5T_VLEN', base: { class: 'H5T_COMPOUND', fields: [{ name: 'a', type: { class: 'H5T_VLEN', base: 'H5T_STD_I32LE' } }, { name: 'b', type: { class: 'H5T_VLEN', base: 'H5T_STD_I16BE' } }] } } },
+        { name: 'f2', type: 'H5T_STD_I64LE' },
+      ],
+    },
+    [[[[[1], [2, 3]], [[], [4]]], 7], [[], -1]],
+    hex('1a000000 04000000 01000000 04000000 0002 0003   00000000 02000000 0004   0700000000000000   00000000 ffffffffffffffff'),
+  ],
+  [
+    'vlen of compounds with a vlen string and a number',
+    { class: 'H5T_VLEN', base: { class: 'H5T_COMPOUND', fields: [{ name: 's', type: { class: 'H5T_STRING', length: 'H5T_VARIABLE', charSet: 'H5T_CSET_UTF8' } }, { name: 'n', type: 'H5T_STD_U8LE' }] } },
+    [[['é', 1], ['', 2]]],
+    hex('0c000000 02000000 c3a9 01   00000000 02'),
+  ],
+  [
+    'vlen of arrays of vlen strings, and of region references',
+    { class: 'H5T_COMPOUND', fields: [
+      { name: 'a', type: { class: 'H5T_VLEN', base: { class: 'H5T_ARRAY', dims: [2], base: { class: 'H5T_STRING', length: 'H5T_VARIABLE' } } } },
+      { name: 'r', type: { class: 'H5T_VLEN', base: { class: 'H5T_REFERENCE', base: 'H5T_STD_REF_DSETREG' } } },
+    ] },
+    [[[['x', '']], [null]]],
+    hex('09000000 01000000 78 00000000   04000000 00000000'),
+  ],
 ];
 
 describe('codec/values round trips', () => {
@@ -202,14 +243,22 @@ describe('codec/values encode rejections', () => {
   it('names the element index when there are several values', () => {
     expectH5StoreError(() => encodeElements([1, 2, 300], parseType('H5T_STD_I8LE')), 400, 'Value 300 out of range for H5T_STD_I8LE (element 2)');
   });
-  it('a vlen of a variable-length type is not implemented', () => {
+  it('a vlen of a variable-length type: only lists, each element checked', () => {
     const t = parseType({ class: 'H5T_VLEN', base: { class: 'H5T_STRING', length: 'H5T_VARIABLE' } });
-    expectH5StoreError(() => encodeElements([['a']], t), 501, 'Variable-length sequences of variable-length types');
-    expectH5StoreError(() => decodeElements(Buffer.alloc(4), t, 1), 501, 'Variable-length sequences');
+    expectH5StoreError(() => encodeElements(['a'], t), 400, 'expected a list');
+    expectH5StoreError(() => encodeElements([['a', 3]], t), 400, 'expected a string');
   });
 });
 
 describe('codec/values decode errors', () => {
+  it('rejects a vlen of variable-length elements whose elements do not fill its byte count exactly', () => {
+    const t = parseType({ class: 'H5T_VLEN', base: { class: 'H5T_STRING', length: 'H5T_VARIABLE' } });
+    // the count (6) ends inside the second string: its element may not read past it
+    expectH5StoreError(() => decodeElements(hex('06000000 01000000 61 01000000 62'), t, 1), 400, 'truncated');
+    // an element count beyond the sequence's bytes, though the buffer holds them
+    expectH5StoreError(() => decodeElements(hex('04000000 05000000 6162636465'), t, 1), 400, 'truncated');
+    expectH5StoreError(() => decodeElements(hex('ffffffff'), t, 1), 400, 'negative');
+  });
   it('rejects a truncated fixed-size buffer', () => {
     expectH5StoreError(() => decodeElements(Buffer.alloc(7), parseType('H5T_STD_I32LE'), 2), 400, 'truncated');
   });

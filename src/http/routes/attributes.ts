@@ -5,6 +5,7 @@
  * the route table (index.ts) names every path.
  */
 import type { Context } from 'koa';
+import { lacksBinaryForm } from '../../codec/types.js';
 import { badRequest } from '../../errors.js';
 import { COLLECTION } from '../../store/objects/ids.js';
 import { attributeReadsBody, attributeValueBody, attributeWritesBody, parseBody } from '../bodies.js';
@@ -142,7 +143,8 @@ export async function readValue(ctx: Context, d: Deps): Promise<void> {
   const ref = refOf(ctx);
   const { id, name } = ctx.params;
   const v = await d.store.readAttributeValue(ref.domain, kind, id, name, { base64: base64Param(ctx) });
-  if (wantsBinary(ctx)) {
+  // a type without a binary form (a vlen of variable-length elements) answers JSON, as HSDS answers vlen attribute values
+  if (wantsBinary(ctx) && !lacksBinaryForm(v.type)) {
     ctx.status = 200;
     ctx.type = 'application/octet-stream';
     ctx.body = v.wire;
@@ -166,7 +168,7 @@ export async function writeValue(ctx: Context, d: Deps): Promise<void> {
     await d.store.writeAttributeValue(ref.domain, kind, id, name, { wire: await rawBody(ctx, d.config, d.config.maxBinaryBodyBytes, 'maxBinaryBodyBytes') });
   } else {
     const value = parseBody(attributeValueBody, await jsonObject(ctx, d.config, { required: true }));
-    await d.store.writeAttributeValue(ref.domain, kind, id, name, value);
+    await d.store.writeAttributeValue(ref.domain, kind, id, name, 'wire' in value ? { ...value, base64: true } : value);
   }
   sendJson(ctx, 200, { hrefs: [] });
 }

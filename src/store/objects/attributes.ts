@@ -5,7 +5,7 @@
 import type { ShapeJson } from '../../codec/shapes.js';
 import { parseShape } from '../../codec/shapes.js';
 import type { TypeJson } from '../../codec/types.js';
-import { parseType, typesEqual } from '../../codec/types.js';
+import { lacksBinaryForm, parseType, refuseBinaryForm, typesEqual } from '../../codec/types.js';
 import { RawJson, WireValue, stringifyJson, valueToJson } from '../../codec/json.js';
 import { encodeElements, flattenValue, hasInvalidUtf8 } from '../../codec/values.js';
 import { badRequest, conflict, gone, notFound, tooLarge } from '../../errors.js';
@@ -119,7 +119,8 @@ export function presentValue(
   const wire = facts.wire;
   if (opts.maxDataSize && opts.maxDataSize > 0 && wire.length > opts.maxDataSize) return undefined;
   if (isUnsetAttribute(f, addr, name) && !wire.some((b) => b !== 0)) return { value: null };
-  if (opts.base64 || hasInvalidUtf8(wire, facts.type, spaceCount(facts.space))) {
+  // base64 is of the binary form, which some types have not (`lacksBinaryForm`): those come as JSON
+  if ((opts.base64 || hasInvalidUtf8(wire, facts.type, spaceCount(facts.space))) && !lacksBinaryForm(facts.type)) {
     return { value: wire.toString('base64'), encoding: 'base64' };
   }
   return { value: new WireValue(wire, facts.type, facts.space.dims) };
@@ -486,6 +487,7 @@ export function parseAttributeBody(f: DomainFile, body: unknown, limits: Limits 
     if (space.cls === 'H5S_NULL') throw badRequest('A value cannot be given for an attribute with shape H5S_NULL');
     if (b.encoding === 'base64') {
       if (typeof b.value !== 'string') throw badRequest('A base64 value must be a string');
+      refuseBinaryForm(type, 'base64');
       wire = Buffer.from(b.value, 'base64');
     } else {
       const flat = flattenValue(b.value, space.dims, type);
@@ -688,7 +690,7 @@ export function writeAttributeValue(
   kind: ObjectKind,
   ownerId: string,
   name: string,
-  value: { json?: unknown; wire?: Buffer },
+  value: { json?: unknown; wire?: Buffer; base64?: boolean },
   limits: Limits = DEFAULT_LIMITS,
 ): void {
   f.withId(ownerId, kind, (oid) => {
@@ -697,6 +699,7 @@ export function writeAttributeValue(
       const meta = io.describeAttribute(aid, name);
       if (meta.space.cls === 'H5S_NULL') throw badRequest('The attribute has a null dataspace (H5S_NULL): it holds no value');
       const n = spaceCount(meta.space);
+      if (value.wire) refuseBinaryForm(meta.type, value.base64 ? 'base64' : 'body');
       if (value.wire) checkAttributeBytes(value.wire.length, limits);
       const wire = value.wire ?? encodeElements(flattenValue(value.json, meta.space.dims, meta.type), meta.type);
       io.writeAttribute(aid, meta.type, n, wire, f.refs);

@@ -4,7 +4,7 @@
 import { parseShape } from '../../codec/shapes.js';
 import type { ShapeJson } from '../../codec/shapes.js';
 import type { TypeJson } from '../../codec/types.js';
-import { parseType } from '../../codec/types.js';
+import { parseType, refuseBinaryForm } from '../../codec/types.js';
 import { RawJson, WireValue, showJson, stringifyJson } from '../../codec/json.js';
 import { decodeElements, encodeElements, flattenValue } from '../../codec/values.js';
 import { badRequest, conflict } from '../../errors.js';
@@ -483,6 +483,7 @@ export function parseCreationProperties(cp: Record<string, unknown> | undefined,
   if (p.fillValue !== undefined && p.fillValue !== null) {
     if (p.fillValue_encoding === 'base64') {
       if (typeof p.fillValue !== 'string') throw badRequest('A base64 fillValue must be a string');
+      refuseBinaryForm(type, 'base64');
       opts.fillValue = Buffer.from(p.fillValue, 'base64');
     } else {
       try {

@@ -14,7 +14,6 @@ import type { DomainFile } from './domainFile.js';
 import * as groups from './groups.js';
 import type { AttrValueOptions } from './attributes.js';
 import { WireValue } from '../../codec/json.js';
-import { codecFor } from '../../codec/values.js';
 import { type TypeJson, isVariableLength, typeSize } from '../../codec/types.js';
 import { H5StoreError } from '../../errors.js';
 import * as C from '../../hdf5/constants.js';
@@ -59,11 +58,10 @@ const DOMAIN_OBJS_CHUNK_BYTES = 1024 * 1024;
  * DOMAIN_OBJS_VALUE_BYTES (fixed-size types) or DOMAIN_OBJS_VALUE_ELEMENTS elements whose values
  * take at most that many bytes (variable-length types), is stored in this file (no external
  * files or virtual sources: those need their own access checks), has chunks of at most
- * DOMAIN_OBJS_CHUNK_BYTES and filters this server can decode. Undefined otherwise, when the
- * type has no value encoding here (a vlen sequence of variable-length types: `codecFor`; the
- * JSON is written after this returns, so it is checked first, or one such dataset would make the
- * whole `getobjs` fail and h5pyd 1.0 could not open the file), or when the read fails (the client
- * then reads the values itself, and meets the error there).
+ * DOMAIN_OBJS_CHUNK_BYTES and filters this server can decode. Undefined otherwise, or when the
+ * read fails (the client then reads the values itself, and meets the error there; the JSON is
+ * written after this returns, so a value that cannot be shown must be left out here, or one such
+ * dataset would make the whole `getobjs` fail and h5pyd 1.0 could not open the file).
  */
 function smallDatasetValue(f: DomainFile, did: Hid, addr: bigint, type: TypeJson): WireValue | undefined {
   if (storageKindOf(f, did, addr) !== 'plain') return undefined;
@@ -78,7 +76,6 @@ function smallDatasetValue(f: DomainFile, did: Hid, addr: bigint, type: TypeJson
   if (creation.layout === C.H5D_CHUNKED && bytesOf(creation.chunks ?? [], io.fixedOrPointerSize(type)) > DOMAIN_OBJS_CHUNK_BYTES) return undefined;
   if (creation.filters.some((fi) => !filterSupport(fi.id, fi.cdValues).read)) return undefined;
   try {
-    codecFor(type);
     const mt = io.createType(type);
     try {
       const wire = io.readDataset(did, type, mt, { kind: 'all' }, n, space.cls === 'H5S_SCALAR', f.refs);

@@ -121,3 +121,4 @@ export function refuseMissingFilters(creation: io.DatasetCreation, need: 'read' 
     );
   }
 }
+

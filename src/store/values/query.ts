@@ -12,12 +12,12 @@ import * as io from '../../hdf5/io.js';
 import { type Hid } from '../../hdf5/lib.js';
 import { hasIndirect, memSize } from '../../hdf5/memory.js';
 import { type Column, type EncodedStrings, parseQuery } from '../../selection/query.js';
-import { type Selection, pageHyperslab, parseSelect } from '../../selection/select.js';
+import { type Selection, expandPoints, pageHyperslab, parseSelect, selectionFromBody } from '../../selection/select.js';
 import type { DomainFile } from '../objects/domainFile.js';
 import type { PagePool } from './pagepool.js';
 import * as h5 from '../../hdf5/objects.js';
 import { DecodedChunkCache, chunkScope } from './chunkCache.js';
-import { fieldSubset, refuseMissingFilters, storageErrors, type ValueLimits } from './common.js';
+import { fieldSubset, pickElements, pointSelection, refuseMissingFilters, storageErrors, type ValueLimits } from './common.js';
 
 /** Bytes of query columns kept at most (`queryColumns`). */
 export const QUERY_COLUMN_CACHE_BYTES = 32 * 1024 * 1024;
@@ -51,6 +51,18 @@ export interface QueryResult {
   coords?: (number | number[])[];
 }
 
+/**
+ * What a `query=` read asks besides the query: the selection, as `select=` text (GET) or as the
+ * `select` / `start`, `stop`, `step` of a `POST .../value` body (wire-reference 2.4; one of the
+ * two), at most `limit` hits (`Limit`; none when absent), and compound `fields`.
+ */
+export interface QueryRequest {
+  select?: string;
+  selectBody?: { select?: unknown; start?: unknown; stop?: unknown; step?: unknown };
+  limit?: number;
+  fields?: string;
+}
+
 /** The name that stands for the element in a query on a dataset of a simple type. */
 export const ELEMENT_NAME = '_';
 
@@ -69,7 +81,7 @@ export function queryRows(
   f: DomainFile,
   id: string,
   query: string,
-  opts: { select?: string; limit?: number; fields?: string },
+  opts: QueryRequest,
   limits: ValueLimits,
   pool?: PagePool,
 ): QueryResult {
@@ -80,7 +92,7 @@ function queryRowsOf(
   f: DomainFile,
   id: string,
   query: string,
-  opts: { select?: string; limit?: number; fields?: string },
+  opts: QueryRequest,
   limits: ValueLimits,
   pool?: PagePool,
 ): QueryResult {
@@ -93,7 +105,7 @@ function queryRowsOf(
     const names = type.fields.map((x) => x.name);
     const kinds = type.fields.map((x) => fieldKind(x.type));
     const compiled = parseQuery(query, names, kinds);
-    const sel = hyperslabOf(opts.select, space.dims);
+    const sel = hyperslabOf(opts, space.dims);
     const limit = opts.limit && opts.limit > 0 ? opts.limit : Infinity;
     const resultType: TypeJson = { class: 'H5T_COMPOUND', fields: [INDEX_FIELD, ...(outType as { fields: { name: string; type: TypeJson }[] }).fields] };
     const found = hasIndirect(type)
@@ -103,10 +115,17 @@ function queryRowsOf(
   });
 }
 
-/** `select=` of a query: a hyperslab (slices and indices). @throws badRequest for coordinate lists. */
-function hyperslabOf(select: string | undefined, dims: number[]): Selection {
-  const sel = parseSelect(select, dims);
-  if (!sel.isHyperslab) throw badRequest('"select" with "query" must be a hyperslab (slices or indices, no coordinate lists)');
+/** The selection of a query, from `select=` or the body's. @throws badRequest for one given in both places. */
+function selectionOf(opts: QueryRequest, dims: number[]): Selection {
+  const fromBody = opts.selectBody ? selectionFromBody(opts.selectBody, dims) : undefined;
+  if (fromBody && opts.select) throw badRequest('Give the selection in the query or in the body, not both');
+  return fromBody ?? parseSelect(opts.select, dims);
+}
+
+/** The selection of a query on a table: a hyperslab (slices and indices). @throws badRequest for coordinate lists. */
+function hyperslabOf(opts: QueryRequest, dims: number[]): Selection {
+  const sel = selectionOf(opts, dims);
+  if (!sel.isHyperslab) throw badRequest('"select" with "query" on a compound dataset must be a hyperslab (slices or indices, no coordinate lists)');
   return sel;
 }
 
@@ -120,11 +139,14 @@ function simpleQueryable(t: TypeJson): boolean {
  * Query on a dataset of a simple type (numbers, fixed-length strings), any rank: `_` names the
  * element (h5pyd 1.0 `Dataset.__getitem__(..., query=)`, whose `hsds_plugin.getDatasetValues`
  * reads the answer as a 1-D array of the dataset's own type: JSON `value`, or binary elements).
- * The selection (`select`, a hyperslab) is scanned page by page in row-major order, numbers as
- * float64 columns (exact below 2^53), strings compared as bytes; scanning stops at `limit` hits.
+ * The selection (`select`: a hyperslab, or coordinate lists as h5pyd 1.0 sends its fancy
+ * selections, in the order of numpy's result) is scanned page by page in the result's order,
+ * numbers as float64 columns (exact below 2^53), strings compared as bytes; scanning stops at
+ * `limit` hits.
  * @returns the matching elements in the dataset's type, their coordinates in `coords`.
  * @throws badRequest (400) for a scalar or null dataspace, a type other than numbers or
- *   fixed-length strings, `fields`, a coordinate-list `select`, or an invalid query.
+ *   fixed-length strings, `fields`, or an invalid query or selection; tooLarge (413) for a
+ *   coordinate-list selection of more than `max_points` elements.
  */
 function querySimple(
   f: DomainFile,
@@ -132,7 +154,7 @@ function querySimple(
   type: TypeJson,
   space: { cls: string; dims: number[] },
   query: string,
-  opts: { select?: string; limit?: number; fields?: string },
+  opts: QueryRequest,
   limits: ValueLimits,
   pool: PagePool | undefined,
 ): QueryResult {
@@ -147,32 +169,30 @@ function querySimple(
   // filtering of unflushed data) compares a float32 array with a scalar
   const float32 = type.class === 'H5T_FLOAT' && typeSize(type) === 4;
   const compiled = parseQuery(query, [ELEMENT_NAME], [fieldKind(type)], { float32: [float32] });
-  const sel = hyperslabOf(opts.select, space.dims);
+  const sel = selectionOf(opts, space.dims);
   const limit = opts.limit && opts.limit > 0 ? opts.limit : Infinity;
   const size = typeSize(type);
-  const rank = space.dims.length;
   const memType = io.createType(type);
   const coords: (number | number[])[] = [];
   const parts: Buffer[] = [];
   try {
     const budget = Number.isFinite(limit) ? Math.min(limits.pageBytes, 65536 * size) : limits.pageBytes;
     const cols: Column[] = [];
-    for (const p of pageHyperslab(sel, size, budget)) {
-      const n = p.elements;
-      const pooled = pool?.take(n * size);
+    const pages = sel.isHyperslab ? hyperslabElementPages(did, type, memType, sel, budget, pool) : listElementPages(did, type, memType, sel, budget, limits);
+    for (const p of pages) {
       try {
-        const page = io.readDataset(did, type, memType, { kind: 'hyperslab', start: p.start, step: p.step, count: p.count }, n, false, undefined, pooled?.subarray(0, n * size));
-        cols[0] = rowColumn(page, type, 0, size, n, 0);
+        const n = p.count;
+        cols[0] = rowColumn(p.wire, type, 0, size, n, 0);
         const at = maskHits(compiled.mask(cols, n), n, limit - coords.length);
         if (at.length === 0) continue;
         const out = Buffer.allocUnsafe(at.length * size);
         for (let k = 0; k < at.length; k++) {
-          page.copy(out, k * size, at[k] * size, (at[k] + 1) * size);
-          coords.push(pageCoord(p, at[k], rank));
+          p.wire.copy(out, k * size, at[k] * size, (at[k] + 1) * size);
+          coords.push(p.coordOf(at[k]));
         }
         parts.push(out);
       } finally {
-        if (pooled) pool!.give(pooled);
+        p.done();
       }
       if (coords.length >= limit) break;
     }
@@ -180,6 +200,62 @@ function querySimple(
     io.closeType(memType);
   }
   return { type, wire: Buffer.concat(parts), count: coords.length, indices: [], coords };
+}
+
+/**
+ * A page of the elements a simple-type query scans: `count` elements of the dataset's type in
+ * `wire` (in the selection's result order), the dataset coordinate of each (a number in 1-D,
+ * else `[i, j, ...]`), and `done()` to give a pooled buffer back once the page is used.
+ */
+interface ElementPage {
+  wire: Buffer;
+  count: number;
+  coordOf(k: number): number | number[];
+  done(): void;
+}
+
+/** The pages of a hyperslab (`pageHyperslab`, at most `budget` bytes each), read by libhdf5 into pooled buffers. */
+function* hyperslabElementPages(did: Hid, type: TypeJson, memType: Hid, sel: Selection, budget: number, pool: PagePool | undefined): Generator<ElementPage> {
+  const size = typeSize(type);
+  const rank = sel.dims.length;
+  for (const p of pageHyperslab(sel, size, budget)) {
+    const n = p.elements;
+    const pooled = pool?.take(n * size);
+    let wire: Buffer;
+    try {
+      wire = io.readDataset(did, type, memType, { kind: 'hyperslab', start: p.start, step: p.step, count: p.count }, n, false, undefined, pooled?.subarray(0, n * size));
+    } catch (e) {
+      if (pooled) pool!.give(pooled);
+      throw e;
+    }
+    yield { wire, count: n, coordOf: (k) => pageCoord(p, k, rank), done: () => pooled && pool!.give(pooled) };
+  }
+}
+
+/**
+ * The pages of a selection with coordinate lists (h5pyd's fancy selections, `[[3,1,7],:]`), in
+ * its result order (numpy's `a[[3,1,7], :]`, repeats included), at most `budget` bytes each:
+ * every page's points read sorted and once (`pointSelection`: libhdf5 1.10 wants them so), then
+ * put back in the order asked.
+ * @throws tooLarge (413) for more than `max_points` elements
+ */
+function* listElementPages(did: Hid, type: TypeJson, memType: Hid, sel: Selection, budget: number, limits: ValueLimits): Generator<ElementPage> {
+  const size = typeSize(type);
+  const rank = sel.dims.length;
+  const all = expandPoints(sel, limits.maxPoints);
+  const per = Math.max(1, Math.floor(budget / size));
+  for (let first = 0; first < sel.count; first += per) {
+    const n = Math.min(per, sel.count - first);
+    const mine = all.subarray(first * rank, (first + n) * rank);
+    const ps = pointSelection({ coords: mine, count: n }, sel.dims);
+    const read = io.readDataset(did, type, memType, ps, ps.count, false);
+    const wire = ps.order ? pickElements(read, type, ps.count, ps.order) : read;
+    const coordOf = (k: number): number | number[] => {
+      if (rank === 1) return Number(mine[k]);
+      return Array.from(mine.subarray(k * rank, (k + 1) * rank), Number);
+    };
+    yield { wire, count: n, coordOf, done: () => undefined };
+  }
 }
 
 /** Dataset coordinate of element `k` (row-major) of a hyperslab page: a number in 1-D, else `[i, j, ...]`. */

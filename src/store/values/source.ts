@@ -6,7 +6,7 @@
  * encodes it further (h5grove's npy, CSV, statistics: routes/grove.ts).
  */
 import { ValueJsonWriter } from '../../codec/json.js';
-import { type TypeJson, arrayElementView } from '../../codec/types.js';
+import { type TypeJson, arrayElementView, lacksBinaryForm } from '../../codec/types.js';
 import { H5StoreError, internal, tooLarge } from '../../errors.js';
 import { hdf5Turn } from '../../hdf5/heavy.js';
 import type { FileLog } from '../session/files.js';
@@ -26,9 +26,21 @@ import { valueJsonOnThreads } from './threadPool.js';
  * codec/types.ts `arrayElementView`): the same bytes, other `type`, `shape`, `count`.
  */
 export type ValueFormat = (
-  | { kind: 'binary'; maxWholeBytes?: number }
-  | { kind: 'json'; ignoreNan?: boolean; reduceDim?: boolean; shape?: number[]; maxBytes?: number; tooLargeHint?: string }
+  | {
+      kind: 'binary';
+      maxWholeBytes?: number;
+      /**
+       * The JSON to give instead when the type has no binary form in the REST API
+       * (`lacksBinaryForm`: a vlen sequence of variable-length elements; the value routes, as
+       * HSDS answers attribute values of vlen types); without it such a read is 406.
+       */
+      orJson?: JsonValueFormat;
+    }
+  | JsonValueFormat
 ) & { arrayElements?: boolean };
+
+/** A value asked for as JSON (`ignore_nan`, `reduce_dim`, a shape of its own, a size limit). */
+export type JsonValueFormat = { kind: 'json'; ignoreNan?: boolean; reduceDim?: boolean; shape?: number[]; maxBytes?: number; tooLargeHint?: string; arrayElements?: boolean };
 
 /** What the store gives a value source besides the read (`openValueSource`). */
 export interface ValueSourceOptions {
@@ -249,10 +261,13 @@ export function readsWhole(plan: ReadPlan, format: ValueFormat): boolean {
  * now and the file let go (`release`) before it is formatted. Call with libhdf5 free; on a
  * failure the caller releases the file.
  * @param release closes the plan and lets the file's locks go (idempotent)
+ * Binary asked of a type without a binary form (`lacksBinaryForm`) gives `format.orJson`.
  * @throws H5StoreError PayloadTooLarge when a JSON value holds more than `format.maxBytes` bytes
- *   of data; what the read throws
+ *   of data; NotAcceptable (406) for binary of a type without a binary form and no `orJson`;
+ *   what the read throws
  */
-export async function openValueSource(plan: ReadPlan, format: ValueFormat, pool: PagePool, release: () => void, opts: ValueSourceOptions = {}): Promise<ValueSource> {
+export async function openValueSource(plan: ReadPlan, asked: ValueFormat, pool: PagePool, release: () => void, opts: ValueSourceOptions = {}): Promise<ValueSource> {
+  const format = formatFor(plan.type, asked);
   const binary = format.kind === 'binary';
   if (!binary && format.maxBytes !== undefined && plan.bytes > format.maxBytes) {
     throw tooLarge(
@@ -276,6 +291,17 @@ export async function openValueSource(plan: ReadPlan, format: ValueFormat, pool:
   if (!read) return new ValueSource(view, plan.bytes, format, false, pages.name, pages, pool, release, opts);
   release();
   return new ValueSource(view, plan.bytes, format, true, pages.name, pagesOf(pages.name, read), pool, undefined, opts);
+}
+
+/**
+ * The format a value of `type` is given in: `asked`, or its `orJson` for binary of a type
+ * without a binary form (`lacksBinaryForm`).
+ * @throws H5StoreError NotAcceptable (406) for binary of such a type without `orJson`
+ */
+function formatFor(type: TypeJson, asked: ValueFormat): ValueFormat {
+  if (asked.kind !== 'binary' || !lacksBinaryForm(type)) return asked;
+  if (!asked.orJson) throw new H5StoreError('NotAcceptable', 'The values have no binary form (a variable-length sequence of variable-length elements): ask for JSON');
+  return { ...asked.orJson, arrayElements: asked.arrayElements };
 }
 
 /**

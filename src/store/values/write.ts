@@ -3,7 +3,7 @@
  * everything is validated before anything is written.
  */
 import fs from 'node:fs';
-import { type TypeJson, isVariableLength, typeSize } from '../../codec/types.js';
+import { type TypeJson, isVariableLength, refuseBinaryForm, typeSize } from '../../codec/types.js';
 import { decodeElements, encodeElements, selectionValues, wrapSingleFieldValues } from '../../codec/values.js';
 import { badRequest, conflict, tooLarge } from '../../errors.js';
 import * as C from '../../hdf5/constants.js';
@@ -110,8 +110,10 @@ function planWrite(f: DomainFile, did: Hid, req: WriteRequest, limits: ValueLimi
   }
   let wire: Buffer;
   if (req.wire) {
+    refuseBinaryForm(type, 'body');
     wire = req.wire;
   } else if (typeof body.value_base64 === 'string') {
+    refuseBinaryForm(type, 'base64');
     wire = Buffer.from(body.value_base64, 'base64');
   } else if (body.value !== undefined) {
     const shape = points ? [points.count] : elementCount === 1 ? [] : sel!.shape;
