@@ -14,7 +14,7 @@
  */
 import { REFERENCE_SIZE, type TypeJson, isVariableLength, typeSize } from '../codec/types.js';
 import { badRequest, notImplemented } from '../errors.js';
-import { addressOf, cStringBytes, viewMemory } from './lib.js';
+import { addressOf, copyMemory, cStringLength } from './lib.js';
 
 /** Maps object references between addresses and their wire strings (`datasets/d-...`). */
 export interface RefCodec {
@@ -128,6 +128,12 @@ class Sink {
     src.copy(this.buf, this.pos, start, end);
     this.pos += n;
   }
+  /** Append `n` bytes of C memory at `ptr`. */
+  copyFrom(ptr: bigint, n: number): void {
+    this.ensure(n);
+    copyMemory(ptr, n, this.buf, this.pos);
+    this.pos += n;
+  }
   u32(v: number): void {
     this.ensure(4);
     this.buf.writeUInt32LE(v, this.pos);
@@ -163,9 +169,12 @@ function elemToWire(mem: Buffer, off: number, t: TypeJson, refs: RefCodec | unde
   }
   switch (t.class) {
     case 'H5T_STRING': {
-      const bytes = cStringBytes(mem.readBigUInt64LE(off));
-      out.u32(bytes.length);
-      out.put(bytes);
+      // copied straight from libhdf5's memory: a view of each string would hold native memory
+      // until the event loop turns (lib.ts copyMemory)
+      const ptr = mem.readBigUInt64LE(off);
+      const n = cStringLength(ptr);
+      out.u32(n);
+      out.copyFrom(ptr, n);
       return;
     }
     case 'H5T_VLEN': {
@@ -176,12 +185,13 @@ function elemToWire(mem: Buffer, off: number, t: TypeJson, refs: RefCodec | unde
         return;
       }
       const bsize = memSize(t.base);
-      const data = viewMemory(ptr, len * bsize);
       if (!hasIndirect(t.base)) {
-        out.u32(data.length);
-        out.put(data);
+        out.u32(len * bsize);
+        out.copyFrom(ptr, len * bsize);
         return;
       }
+      const data = Buffer.allocUnsafe(len * bsize);
+      copyMemory(ptr, data.length, data);
       if (isVariableLength(t.base)) {
         // h5store's inner form (codec/values.ts nestedVlenCodec): the byte count of the
         // elements, written once they are
