@@ -10,7 +10,7 @@
 import path from 'node:path';
 import { expect } from 'chai';
 import { python } from '../helpers/python.js';
-import { Client, type Reply } from '../helpers/server.js';
+import { Client, type Reply, untilServerClosed } from '../helpers/server.js';
 import { expectSameContent, markFile } from '../helpers/unchanged.js';
 import { type Dom, type Kit, bytes, expectStatus, inspect, makeDataset, newDomain, putBinary, releaseKit, sharedKit } from '../helpers/writekit.js';
 import { I32, VSTR } from '../helpers/types.js';
@@ -170,7 +170,7 @@ describe('multi-step writes are all or nothing', function () {
     expectStatus(await d.c.put(`/groups/${d.root}/attributes/big`, { type: I32, shape: [40000], value: big }), 201, 'big attribute');
     expect((await d.c.get(`/groups/${d.root}/attributes/big`)).json.value).to.deep.equal(big);
     expectStatus(await old.c.put(`/groups/${old.group}/attributes/small`, { type: I32, shape: [10] }), 201, 'small attribute, old format');
-    await new Promise((r) => setTimeout(r, 1200));
+    await untilServerClosed(kit.server, [d.file, old.file]);
     const py = inspect(d.file);
     expect(py['/'].attrs.items.big.value).to.deep.equal(big);
     expect(py['/ext'].value).to.deep.equal([1, 2, 3, 4]);

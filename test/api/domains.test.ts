@@ -6,10 +6,10 @@ import { expect } from 'chai';
 import { type ChildProcess, spawn } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
-import { GROUP_ID_RE, allPages, digest, expectError, rawRequest, sleep, snapshot } from '../helpers/apiExtra.js';
+import { GROUP_ID_RE, allPages, digest, expectError, rawRequest, snapshot } from '../helpers/apiExtra.js';
 import { childEnv } from '../helpers/env.js';
 import { PYTHON, h5dump, pythonJson, python } from '../helpers/python.js';
-import { Client, type Reply, type TestServer, fixturePath, startServer, tempRoot } from '../helpers/server.js';
+import { Client, type Reply, type TestServer, fixturePath, startServer, tempRoot, untilServerClosed } from '../helpers/server.js';
 
 const TALL = fixturePath('tall.h5');
 
@@ -509,7 +509,7 @@ describe('domains, folders and service endpoints', function () {
     });
 
     it('a file that was only read is never written (DESIGN.md 4)', async () => {
-      await sleep(1200);
+      await untilServerClosed(srv, path.join(root, 'tall.h5'));
       expect(digest(path.join(root, 'tall.h5'))).to.equal(digest(TALL));
     });
   });
@@ -618,7 +618,7 @@ time.sleep(120)`, file, libver], { env: childEnv({}), stdio: ['ignore', 'pipe', 
       expect((await c.put(`/groups/${rootId}/links/ext`, { h5path: '/g1', h5domain: '/tall.h5' })).status).to.equal(201);
       // group links given in bulk
       expect((await c.put(`/groups/${g2}/links`, { links: { back: { id: g1 }, s2: { h5path: 'deep' } } })).status).to.equal(201);
-      await sleep(1500); // let the server close its handle
+      await untilServerClosed(srv, path.join(root, 'built.h5')); // let the server close its handle
     });
 
     it('h5py reads the same structure, link classes and targets', () => {
@@ -697,7 +697,7 @@ print(json.dumps(res))
   });
 
   describe('editing a served file with h5py while the server idles (DESIGN.md 5)', () => {
-    it('h5py opens the file for writing after ~1.5 s idle, and the server sees the change', async () => {
+    it('h5py opens the file for writing once the server closed it (idle), and the server sees the change', async () => {
       const D = '/edited.h5';
       const c = api.with(D);
       expect((await c.put('/')).status).to.equal(201);
@@ -705,7 +705,7 @@ print(json.dumps(res))
       expect((await c.post('/groups', { link: { id: rootId, name: 'before' } })).status).to.equal(201);
       const l0 = await c.get(`/groups/${rootId}/links`);
       expect(l0.json.links.map((l: { title: string }) => l.title)).to.deep.equal(['before']);
-      await sleep(1500);
+      await untilServerClosed(srv, path.join(root, 'edited.h5'));
       python(
         `
 import h5py, sys
@@ -727,7 +727,7 @@ with h5py.File(sys.argv[1], 'a') as f:
       expect(fg.json.attributeCount).to.equal(1);
       // And the server can write to it again afterwards.
       expect((await c.post('/groups', { link: { id: rootId, name: 'after' } })).status).to.equal(201);
-      await sleep(1500);
+      await untilServerClosed(srv, path.join(root, 'edited.h5'));
       const names = pythonJson(`import h5py, sys, json\nprint(json.dumps(sorted(h5py.File(sys.argv[1], 'r').keys())))`, [path.join(root, 'edited.h5')]);
       expect(names).to.deep.equal(['after', 'before', 'from_h5py']);
     });

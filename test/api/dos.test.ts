@@ -14,7 +14,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { userAdd } from '../../src/auth/admin.js';
 import { type Answer, basic, bigJson, writeWalkFiles, passwordFlood, probe, resetPeak, rssOf, send, slowClients } from '../helpers/attacks.js';
-import { Client, type TestServer, startServer, tempRoot } from '../helpers/server.js';
+import { Client, type TestServer, startServer, tempRoot, untilServerClosed } from '../helpers/server.js';
 
 const PW = { admin: 'admin-pw-1', alice: 'alice-pw-2', bob: 'bob-pw-3' };
 const MiB = 1024 * 1024;
@@ -273,8 +273,8 @@ describe('requests that stall or exhaust the server (issue #24 items 7-11, 16)',
       const given = `g-${hex.slice(0, 8)}-${hex.slice(8, 16)}-${hex.slice(16, 20)}-${hex.slice(20, 26)}-${hex.slice(26, 32)}`;
       expect((await c.post('/groups', [{ id: given }])).status).to.equal(201);
       expect((await c.put(`/groups/${root}/links/c`, { id: given })).status).to.equal(201);
-      await sleep(1200); // idle: the handle is closed, nothing held
       const file = path.join(srv.root, 'r.h5');
+      await untilServerClosed(srv, file); // idle: the handle is closed, nothing held
       const backup = path.join(srv.root, 'r.backup');
       fs.copyFileSync(file, backup);
       // in place (cp onto the file: same inode and birth time): the same ids

@@ -11,7 +11,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { digest, expectError, sleep } from '../helpers/apiExtra.js';
 import { PYTHON, h5dump, hasH5py, python, pythonJson } from '../helpers/python.js';
-import { Client, type TestServer, startServer, tempRoot } from '../helpers/server.js';
+import { Client, type TestServer, startServer, tempRoot, untilServerClosed } from '../helpers/server.js';
 
 /** Names in a directory, with their byte lengths. */
 function entries(dir: string): { name: string; bytes: number; dir: boolean }[] {
@@ -158,7 +158,7 @@ describe('file handling: names, handles, crashes', function () {
       for (const name of ['new.h5', 'old.h5']) {
         // the server closes idle files (and their descriptors) after idleCloseMs: only then can
         // the file system give the inode to another file
-        await sleep(2500);
+        await untilServerClosed(srv, served);
         const ino = fs.statSync(served).ino;
         fs.rmSync(served);
         let found: string | undefined;

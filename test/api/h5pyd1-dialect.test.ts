@@ -12,10 +12,10 @@ import crypto from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 import { userAdd } from '../../src/auth/admin.js';
-import { expectError, sleep } from '../helpers/apiExtra.js';
+import { expectError } from '../helpers/apiExtra.js';
 import { h5pydPython, haveClient, missingClient } from '../helpers/clients.js';
 import { pythonJson } from '../helpers/python.js';
-import { Client, type TestServer, startServer, tempRoot } from '../helpers/server.js';
+import { Client, type TestServer, startServer, tempRoot, untilServerClosed } from '../helpers/server.js';
 import { bytes, getBinary, putBinary } from '../helpers/writekit.js';
 
 const I32 = { class: 'H5T_INTEGER', base: 'H5T_STD_I32LE' };
@@ -123,7 +123,7 @@ describe('the HSDS 1.0 dialect of h5pyd 1.0 (issue #25)', function () {
       expect((await c.post('/datasets', [{ id: refs, type: ref, shape: [2], value: [`groups/${g1}`, `datasets/${d1}`] }])).status).to.equal(201);
       expect((await c.put(`/groups/${rootId}/links/refs`, { id: refs })).status).to.equal(201);
       expect((await c.get(`/datasets/${refs}/value`)).json.value).to.deep.equal([`groups/${g1}`, `datasets/${d1}`]);
-      await sleep(1200);
+      await untilServerClosed(srv, file());
       const targets = pythonJson(
         `import h5py, sys, json
 with h5py.File(sys.argv[1], 'r') as f:
@@ -159,7 +159,7 @@ with h5py.File(sys.argv[1], 'r') as f:
     });
 
     it('all or none: a list whose last item fails leaves the file as it was (no object, no alias row)', async () => {
-      await sleep(1200);
+      await untilServerClosed(srv, file());
       const before = h5pyPaths(file());
       const ok1 = clientId('d', rootId);
       const ok2 = clientId('d', rootId);
@@ -170,7 +170,7 @@ with h5py.File(sys.argv[1], 'r') as f:
       ]);
       expectError(r, 400, 'bad last type');
       for (const id of [ok1, ok2]) expectError(await c.get(`/datasets/${id}`), 404, id);
-      await sleep(1200);
+      await untilServerClosed(srv, file());
       expect(h5pyPaths(file())).to.deep.equal(before);
     });
 
@@ -192,7 +192,7 @@ with h5py.File(sys.argv[1], 'r') as f:
     });
 
     it('the map lives only in the reserved group: h5py sees the objects by their paths and nothing else new', async () => {
-      await sleep(1200);
+      await untilServerClosed(srv, file());
       const paths = h5pyPaths(file());
       const mine = Object.keys(paths).filter((p) => !p.startsWith('__h5store__/'));
       expect(mine).to.include.members(['g1', 'g1/g2', 'g1/d1', 'g1/t1', 'refs', 'single']);
@@ -295,7 +295,7 @@ with h5pyd.File('/objs-nested.h5', 'r') as f:
       expect((await c.get(`/groups/${rootId}/links/ext2`)).json.link).to.include({ h5domain: '/home/u/z.h5', file: '/home/u/z.h5' });
       expectError(await c.put(`/groups/${rootId}/links/ext3`, { h5path: '/x', file: 'a.h5', h5domain: 'b.h5' }), 400);
       expectError(await c.put(`/groups/${rootId}/links/ext4`, { class: 'H5L_TYPE_EXTERNAL', h5path: '/x' }), 400);
-      await sleep(1200);
+      await untilServerClosed(srv, file());
       const py = pythonJson(
         `import h5py, sys, json
 with h5py.File(sys.argv[1], 'r') as f:

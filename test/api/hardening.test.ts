@@ -13,7 +13,7 @@ import net from 'node:net';
 import path from 'node:path';
 import { expect } from 'chai';
 import { python } from '../helpers/python.js';
-import type { Reply } from '../helpers/server.js';
+import { type Reply, untilServerClosed } from '../helpers/server.js';
 import { type Dom, type Kit, bytes, expectStatus, h5dumpText, inspect, makeDataset, newDomain, postBinary, putBinary, releaseKit, sharedKit, startKit } from '../helpers/writekit.js';
 import { I32 } from '../helpers/types.js';
 
@@ -84,7 +84,7 @@ describe('no request gets a 500', function () {
     expect4xx(await oc.post('/datatypes', { type: many }), 'old format, 2000 fields', 400, /object header message/);
     expect4xx(await oc.put(`/groups/${(await oc.get('/')).json.root}/attributes/m`, { type: many }), 'old format attribute', 400);
     expect(h5dumpText(old)).to.equal(oldDump);
-    await new Promise((r) => setTimeout(r, 1200));
+    await untilServerClosed(kit.server, d.file);
     expect(inspect(d.file)['/many'].kind).to.be.a('string');
   });
 
@@ -274,7 +274,7 @@ describe('resource limits', function () {
     const all = await c.request('GET', `/datasets/${id}/value`, { query: { select: '[0:512,:]' }, headers: { accept: 'application/octet-stream' } });
     expect(all.body.length).to.equal(512 * 1024 * 4);
     expect(all.body.readInt32LE((3 * 1024 + 5) * 4)).to.equal(-1);
-    await new Promise((r) => setTimeout(r, 1200));
+    await untilServerClosed(kit.server, file);
     const py = python('import h5py, sys; f = h5py.File(sys.argv[1], "r"); b = f["b"]; print(b[3, 5], b[3, 6], b[600, 0], b[1000, 1000], b[2, 2], b[0, 9])', [file], { lockFree: true });
     expect(py.trim().split(/\s+/).map(Number)).to.deep.equal([-1, -2, -3, -6, -5, 9]);
   });

@@ -6,10 +6,10 @@
 import { expect } from 'chai';
 import fs from 'node:fs';
 import path from 'node:path';
-import { ID_RE, addrOf, expectError, sleep, withAddr, withGen } from '../helpers/apiExtra.js';
+import { ID_RE, addrOf, expectError, withAddr, withGen } from '../helpers/apiExtra.js';
 import { h5dump, pythonJson } from '../helpers/python.js';
 import { parseId } from '../../src/store/objects/ids.js';
-import { Client, type Reply, type TestServer, fixturePath, startServer, tempRoot } from '../helpers/server.js';
+import { Client, type Reply, type TestServer, fixturePath, startServer, tempRoot, untilServerClosed } from '../helpers/server.js';
 
 type Kind = 'group' | 'dataset';
 const COL: Record<Kind, string> = { group: 'groups', dataset: 'datasets' };
@@ -162,7 +162,7 @@ print(json.dumps({'raw': raw, 'addr': addr}))
     });
 
     it('forged addresses (raw data, 0, 1, inside a header, huge) answer 404 and the server stays healthy', async () => {
-      await sleep(1500); // earlier failed writes opened the file read-write; let the server close it
+      await untilServerClosed(srv, path.join(root, 'tall.h5')); // earlier failed writes opened the file read-write; let the server close it
       const before = h5dump(path.join(root, 'tall.h5'));
       const raw = Object.values(facts.raw).filter((x) => x > 0);
       expect(raw.length).to.be.greaterThan(0);
@@ -209,7 +209,7 @@ print(json.dumps({'raw': raw, 'addr': addr}))
       }
       expect(failures, 'forged ids that did not answer 404').to.deep.equal([]);
       await healthy();
-      await sleep(1200);
+      await untilServerClosed(srv, path.join(root, 'tall.h5'));
       // Failed writes leave the content unchanged (libhdf5 itself may touch superblock flags when
       // opening read-write, so compare what h5dump shows, not bytes).
       expect(h5dump(path.join(root, 'tall.h5')), 'tall.h5 content unchanged').to.equal(before);
@@ -232,7 +232,7 @@ print(json.dumps({'raw': raw, 'addr': addr}))
       expect(g.status).to.equal(201);
       await c.delete(`/groups/${rootId}/links/tmp`);
       await c.delete(`/groups/${g.json.id}`); // unlinked, it stayed anonymous until deleted by id
-      await sleep(1500);
+      await untilServerClosed(srv, path.join(root, 'reserved.h5'));
       const f = pythonJson(
         `
 import h5py, json, sys

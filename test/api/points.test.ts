@@ -11,7 +11,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { expect } from 'chai';
 import { python, pythonJson } from '../helpers/python.js';
-import { Client, type TestServer, startServer, tempRoot } from '../helpers/server.js';
+import { Client, type TestServer, startServer, tempRoot, untilServerClosed } from '../helpers/server.js';
 import { bytes, postBinary, putBinary } from '../helpers/writekit.js';
 
 const MAKE = `
@@ -160,7 +160,7 @@ describe('points on every layout: sorted and de-duplicated for libhdf5, answered
       expect(r.json.value, layout).to.deep.equal([-3, -2, -4, -7, -6]);
     }
     // h5py sees the same once the server has let go of the file (idle close)
-    await new Promise((r) => setTimeout(r, 1500));
+    await untilServerClosed(srv, path.join(root, 'pts'));
     for (const layout of LAYOUTS2D) expect(h5pyRead(layout, [[3, 3], [0, 4], [1, 1], [2, 0], [0, 0]]), layout).to.deep.equal([-3, -2, -4, -7, -6]);
   });
 });

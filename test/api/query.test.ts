@@ -7,7 +7,7 @@
  * with numpy on the file, and with the real h5pyd 1.0 client's `dset[..., query=...]`.
  */
 import { expect } from 'chai';
-import { Client, type TestServer, startServer, tempRoot } from '../helpers/server.js';
+import { Client, type TestServer, startServer, tempRoot, untilServerClosed } from '../helpers/server.js';
 import { python, pythonJson } from '../helpers/python.js';
 import { h5pydPython, haveClient, missingClient } from '../helpers/clients.js';
 
@@ -167,7 +167,7 @@ describe('query= on compound tables', function () {
     expect((await c.put(`/datasets/${t.json.id}/value`, { value: [value[500]] }, { select: '[500:501]' })).status).to.equal(200);
     await checkAll('after a write through the server');
     // h5py writes the file while the server has it closed (idle), then the server is asked again
-    await new Promise((r) => setTimeout(r, 2500));
+    await untilServerClosed(srv, `${srv.root}/q.h5`);
     python(`import h5py, sys
 with h5py.File(sys.argv[1], 'r+') as f:
     d = f['cached']
@@ -244,7 +244,7 @@ print(json.dumps(out))`;
     await make('edge64', 'H5T_IEEE_F64LE', [3], [Math.fround(0.999), 0.999, 0.5]);
     await make('vstr', { class: 'H5T_STRING', charSet: 'H5T_CSET_UTF8', strPad: 'H5T_STR_NULLTERM', length: 'H5T_VARIABLE' }, [2], ['a', 'b']);
     await make('cpx', { class: 'H5T_ARRAY', dims: [2], base: 'H5T_STD_I32LE' }, [2], [[1, 2], [3, 4]]);
-    await sleep(1200);
+    await untilServerClosed(srv, `${srv.root}/simple.h5`);
     np = pythonJson(NUMPY, [`${srv.root}/simple.h5`], { lockFree: true });
   });
   after(async () => srv.stop());
@@ -545,5 +545,3 @@ print(json.dumps([sub[(sub > 100) & (sub < 250)].tolist(), d[d > 10].tolist()]))
     expect(out).to.deep.equal(['float32', want[0], 'int16', want[1], [['query', 'select'], ['query', 'select']]]);
   });
 });
-
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));

@@ -142,6 +142,52 @@ export async function startServer(opts: { root?: string; env?: Record<string, st
   };
 }
 
+/**
+ * The files process `pid` holds a descriptor of now (the targets of its /proc/<pid>/fd links;
+ * a deleted file's target ends in " (deleted)").
+ */
+export function openFilesOf(pid: number): string[] {
+  const dir = `/proc/${pid}/fd`;
+  const out: string[] = [];
+  let fds: string[];
+  try {
+    fds = fs.readdirSync(dir);
+  } catch {
+    return out; // the process is gone: it holds nothing
+  }
+  for (const fd of fds) {
+    try {
+      out.push(fs.readlinkSync(path.join(dir, fd)));
+    } catch {
+      /* closed meanwhile */
+    }
+  }
+  return out;
+}
+
+/**
+ * Wait until the server holds no descriptor of `files` (files, or folders: any file below them):
+ * it closes a file (and its kernel locks with it) `idleCloseMs` after the file's last request
+ * (800 ms by default), and only then may h5py with file locking write it, the file system give
+ * its inode to another file, or a test be sure the server writes it no more. Polls the server's
+ * /proc/<pid>/fd every 25 ms instead of sleeping a fixed 1.2-2.5 s; throws naming the files still
+ * held after `deadlineMs`.
+ */
+export async function untilServerClosed(srv: { proc: ChildProcess }, files: string | string[], deadlineMs = 15_000): Promise<void> {
+  const wanted = (Array.isArray(files) ? files : [files]).map((f) => {
+    const real = fs.existsSync(f) ? fs.realpathSync(f) : path.resolve(f);
+    return fs.existsSync(f) && fs.statSync(f).isDirectory() ? real + '/' : real;
+  });
+  const holds = (f: string) => wanted.some((w) => (w.endsWith('/') ? f.startsWith(w) : f === w));
+  const deadline = performance.now() + deadlineMs;
+  for (;;) {
+    const held = openFilesOf(srv.proc.pid!).filter(holds);
+    if (!held.length) return;
+    if (performance.now() > deadline) throw new Error(`the server (pid ${srv.proc.pid}) still holds ${held.join(', ')} after ${deadlineMs} ms`);
+    await new Promise((r) => setTimeout(r, 25));
+  }
+}
+
 /** A response: status, headers, raw body, and the parsed JSON body (NaN literals allowed). */
 export interface Reply {
   status: number;
