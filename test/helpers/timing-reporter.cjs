@@ -10,7 +10,7 @@
 const Mocha = require('mocha');
 const fs = require('node:fs');
 const path = require('node:path');
-const { EVENT_SUITE_BEGIN, EVENT_SUITE_END, EVENT_TEST_END, EVENT_HOOK_END, EVENT_RUN_END } = Mocha.Runner.constants;
+const { EVENT_SUITE_BEGIN, EVENT_SUITE_END, EVENT_TEST_END, EVENT_TEST_FAIL, EVENT_HOOK_END, EVENT_RUN_END } = Mocha.Runner.constants;
 
 class TimingReporter extends Mocha.reporters.Spec {
   constructor(runner, options) {
@@ -18,6 +18,7 @@ class TimingReporter extends Mocha.reporters.Spec {
     const files = new Map(); // file -> { ms, tests, open, since }
     const tests = [];
     const hooks = [];
+    const failed = [];
     const started = Date.now();
     const rel = (f) => (f ? path.relative(process.cwd(), f) : '(none)');
     const entry = (f) => {
@@ -56,6 +57,7 @@ class TimingReporter extends Mocha.reporters.Spec {
       entry(rel(t.file)).tests++;
       tests.push({ file: rel(t.file), title: t.fullTitle(), ms: t.duration ?? 0 });
     });
+    runner.on(EVENT_TEST_FAIL, (t, err) => failed.push({ file: rel(t.file ?? t.parent?.file), title: t.fullTitle(), error: String(err?.message ?? err).slice(0, 500) }));
     runner.on(EVENT_HOOK_END, (h) => {
       const f = rel(h.file ?? h.parent?.file);
       if (f !== '(none)') entry(f).hookMs += h.duration ?? 0;
@@ -69,7 +71,7 @@ class TimingReporter extends Mocha.reporters.Spec {
       tests.sort((a, b) => b.ms - a.ms);
       hooks.sort((a, b) => b.ms - a.ms);
       const load = require('node:os').loadavg();
-      fs.writeFileSync(out, JSON.stringify({ wallMs: Date.now() - started, load, byFile,
+      fs.writeFileSync(out, JSON.stringify({ wallMs: Date.now() - started, load, failed, byFile,
         costs: costNow(), slowTests: tests.slice(0, 300), slowHooks: hooks.slice(0, 150) }, null, 1));
     });
   }
