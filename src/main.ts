@@ -16,7 +16,7 @@ import { fileLockingWarning, hdf5FileLocking } from './ops/filelocking.js';
 import { Metrics } from './ops/metrics.js';
 import { HDF5_FILE_LOCKING_ENV } from './hdf5/vfd.js';
 import { ensureSamples } from './samples.js';
-import { S3Mount, parseMountSpec } from './store/mounts/s3mount.js';
+import { parseMountSpec } from './store/mounts/mountspec.js';
 import type { ChangeFeed } from './store/session/changeFeed.js';
 import { compressors, filterReport } from './store/objects/datasets.js';
 import { Store } from './store/store.js';
@@ -71,9 +71,11 @@ export async function startServer(config: Config, logger: Logger = pino({ level:
   // vfd.ts took HDF5_USE_FILE_LOCKING out of the environment (the store locks files itself).
   const locking = fileLockingWarning(hdf5FileLocking({ HDF5_USE_FILE_LOCKING: HDF5_FILE_LOCKING_ENV }));
   if (locking) logger.warn({ HDF5_USE_FILE_LOCKING: HDF5_FILE_LOCKING_ENV }, locking);
+  // the AWS SDK takes a fifth of the server's start to load: only a server with mounts loads it
+  const { S3Mount } = config.mounts.length ? await import('./store/mounts/s3mount.js') : { S3Mount: undefined };
   const mounts = config.mounts.map(
     (m) =>
-      new S3Mount(parseMountSpec(m), {
+      new S3Mount!(parseMountSpec(m), {
         endpoint: config.s3Endpoint,
         region: config.s3Region,
         accessKeyId: config.s3AccessKeyId,
