@@ -15,6 +15,7 @@ import type { Route } from '../../src/http/routeTable.js';
 import { type TestIssuer, startIssuer } from '../helpers/oidc.js';
 import { python } from '../helpers/python.js';
 import { Client, type TestServer, copyFixtures, fixturePath, startServer, tempRoot } from '../helpers/server.js';
+import { cliArgs } from '../helpers/serverBuild.js';
 
 const PW = { admin: 'admin-pw-9f3k', A: 'a-pw-1x2y', B: 'b-pw-7q8r', C: 'c-pw-5t6u', bob: 'bob-pw-3e4w' };
 type Name = keyof typeof PW;
@@ -225,7 +226,7 @@ describe('users, authentication and ACLs (issue #11)', function () {
       const { execFileSync } = await import('node:child_process');
       const file = path.join(tempRoot('h5store-cli-'), 'u.json');
       const cli = (args: string[], input?: string) =>
-        execFileSync(process.execPath, ['--import', 'tsx', 'src/cli.ts', ...args, '--users-file', file], { input, encoding: 'utf8', stdio: ['pipe', 'pipe', 'pipe'] });
+        execFileSync(process.execPath, [...cliArgs(), ...args, '--users-file', file], { input, encoding: 'utf8', stdio: ['pipe', 'pipe', 'pipe'] });
       expect(cli(['user', 'add', 'zed'], 'zed-pw\n')).to.include('added user zed');
       const tok = cli(['token', 'add', 'zed']).trim();
       expect(tok).to.match(/^h5s_/);

@@ -12,6 +12,7 @@ import path from 'node:path';
 import { digest, expectError, sleep } from '../helpers/apiExtra.js';
 import { PYTHON, h5dump, hasH5py, python, pythonJson } from '../helpers/python.js';
 import { Client, type TestServer, startServer, tempRoot, untilServerClosed } from '../helpers/server.js';
+import { cliArgs } from '../helpers/serverBuild.js';
 
 /** Names in a directory, with their byte lengths. */
 function entries(dir: string): { name: string; bytes: number; dir: boolean }[] {
@@ -239,7 +240,7 @@ describe('file handling: names, handles, crashes', function () {
     /** Run `h5store repair` on this suite's data directory: its stdout; throws its stderr when it fails; its log lines (stderr) in `repairLog`. */
     let repairLog = '';
     const repair = (domain: string, extra: string[] = ['--quiet-ms', '300']) => {
-      const r = spawnSync(process.execPath, ['--import', 'tsx', 'src/cli.ts', 'repair', domain, '--root', root, ...extra], { encoding: 'utf8' });
+      const r = spawnSync(process.execPath, [...cliArgs(), 'repair', domain, '--root', root, ...extra], { encoding: 'utf8' });
       repairLog = r.stderr;
       if (r.status !== 0) throw new Error(r.stderr);
       return r.stdout;

@@ -11,6 +11,7 @@ import { fileURLToPath } from 'node:url';
 import { parseJsonBody } from '../../src/codec/json.js';
 import { addCost } from './costs.js';
 import { childEnv } from './env.js';
+import { cliArgs } from './serverBuild.js';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 export const REPO = path.resolve(here, '../..');
@@ -91,13 +92,13 @@ export function copyFixtures(root: string, folder = 'fx', names?: string[], from
   return list;
 }
 
-/** Start the server (built from source with tsx) on a free port, one process (`--workers 1`; `args` may give `--workers N`). */
+/** Start the server (src/ as JavaScript, test/helpers/serverBuild.ts) on a free port, one process (`--workers 1`; `args` may give `--workers N`). */
 export async function startServer(opts: { root?: string; env?: Record<string, string>; args?: string[]; cwd?: string } = {}): Promise<TestServer> {
   const root = opts.root ?? tempRoot();
   const t0 = performance.now();
   const proc = spawn(
     process.execPath,
-    ['--import', path.join(REPO, 'node_modules/tsx/dist/esm/index.mjs'), path.join(REPO, 'src/cli.ts'), 'serve', '--root', root, '--port', '0', '--log-level', 'warn', '--exit-with-stdin', '--workers', '1', ...(opts.args ?? [])],
+    [...cliArgs(), 'serve', '--root', root, '--port', '0', '--log-level', 'warn', '--exit-with-stdin', '--workers', '1', ...(opts.args ?? [])],
     { cwd: opts.cwd ?? REPO, env: childEnv(opts.env), stdio: ['pipe', 'pipe', 'pipe'] },
   );
   let stderr = '';
