@@ -28,3 +28,8 @@ export function timed<T>(kind: 'server start' | 'python' | 'h5dump', f: () => T)
     addCost(kind, performance.now() - t0);
   }
 }
+
+/** A copy of the counts so far (for differences over a span). */
+export function costsNow(): Record<string, Cost> {
+  return JSON.parse(JSON.stringify(costs)) as Record<string, Cost>;
+}

@@ -2,21 +2,50 @@
  * Root hooks of the whole suite (loaded by .mocharc.json): the run fails when any error that is
  * not an `H5StoreError` reached the error middleware of a server the tests started (issue 7
  * item 3: every failure is a deliberate status with a message, never an accident).
+ *
+ * In a serial run (`npx mocha ...`) `afterAll` runs once, after every file; in `npm test`'s
+ * parallel run (`mocha --parallel`) once after each file, in the worker process that ran it (a
+ * worker runs one file after another): the shared kit is stopped (the next write suite in that
+ * worker starts another) and the errors are reported with that file, then forgotten.
  */
+import fs from 'node:fs';
+import { type Cost, costsNow } from './costs.js';
 import { currentTest, unexpectedErrors } from './server.js';
 import { stopSharedKit } from './writekit.js';
 
+/**
+ * A worker of a parallel run with H5STORE_TEST_TIMES set: each file's wall time and costs are
+ * measured here, where the file runs, and appended to `<H5STORE_TEST_TIMES>.files.jsonl` for the
+ * timing reporter (which, in the main process, sees a file's events only once it has finished).
+ */
+const fileTimes = process.env.MOCHA_WORKER_ID !== undefined && process.env.H5STORE_TEST_TIMES ? `${process.env.H5STORE_TEST_TIMES}.files.jsonl` : undefined;
+let fileStart: { t0: number; costs: Record<string, Cost> } | undefined;
+
 export const mochaHooks = {
+  beforeAll() {
+    if (fileTimes) fileStart = { t0: performance.now(), costs: costsNow() };
+  },
   beforeEach(this: Mocha.Context) {
     currentTest.title = this.currentTest?.fullTitle() ?? '';
   },
-  async afterAll() {
+  async afterAll(this: Mocha.Context) {
+    if (fileTimes && fileStart) {
+      const file = this.test?.parent?.suites.find((s) => s.file)?.file;
+      const costs: Record<string, Cost> = {};
+      for (const [k, c] of Object.entries(costsNow())) {
+        const was = fileStart.costs[k] ?? { n: 0, ms: 0 };
+        if (c.n > was.n) costs[k] = { n: c.n - was.n, ms: Math.round(c.ms - was.ms) };
+      }
+      fs.appendFileSync(fileTimes, JSON.stringify({ file, ms: Math.round(performance.now() - fileStart.t0), costs, worker: process.env.MOCHA_WORKER_ID }) + '\n');
+    }
     await stopSharedKit();
     // let the servers' last log lines arrive
     await new Promise((r) => setTimeout(r, 200));
     if (unexpectedErrors.length) {
       const list = unexpectedErrors.map((e) => `- during "${e.test}":\n  ${e.line}`).join('\n');
-      throw new Error(`${unexpectedErrors.length} error(s) that are not H5StoreError reached the error middleware:\n${list}`);
+      const n = unexpectedErrors.length;
+      unexpectedErrors.length = 0;
+      throw new Error(`${n} error(s) that are not H5StoreError reached the error middleware:\n${list}`);
     }
   },
 };

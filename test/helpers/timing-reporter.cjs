@@ -2,9 +2,11 @@
  * A mocha reporter that prints like `spec` and, when the environment names a file in
  * H5STORE_TEST_TIMES, writes there the wall time of each test file (first suite begin to last
  * suite end, hooks included, in ms), what test/helpers/costs.ts counted in it (server starts,
- * python and h5dump runs), the slowest tests and the slowest hooks. Used to find where the
- * suite's time goes (test/README.md): `H5STORE_TEST_TIMES=/tmp/t.json npx mocha --reporter
- * ./test/helpers/timing-reporter.cjs test/api/foo.test.ts`.
+ * python and h5dump runs), the slowest tests and hooks, and the failures. Used to find where the
+ * suite's time goes (docs/architecture.md, "Tests"): `H5STORE_TEST_TIMES=/tmp/t.json npx mocha
+ * --reporter ./test/helpers/timing-reporter.cjs test/api/foo.test.ts`, or `npm test -- --reporter
+ * ./test/helpers/timing-reporter.cjs` (a parallel run: each worker measures its files itself, in
+ * the root hooks, since this reporter sees a file's events only once it has finished).
  */
 'use strict';
 const Mocha = require('mocha');
@@ -20,6 +22,7 @@ class TimingReporter extends Mocha.reporters.Spec {
     const hooks = [];
     const failed = [];
     const started = Date.now();
+    if (process.env.H5STORE_TEST_TIMES) fs.rmSync(`${process.env.H5STORE_TEST_TIMES}.files.jsonl`, { force: true });
     const rel = (f) => (f ? path.relative(process.cwd(), f) : '(none)');
     const entry = (f) => {
       let e = files.get(f);
@@ -63,11 +66,24 @@ class TimingReporter extends Mocha.reporters.Spec {
       if (f !== '(none)') entry(f).hookMs += h.duration ?? 0;
       hooks.push({ file: f, title: h.fullTitle(), ms: h.duration ?? 0 });
     });
+    // a parallel run: the workers measured each file where it ran (test/helpers/root-hooks.ts)
+    const workerFiles = () => {
+      const out = process.env.H5STORE_TEST_TIMES;
+      try {
+        return fs.readFileSync(`${out}.files.jsonl`, 'utf8').split('\n').filter(Boolean).map((l) => JSON.parse(l));
+      } catch {
+        return [];
+      }
+    };
     runner.once(EVENT_RUN_END, () => {
       const out = process.env.H5STORE_TEST_TIMES;
       if (!out) return;
-      const byFile = [...files].map(([file, e]) => ({ file, ms: e.ms, tests: e.tests, hookMs: e.hookMs, costs: e.costs }))
-        .sort((a, b) => b.ms - a.ms);
+      const measured = new Map(workerFiles().map((w) => [rel(w.file), w]));
+      fs.rmSync(`${out}.files.jsonl`, { force: true });
+      const byFile = [...files].map(([file, e]) => {
+        const w = measured.get(file);
+        return w ? { file, ms: w.ms, tests: e.tests, hookMs: e.hookMs, costs: w.costs, worker: w.worker } : { file, ms: e.ms, tests: e.tests, hookMs: e.hookMs, costs: e.costs };
+      }).sort((a, b) => b.ms - a.ms);
       tests.sort((a, b) => b.ms - a.ms);
       hooks.sort((a, b) => b.ms - a.ms);
       const load = require('node:os').loadavg();
