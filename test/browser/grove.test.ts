@@ -3,17 +3,18 @@
  * Chromium: a jupyterlab-h5web-style page (test/browser/grove-page/main.ts, bundled here with
  * esbuild and served on the server's own origin through the browser's request routing) opens
  * tall.h5 and files written as xarray, CF, NeXus writers and pandas write them, and a group of
- * 50,000 datasets (test/tools/make_grove_fixtures.py); the test checks what is drawn (no error,
+ * 50,000 datasets (test/tools/make_grove_fixtures.py, written once per version of it: test/helpers/fixtureCache.ts); the test checks what is drawn (no error,
  * the heatmap painted, matrix cells equal to h5py's values, NeXus titles and axes, table
  * columns). Screenshots go to test-output/grove/.
  */
 import { expect } from 'chai';
 import * as esbuild from 'esbuild';
-import { execFileSync, spawnSync } from 'node:child_process';
+import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import type { Page, Request } from 'playwright-core';
 import { CHROMIUM, canvasColors, gridCells, launchBrowser, showVis, watchProblems } from '../helpers/browser.js';
+import { cachedOutput, copyCached } from '../helpers/fixtureCache.js';
 import { PYTHON, pythonJson } from '../helpers/python.js';
 import { REPO, type TestServer, copyFixtures, fixturePath, startServer, tempRoot } from '../helpers/server.js';
 
@@ -40,7 +41,7 @@ describe('h5web H5GroveProvider in Chromium against /h5grove/ (issue #28 item 7)
     }
     root = tempRoot('h5store-grove-browser-');
     copyFixtures(root, 'fx', ['tall.h5'], path.dirname(fixturePath('tall.h5')));
-    execFileSync(PYTHON, [path.join(REPO, 'test/tools/make_grove_fixtures.py'), path.join(root, 'g'), String(MANY)]);
+    copyCached(cachedOutput('make_grove_fixtures.py', [String(MANY)]), path.join(root, 'g'));
     bundle = tempRoot('h5store-grove-page-');
     await esbuild.build({
       absWorkingDir: REPO,
