@@ -30,6 +30,8 @@ export interface CrashOptions {
   writers: number;
   fsync: 'always' | 'never';
   built: boolean;
+  /** The node arguments that run the `h5store` command, when given (the tests' build of src/, test/helpers/serverBuild.ts); else by `built`. */
+  cli?: string[];
   seed: number;
   /** Trials per set of domains. */
   rotate: number;
@@ -93,7 +95,7 @@ interface Server {
 
 async function startServer(root: string, opts: CrashOptions): Promise<Server> {
   const dist = path.join(REPO, 'dist/cli.js');
-  const args = opts.built && fs.existsSync(dist) ? [dist] : ['--import', 'tsx', path.join(REPO, 'src/cli.ts')];
+  const args = opts.cli ?? (opts.built && fs.existsSync(dist) ? [dist] : ['--import', 'tsx', path.join(REPO, 'src/cli.ts')]);
   const spawnedAt = performance.now();
   const proc = spawn(process.execPath, [...args, 'serve', '--root', root, '--port', '0', '--log-level', 'warn'], {
     cwd: REPO,

@@ -9,6 +9,7 @@ import path from 'node:path';
 import { runCrashTrials } from '../../bench/crash-trials.js';
 import { hasH5py, python } from '../helpers/python.js';
 import { Client, startServer, tempRoot } from '../helpers/server.js';
+import { cliArgs } from '../helpers/serverBuild.js';
 
 describe('crash trials (kill -9 during writes)', function () {
   this.timeout(240_000);
@@ -22,6 +23,7 @@ describe('crash trials (kill -9 during writes)', function () {
       writers: 4,
       fsync: 'always',
       built: false,
+      cli: cliArgs(),
       seed: 20261123,
       rotate: 5,
       minRunMs: 150,
