@@ -117,9 +117,11 @@ describe('requests that stall or kill the server (issue #24 item 14)', function 
 
   it('the watchdog logs what the main thread does when it stops answering (libhdf5 call, requests in flight), and counts it', async () => {
     const root = tempRoot();
-    // one 256 MiB gzip chunk; with maxChunkBytes above it a write of one element runs on the main
-    // thread (not the HDF5 worker thread): about a second of libhdf5 that nothing can interrupt
-    python('import h5py, sys\nwith h5py.File(sys.argv[1], "w") as f:\n  f.create_dataset("big", shape=(8192, 8192), dtype="<f4", chunks=(8192, 8192), compression="gzip", compression_opts=1)', [path.join(root, 'slow.h5')]);
+    // one 256 MiB gzip chunk, written (so a write of one element inflates and deflates all of it);
+    // with maxChunkBytes above it that write runs on the main thread (not the HDF5 worker thread):
+    // over a second of libhdf5 that nothing can interrupt, on a quiet machine too (an unwritten
+    // level-1 chunk, only deflated, took 0.3 s there: shorter than the watchdog can see)
+    python('import h5py, sys\nwith h5py.File(sys.argv[1], "w") as f:\n  d = f.create_dataset("big", shape=(8192, 8192), dtype="<f4", chunks=(8192, 8192), compression="gzip", compression_opts=6)\n  d[0, 0] = 1', [path.join(root, 'slow.h5')]);
     const srv = await startServer({ root, env: { H5STORE_WATCHDOG_MS: '250', H5STORE_MAX_CHUNK_BYTES: String(1 << 30) } });
     try {
       const c = new Client(srv.url, '/slow.h5');
