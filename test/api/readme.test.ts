@@ -26,7 +26,7 @@ const H5PYD = path.resolve(REPO, '../shared/clients/h5pyd');
 /** Commands not run here, and why. */
 const EXCUSED: [RegExp, string][] = [
   [/^npm test\b/, 'the test suite itself'],
-  [/^npm run typecheck$/, '`npm test` runs it first'],
+  [/^npm run typecheck$/, '`npm test` runs it (beside the tests: scripts/test.mjs)'],
   [/^npx mocha test\//, '`npm test` runs every suite'],
   [/^npm run bench$/, 'benchmarks: minutes of load on every core (bench/README.md); not a test'],
   [/^docker /, 'no Docker here: test/unit/deploy-files.test.ts checks the Dockerfile, its packages and steps, and runs its HEALTHCHECK'],
