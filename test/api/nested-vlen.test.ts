@@ -17,7 +17,7 @@ import { expect } from 'chai';
 import { expectError } from '../helpers/apiExtra.js';
 import { h5pydPython, haveClient, missingClient } from '../helpers/clients.js';
 import { h5dump, python, pythonJson } from '../helpers/python.js';
-import { Client, REPO, type TestServer, startServer, tempRoot } from '../helpers/server.js';
+import { Client, REPO, type TestServer, startServer, tempRoot, untilServerClosed } from '../helpers/server.js';
 import { expectUnchangedBy } from '../helpers/unchanged.js';
 
 const I32 = { class: 'H5T_INTEGER', base: 'H5T_STD_I32LE' };
@@ -148,8 +148,8 @@ ${PLAIN}with h5py.File(sys.argv[1], 'r') as f:
     const bulk = await w.put(`/groups/${root}/attributes`, { attributes: { strs_attr: { type: STRS, shape: [1], value: [C_STRS[1]] }, vvs_attr: { type: vlen(VSTR), shape: [], value: ['z', ''] } } });
     expect(bulk.status, bulk.text).to.equal(201);
     expect((await w.put(`/groups/${root}/attributes/vvs_attr/value`, { value: ['y'] })).status).to.equal(200);
-    await new Promise((r) => setTimeout(r, 1200)); // the server lets the file go
     const file = path.join(srv.root, 'written.h5');
+    await untilServerClosed(srv, file); // the server lets the file go
     expect(cRead(file, 'ints')).to.deep.equal(wantInts);
     expect(cRead(file, 'strs')).to.deep.equal(C_STRS);
     const py = pythonJson(
