@@ -14,21 +14,34 @@ import { currentTest, unexpectedErrors } from './server.js';
 import { stopSharedKit } from './writekit.js';
 
 /**
- * A worker of a parallel run with H5STORE_TEST_TIMES set: each file's wall time and costs are
- * measured here, where the file runs, and appended to `<H5STORE_TEST_TIMES>.files.jsonl` for the
- * timing reporter (which, in the main process, sees a file's events only once it has finished).
+ * A worker of a parallel run with H5STORE_TEST_TIMES set: each file's wall time, CPU time and
+ * costs are measured here, where the file runs, and appended to
+ * `<H5STORE_TEST_TIMES>.files.jsonl` for the timing reporter (which, in the main process, sees a
+ * file's events only once it has finished).
  */
 const fileTimes = process.env.MOCHA_WORKER_ID !== undefined && process.env.H5STORE_TEST_TIMES ? `${process.env.H5STORE_TEST_TIMES}.files.jsonl` : undefined;
-let fileStart: { t0: number; costs: Record<string, Cost> } | undefined;
+let fileStart: { t0: number; cpu: number; costs: Record<string, Cost> } | undefined;
+
+/**
+ * CPU time of this process and of the children it has reaped (servers and tools the file started
+ * and stopped; not the long-lived Python worker), ms: /proc/self/stat utime + stime + cutime +
+ * cstime, in clock ticks of 10 ms.
+ */
+function cpuMsWithChildren(): number {
+  const stat = fs.readFileSync('/proc/self/stat', 'utf8');
+  const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  return (Number(f[11]) + Number(f[12]) + Number(f[13]) + Number(f[14])) * 10;
+}
 
 export const mochaHooks = {
   beforeAll() {
-    if (fileTimes) fileStart = { t0: performance.now(), costs: costsNow() };
+    if (fileTimes) fileStart = { t0: performance.now(), cpu: cpuMsWithChildren(), costs: costsNow() };
   },
   beforeEach(this: Mocha.Context) {
     currentTest.title = this.currentTest?.fullTitle() ?? '';
   },
   async afterAll(this: Mocha.Context) {
+    await stopSharedKit();
     if (fileTimes && fileStart) {
       const file = this.test?.parent?.suites.find((s) => s.file)?.file;
       const costs: Record<string, Cost> = {};
@@ -36,9 +49,9 @@ export const mochaHooks = {
         const was = fileStart.costs[k] ?? { n: 0, ms: 0 };
         if (c.n > was.n) costs[k] = { n: c.n - was.n, ms: Math.round(c.ms - was.ms) };
       }
-      fs.appendFileSync(fileTimes, JSON.stringify({ file, ms: Math.round(performance.now() - fileStart.t0), costs, worker: process.env.MOCHA_WORKER_ID }) + '\n');
+      const ms = Math.round(performance.now() - fileStart.t0);
+      fs.appendFileSync(fileTimes, JSON.stringify({ file, ms, cpuMs: cpuMsWithChildren() - fileStart.cpu, costs, worker: process.env.MOCHA_WORKER_ID }) + '\n');
     }
-    await stopSharedKit();
     // let the servers' last log lines arrive
     await new Promise((r) => setTimeout(r, 200));
     if (unexpectedErrors.length) {

@@ -6,7 +6,8 @@
  * suite's time goes (docs/architecture.md, "Tests"): `H5STORE_TEST_TIMES=/tmp/t.json npx mocha
  * --reporter ./test/helpers/timing-reporter.cjs test/api/foo.test.ts`, or `npm test -- --reporter
  * ./test/helpers/timing-reporter.cjs` (a parallel run: each worker measures its files itself, in
- * the root hooks, since this reporter sees a file's events only once it has finished).
+ * the root hooks, since this reporter sees a file's events only once it has finished; they add its CPU
+ * time, children it reaped included: `cpuMs`).
  */
 'use strict';
 const Mocha = require('mocha');
@@ -82,7 +83,7 @@ class TimingReporter extends Mocha.reporters.Spec {
       fs.rmSync(`${out}.files.jsonl`, { force: true });
       const byFile = [...files].map(([file, e]) => {
         const w = measured.get(file);
-        return w ? { file, ms: w.ms, tests: e.tests, hookMs: e.hookMs, costs: w.costs, worker: w.worker } : { file, ms: e.ms, tests: e.tests, hookMs: e.hookMs, costs: e.costs };
+        return w ? { file, ms: w.ms, cpuMs: w.cpuMs, tests: e.tests, hookMs: e.hookMs, costs: w.costs, worker: w.worker } : { file, ms: e.ms, tests: e.tests, hookMs: e.hookMs, costs: e.costs };
       }).sort((a, b) => b.ms - a.ms);
       tests.sort((a, b) => b.ms - a.ms);
       hooks.sort((a, b) => b.ms - a.ms);
