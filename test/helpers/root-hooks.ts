@@ -10,7 +10,7 @@
  */
 import fs from 'node:fs';
 import { type Cost, costsNow } from './costs.js';
-import { currentTest, unexpectedErrors } from './server.js';
+import { currentTest, serverLogsRead, unexpectedErrors } from './server.js';
 import { stopSharedKit } from './writekit.js';
 
 /**
@@ -52,8 +52,8 @@ export const mochaHooks = {
       const ms = Math.round(performance.now() - fileStart.t0);
       fs.appendFileSync(fileTimes, JSON.stringify({ file, ms, cpuMs: cpuMsWithChildren() - fileStart.cpu, costs, worker: process.env.MOCHA_WORKER_ID }) + '\n');
     }
-    // let the servers' last log lines arrive
-    await new Promise((r) => setTimeout(r, 200));
+    // the last log lines of the servers that have exited (instead of a fixed 200 ms after every file)
+    await serverLogsRead();
     if (unexpectedErrors.length) {
       const list = unexpectedErrors.map((e) => `- during "${e.test}":\n  ${e.line}`).join('\n');
       const n = unexpectedErrors.length;

@@ -47,8 +47,36 @@ export const unexpectedErrors: { test: string; line: string }[] = [];
 /** The title of the test running now (set by the root hooks). */
 export const currentTest = { title: '' };
 
+/** Output streams of servers that have exited but may not have been read to their end yet. */
+const draining = new Set<Promise<void>>();
+/** Servers running now. */
+const running = new Set<ChildProcess>();
+
+/**
+ * Wait until the last log lines of the servers are in `unexpectedErrors` (the root hooks, after
+ * each file): the output of every server that has exited read to its end (at most `maxMs`), and
+ * 200 ms more when a server still runs (its lines of the last request may still be on their way).
+ */
+export async function serverLogsRead(maxMs = 2000): Promise<void> {
+  if (draining.size) {
+    let timer: NodeJS.Timeout | undefined;
+    await Promise.race([Promise.all(draining), new Promise((r) => (timer = setTimeout(r, maxMs)))]);
+    clearTimeout(timer);
+  }
+  if (running.size) await new Promise((r) => setTimeout(r, 200));
+}
+
 /** Collect `unexpected error` lines from a server's JSON log (pino, one object per line). */
 function watchLog(proc: ChildProcess): void {
+  running.add(proc);
+  // from its exit until its output is closed, the server's last lines may still be on their way
+  proc.once('exit', () => {
+    running.delete(proc);
+    if (proc.stdout!.closed) return;
+    const closed = new Promise<void>((r) => proc.stdout!.once('close', () => r()));
+    draining.add(closed);
+    void closed.then(() => draining.delete(closed));
+  });
   let buf = '';
   proc.stdout!.on('data', (b: Buffer) => {
     buf += b.toString();
