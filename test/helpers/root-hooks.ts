@@ -10,7 +10,7 @@
  */
 import fs from 'node:fs';
 import { type Cost, costsNow } from './costs.js';
-import { currentTest, serverLogsRead, unexpectedErrors } from './server.js';
+import { currentTest, removeTempRoots, serverLogsRead, unexpectedErrors } from './server.js';
 import { stopSharedKit } from './writekit.js';
 
 /**
@@ -54,6 +54,7 @@ export const mochaHooks = {
     }
     // the last log lines of the servers that have exited (instead of a fixed 200 ms after every file)
     await serverLogsRead();
+    removeTempRoots();
     if (unexpectedErrors.length) {
       const list = unexpectedErrors.map((e) => `- during "${e.test}":\n  ${e.line}`).join('\n');
       const n = unexpectedErrors.length;

@@ -102,7 +102,23 @@ export interface TestServer {
 
 /** A fresh temporary data directory. */
 export function tempRoot(prefix = 'h5store-test-'): string {
-  return fs.mkdtempSync(path.join(os.tmpdir(), prefix));
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), prefix));
+  madeRoots.add(dir);
+  return dir;
+}
+
+/** The directories `tempRoot` made in this process and that are still there. */
+const madeRoots = new Set<string>();
+
+/**
+ * Remove every directory `tempRoot` made in this process (the root hooks call it after each test
+ * file, its servers stopped: runs left about 2,000 of them, gigabytes, in the temporary folder).
+ * Set H5STORE_KEEP_TEST_DIRS=1 to keep them for a look after a failure.
+ */
+export function removeTempRoots(): void {
+  if (process.env.H5STORE_KEEP_TEST_DIRS) return;
+  for (const dir of madeRoots) fs.rmSync(dir, { recursive: true, force: true, maxRetries: 2 });
+  madeRoots.clear();
 }
 
 /**
