@@ -11,7 +11,6 @@
  */
 import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
-import os from 'node:os';
 import path from 'node:path';
 import { expect } from 'chai';
 import { expectError } from '../helpers/apiExtra.js';
@@ -42,7 +41,7 @@ const PLAIN = `def plain(x):
 
 /** test/tools/nested_vlen.c built against Debian's libhdf5 (gcc and libhdf5-dev: .ci/run installs both). */
 function buildTool(): string {
-  const out = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'h5store-nested-vlen-')), 'nested_vlen');
+  const out = path.join(tempRoot('h5store-nested-vlen-'), 'nested_vlen');
   execFileSync('gcc', ['-O1', '-I/usr/include/hdf5/serial', path.join(REPO, 'test/tools/nested_vlen.c'), '-o', out, '-lhdf5_serial'], { stdio: 'pipe' });
   return out;
 }

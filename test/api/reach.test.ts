@@ -16,7 +16,6 @@
 import { execFileSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import fs from 'node:fs';
-import os from 'node:os';
 import path from 'node:path';
 import { expect } from 'chai';
 import { PYTHON, python } from '../helpers/python.js';
@@ -91,7 +90,7 @@ describe('files a dataset reaches stay inside the data directory', function () {
 
   before(async () => {
     root = tempRoot('h5store-reach-');
-    outside = fs.mkdtempSync(path.join(os.tmpdir(), 'h5store-outside-'));
+    outside = tempRoot('h5store-outside-');
     expected = JSON.parse(execFileSync(PYTHON, [path.join(REPO, 'test/tools/make_reach_fixtures.py'), root, outside], { encoding: 'utf8' }));
     before0 = snapshot(outside);
     srv = await startServer({ root, cwd: outside });
@@ -279,7 +278,7 @@ describe('store: the Access seam of value operations', function () {
 
   before(async () => {
     root = tempRoot('h5store-reach-store-');
-    outside = fs.mkdtempSync(path.join(os.tmpdir(), 'h5store-outside-'));
+    outside = tempRoot('h5store-outside-');
     execFileSync(PYTHON, [path.join(REPO, 'test/tools/make_reach_fixtures.py'), root, outside]);
     const { Store } = await import('../../src/store/store.js');
     store = new Store({ root, idleCloseMs: 800, maxOpenFiles: 16, defaultOwner: 'admin', pageBytes: 1 << 20, maxPoints: 1000 });

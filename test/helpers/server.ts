@@ -103,12 +103,16 @@ export interface TestServer {
 /** A fresh temporary data directory. */
 export function tempRoot(prefix = 'h5store-test-'): string {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), prefix));
+  // also when no root hook runs (mocha --dry-run loads every file: directories made at load)
+  if (!exitHooked) exitHooked = process.once('exit', removeTempRoots) !== undefined;
   madeRoots.add(dir);
   return dir;
 }
 
 /** The directories `tempRoot` made in this process and that are still there. */
 const madeRoots = new Set<string>();
+/** `removeTempRoots` runs when the process exits. */
+let exitHooked = false;
 
 /**
  * Remove every directory `tempRoot` made in this process (the root hooks call it after each test

@@ -7,7 +7,6 @@
  */
 import { expect } from 'chai';
 import fs from 'node:fs';
-import os from 'node:os';
 import path from 'node:path';
 import { H5StoreError, badRequest } from '../../src/errors.js';
 import * as h5 from '../../src/hdf5/objects.js';
@@ -19,6 +18,7 @@ import { DomainPaths } from '../../src/store/objects/paths.js';
 import { Store } from '../../src/store/store.js';
 import { chunkScope } from '../../src/store/values/chunkCache.js';
 import { hasH5py, python } from '../helpers/python.js';
+import { tempRoot } from '../helpers/server.js';
 
 const INDEX = new StateSlot('test index', 'index', () => ({ n: 0 }));
 const KEPT = new StateSlot('test kept', 'kept', () => ({ n: 0 }));
@@ -37,7 +37,7 @@ const ROWS: Record<FileEvent, { index: 'keep' | 'new'; kept: 'keep' | 'new'; vie
 
 describe('file state: the table of what survives which event', () => {
   it('has exactly these rows', () => expect(Object.keys(AFTER).sort()).to.deep.equal(Object.keys(ROWS).sort()));
-  const root = fs.mkdtempSync(path.join(os.tmpdir(), 'h5store-state-'));
+  const root = tempRoot('h5store-state-');
   after(() => fs.rmSync(root, { recursive: true, force: true }));
   for (const [event, row] of Object.entries(ROWS) as [FileEvent, (typeof ROWS)[FileEvent]][]) {
     it(`${event}: index ${row.index}, kept state ${row.kept}, view ${row.view}; the other names hear ${row.others ?? 'nothing'}`, () => {
@@ -96,7 +96,7 @@ describe('file state: the events of real files (in-process store)', function () 
   };
 
   beforeEach(async () => {
-    root = fs.mkdtempSync(path.join(os.tmpdir(), 'h5store-events-'));
+    root = tempRoot('h5store-events-');
     store = new Store({ root, idleCloseMs: 60_000, maxOpenFiles: 16, defaultOwner: 'admin', pageBytes: 1 << 20, maxPoints: 1000, statCacheMs: 0, fsync: 'never' });
     await store.createDomain('/a.h5', { owner: 'alice', acl: { alice: { create: true, read: true, update: true, delete: true, readACL: true, updateACL: true } } });
     fs.symlinkSync('a.h5', path.join(root, 'b.h5'));

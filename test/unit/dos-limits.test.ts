@@ -7,7 +7,6 @@
 import { expect } from 'chai';
 import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
-import os from 'node:os';
 import path from 'node:path';
 import { parseBasic } from '../../src/auth/authenticate.js';
 import { PasswordPool } from '../../src/auth/passwordPool.js';
@@ -18,7 +17,7 @@ import * as C from '../../src/hdf5/constants.js';
 import { type Hid, H5Ovisit2, peekI32, peekU64 } from '../../src/hdf5/lib.js';
 import { ObjectWalk, closeFile, openFile, walkObjects } from '../../src/hdf5/objects.js';
 import { checkAnswerSize, checkPathDepth } from '../../src/store/access/limits.js';
-import { HAVE_SHARED, SHARED_FIXTURES, fixturePath } from '../helpers/server.js';
+import { fixturePath, HAVE_SHARED, SHARED_FIXTURES, tempRoot } from '../helpers/server.js';
 import { thrownBy } from '../helpers/errors.js';
 import { rng } from '../helpers/random.js';
 
@@ -190,7 +189,7 @@ describe('hdf5/objects ObjectWalk (issue #24 item 9)', function () {
   this.timeout(60_000);
   let dir: string;
   before(() => {
-    dir = fs.mkdtempSync(path.join(os.tmpdir(), 'h5store-walk-'));
+    dir = tempRoot('h5store-walk-');
     execFileSync('/usr/bin/python3', [
       '-c',
       `import h5py, sys

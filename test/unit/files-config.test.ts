@@ -4,11 +4,11 @@
  */
 import { expect } from 'chai';
 import fs from 'node:fs';
-import os from 'node:os';
 import path from 'node:path';
 import { loadConfig } from '../../src/config.js';
 import { LOCK_SUFFIX, normalizeDomain } from '../../src/store/objects/paths.js';
 import { legacyLockOf, legacyLockState, lockFileOf, serviceName } from '../../src/store/session/servicefiles.js';
+import { tempRoot } from '../helpers/server.js';
 
 describe('config: fsync policy and lock waits', () => {
   const cases: Array<[Record<string, string>, { fsync?: string; lockWaitMs?: number } | 'error']> = [
@@ -57,7 +57,7 @@ describe('service file names', () => {
     expect(legacyLockOf('/d/' + 'x'.repeat(250))).to.equal(undefined);
   });
   it('the state of that lock directory: none (absent, not a directory, name too long), live, stale', () => {
-    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'h5store-legacy-'));
+    const dir = tempRoot('h5store-legacy-');
     try {
       const file = (n: string) => path.join(dir, n);
       fs.mkdirSync(legacyLockOf(file('live.h5'))!);

@@ -10,9 +10,9 @@
  */
 import { expect } from 'chai';
 import fs from 'node:fs';
-import os from 'node:os';
 import path from 'node:path';
 import { HEADER_BYTES, JournaledFile, RangeSet, WRITEBACK_BYTES, applyRollback, readHeader } from '../../src/hdf5/journal.js';
+import { tempRoot } from '../helpers/server.js';
 
 describe('journal: RangeSet', () => {
   const cases: Array<{ add: Array<[number, number]>; gaps: [number, number]; want: Array<[number, number]> }> = [
@@ -82,7 +82,7 @@ async function withCrashAt(budget: number, torn: boolean, fn: () => Promise<void
 
 describe('journal: a transaction killed at any write is undone exactly', function () {
   this.timeout(60_000);
-  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'h5store-journal-'));
+  const dir = tempRoot('h5store-journal-');
   after(() => fs.rmSync(dir, { recursive: true, force: true }));
   const BASE = 64 * 1024;
   const original = pattern(BASE, 1);

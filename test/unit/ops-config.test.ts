@@ -1,10 +1,10 @@
 /** Settings of the operations work: mounts, S3 settings from AWS_* variables, metrics access; key encoding for ROS3 URLs. */
 import { expect } from 'chai';
 import fs from 'node:fs';
-import os from 'node:os';
 import path from 'node:path';
 import { loadConfig } from '../../src/config.js';
 import { encodeKey, parseMountSpec, parseMountSpecs } from '../../src/store/mounts/mountspec.js';
+import { tempRoot } from '../helpers/server.js';
 
 describe('mount specs', () => {
   it('parses /path=s3://bucket/prefix into a normalised mount point, bucket and prefix', () => {
@@ -32,7 +32,7 @@ describe('S3 settings', () => {
     expect(() => loadConfig({}, { H5STORE_MOUNTS: 'nope' })).to.throw(/mounts: Invalid mount/);
   });
   it('reads region, keys and endpoint from the standard AWS_* variables; H5STORE_S3_* and flags win; the file is last', () => {
-    const file = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'h5store-cfg-')), 'c.json');
+    const file = path.join(tempRoot('h5store-cfg-'), 'c.json');
     fs.writeFileSync(file, JSON.stringify({ s3Region: 'eu-west-3', s3AccessKeyId: 'FILEKEY', s3SecretAccessKey: 'FILESECRET' }));
     const fromFile = loadConfig({ config: file }, {});
     expect([fromFile.s3Region, fromFile.s3AccessKeyId, fromFile.s3SecretAccessKey]).to.deep.equal(['eu-west-3', 'FILEKEY', 'FILESECRET']);

@@ -7,10 +7,10 @@
  */
 import { expect } from 'chai';
 import fs from 'node:fs';
-import os from 'node:os';
 import path from 'node:path';
 import { tryFlock, unflock } from '../../src/hdf5/posix.js';
 import { CrossProcessLock, type XLockOptions } from '../../src/store/session/xlock.js';
+import { tempRoot } from '../helpers/server.js';
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
@@ -27,7 +27,7 @@ describe('read lease (xlock.ts)', function () {
   };
 
   beforeEach(() => {
-    dir = fs.mkdtempSync(path.join(os.tmpdir(), 'h5store-lease-'));
+    dir = tempRoot('h5store-lease-');
     file = path.join(dir, 'f.h5');
     fs.writeFileSync(file, Buffer.alloc(4096));
     ino = fs.statSync(file, { bigint: true }).ino;

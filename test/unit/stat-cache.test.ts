@@ -1,15 +1,15 @@
 /** The short-lived stat cache of the read path (src/store/session/statCache.ts; issue #9). */
 import { expect } from 'chai';
 import fs from 'node:fs';
-import os from 'node:os';
 import path from 'node:path';
 import { StatCache } from '../../src/store/session/statCache.js';
+import { tempRoot } from '../helpers/server.js';
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 describe('StatCache', () => {
   let dir: string;
-  beforeEach(() => (dir = fs.mkdtempSync(path.join(os.tmpdir(), 'h5store-stat-'))));
+  beforeEach(() => (dir = tempRoot('h5store-stat-')));
   afterEach(() => fs.rmSync(dir, { recursive: true, force: true }));
 
   it('reuses a result within freshMs, and stats again after it', async () => {

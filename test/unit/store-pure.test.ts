@@ -1,6 +1,5 @@
 import { expect } from 'chai';
 import fs from 'node:fs';
-import os from 'node:os';
 import path from 'node:path';
 import { envName, loadConfig } from '../../src/config.js';
 import { domainKey, makeId, parseId } from '../../src/store/objects/ids.js';
@@ -8,6 +7,7 @@ import { PagePool } from '../../src/store/values/pagepool.js';
 import { DomainPaths, normalizeDomain, parentDomain } from '../../src/store/objects/paths.js';
 import { RWLock } from '../../src/store/session/rwlock.js';
 import { errorCode } from '../helpers/errors.js';
+import { tempRoot } from '../helpers/server.js';
 
 describe('domain paths', () => {
   const ok: [string, string][] = [
@@ -39,7 +39,7 @@ describe('domain paths', () => {
   });
 
   it('refuses symlinks that lead outside the root, dangling or not', () => {
-    const base = fs.mkdtempSync(path.join(os.tmpdir(), 'h5store-paths-'));
+    const base = tempRoot('h5store-paths-');
     const root = path.join(base, 'root');
     const outside = path.join(base, 'outside');
     fs.mkdirSync(root);
@@ -135,7 +135,7 @@ describe('PagePool', () => {
 
 describe('config', () => {
   it('takes flags over environment over file over defaults', () => {
-    const file = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'h5store-cfg-')), 'c.json');
+    const file = path.join(tempRoot('h5store-cfg-'), 'c.json');
     fs.writeFileSync(file, JSON.stringify({ port: 7000, root: '/from/file', idleCloseMs: 500 }));
     const c = loadConfig({ config: file, port: 9000 }, { H5STORE_ROOT: '/from/env', H5STORE_SAMPLES: 'true' });
     expect(c.port).to.equal(9000);
