@@ -336,6 +336,26 @@ export function readDataset(
 }
 
 /**
+ * What a write of `n` elements of `wire` needs for `H5Dwrite`: the elements in memory form and
+ * the selected dataspaces (undefined for no element); `done()` closes the dataspaces and lets the
+ * memory's referenced buffers go. Shared by `writeDataset` and `writeDatasetOnWorker`.
+ * @throws H5StoreError BadRequest when `wire` does not hold exactly `n` elements.
+ */
+function prepareWrite(did: Hid, type: TypeJson, sel: SpaceSelection, n: number, scalar: boolean, wire: Buffer, refs?: RefCodec) {
+  const { mem, keep } = wireToMem(wire, type, n, refs);
+  if (n === 0) return undefined;
+  const spaces = selectedSpaces(did, sel, n, scalar);
+  return {
+    mem,
+    spaces,
+    done: () => {
+      closeSpaces(spaces);
+      keep.length = 0;
+    },
+  };
+}
+
+/**
  * Write `n` elements in the wire format to the selected elements of a dataset.
  * @throws H5StoreError BadRequest when `wire` does not hold exactly `n` elements.
  */
@@ -349,15 +369,13 @@ export function writeDataset(
   wire: Buffer,
   refs?: RefCodec,
 ): void {
-  const { mem, keep } = wireToMem(wire, type, n, refs);
-  if (n === 0) return;
-  const spaces = selectedSpaces(did, sel, n, scalar);
+  const w = prepareWrite(did, type, sel, n, scalar, wire, refs);
+  if (!w) return;
   try {
-    H5.H5Dwrite(did, memType, spaces.msid, spaces.fsid, C.H5P_DEFAULT, mem);
+    H5.H5Dwrite(did, memType, w.spaces.msid, w.spaces.fsid, C.H5P_DEFAULT, w.mem);
   } finally {
-    closeSpaces(spaces);
+    w.done();
   }
-  keep.length = 0;
 }
 
 /**
@@ -374,15 +392,13 @@ export async function writeDatasetOnWorker(
   wire: Buffer,
   refs?: RefCodec,
 ): Promise<void> {
-  const { mem, keep } = wireToMem(wire, type, n, refs);
-  if (n === 0) return;
-  const spaces = selectedSpaces(did, sel, n, scalar);
+  const w = prepareWrite(did, type, sel, n, scalar, wire, refs);
+  if (!w) return;
   try {
-    await datasetIoOnWorker('write', did, memType, spaces.msid, spaces.fsid, C.H5P_DEFAULT, mem);
+    await datasetIoOnWorker('write', did, memType, w.spaces.msid, w.spaces.fsid, C.H5P_DEFAULT, w.mem);
   } finally {
-    closeSpaces(spaces);
+    w.done();
   }
-  keep.length = 0;
 }
 
 /**
